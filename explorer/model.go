@@ -1,0 +1,41 @@
+// Package explorer searches the state space of any model that satisfies
+// Model. It never knows BookKeeper: states reach it as canonical byte
+// encodings, transitions as compact action labels. It owns the search order,
+// the visited set, the frontier, concurrency and the verdict.
+package explorer
+
+// Action labels one transition: which action of the model fired and with
+// which parameters. It is small and comparable so that it can be stored next
+// to a parent link without allocation; the model turns it into text.
+type Action struct {
+	Kind   uint8   // model-defined action number
+	Params [4]int8 // model-defined parameters (e.g. client, bookie, entry, loss pattern)
+}
+
+// Model is what the explorer searches. Implementations must be pure and
+// deterministic: the same encoded state always yields the same successors in
+// the same order, whichever goroutine asks.
+type Model interface {
+	// Init emits the encoded initial states in a fixed order. The slice is
+	// only valid during the call.
+	Init(emit func(enc []byte))
+	// NewExpander returns scratch space for one goroutine. Expanders are not
+	// shared between goroutines; models may be.
+	NewExpander() Expander
+	// DescribeAction renders an action label for people.
+	DescribeAction(a Action) string
+}
+
+// Expander holds one decoded state and expands it. Keeping the decoded form
+// between Check and Successors means each distinct state is decoded once.
+type Expander interface {
+	// Load decodes enc; later calls refer to this state.
+	Load(enc []byte) error
+	// Check evaluates the selected invariants on the loaded state and returns
+	// the name of the first one (in selection order) that fails, or "".
+	Check() string
+	// Successors emits every successor of the loaded state in a fixed
+	// order, including successors equal to states already seen. The encoded
+	// slice is only valid during the call to emit.
+	Successors(emit func(a Action, enc []byte))
+}

@@ -1,0 +1,216 @@
+package spec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// The canonical encoding of a State: equal states have equal bytes and
+// different states different bytes, so a fingerprint of the bytes is a
+// fingerprint of the state. Only the parts the parameters use are written
+// (bookies 1..Bookies, clients 1..Clients, entries 1..Entries), so the
+// encoding is short: a few dozen bytes plus about four per message.
+//
+//	meta:     status version last_entry nfrag {id ensemble first}*
+//	bookies:  fenced-set, then per bookie: lac entries(uvarint bitmask)
+//	clients:  per client: meta_version status nfrag {frag}* npending
+//	          {id data fragment_id ensemble}* lap lac confirmed[Entries]
+//	          fenced recovery_ensemble curr_read_entry nresp {key uvarint}*
+//	          recovery_phase last_recoverable_entry
+//	messages: n {key<<2 | count+1 as uvarint}* (in key order)
+
+// Encode appends the canonical encoding of s to dst.
+func (m *Model) Encode(dst []byte, s *State) []byte {
+	p := m.P
+	dst = append(dst, byte(s.MetaStatus), byte(s.MetaVersion), byte(s.MetaLastEntry), byte(s.NumMetaFragments))
+	for _, f := range s.MetaFragmentList() {
+		dst = append(dst, byte(f.ID), byte(f.Ensemble), byte(f.First))
+	}
+	dst = append(dst, byte(s.BFenced))
+	for b := 0; b < p.Bookies; b++ {
+		dst = append(dst, byte(s.BLAC[b]))
+		dst = binary.AppendUvarint(dst, uint64(s.BEntries[b]))
+	}
+	for i := 0; i < p.Clients; i++ {
+		c := &s.Clients[i]
+		dst = append(dst, byte(c.MetaVersion), byte(c.Status), byte(c.NumFragments))
+		for _, f := range c.FragmentList() {
+			dst = append(dst, byte(f.ID), byte(f.Ensemble), byte(f.First))
+		}
+		dst = append(dst, byte(c.NumPending))
+		for _, op := range c.PendingList() {
+			dst = append(dst, byte(op.Entry.ID), byte(op.Entry.Data), byte(op.FragmentID), byte(op.Ensemble))
+		}
+		dst = append(dst, byte(c.LAP), byte(c.LAC))
+		for e := 0; e < p.Entries; e++ {
+			dst = append(dst, byte(c.Confirmed[e]))
+		}
+		dst = append(dst, byte(c.Fenced), byte(c.RecoveryEns), byte(c.CurrReadEntry), byte(c.NumResponses))
+		for _, k := range c.Responses() {
+			dst = binary.AppendUvarint(dst, uint64(k))
+		}
+		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(s.Msgs)))
+	for _, msg := range s.Msgs {
+		dst = binary.AppendUvarint(dst, uint64(msg.Key)<<2|uint64(msg.Count+1))
+	}
+	return dst
+}
+
+// ErrMalformed is wrapped by every decoding error.
+var ErrMalformed = errors.New("malformed state encoding")
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) == 0 {
+		r.fail("truncated")
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// small reads a byte holding an int8 in [lo, hi] (Nil = -1 when lo = -1).
+func (r *reader) small(what string, lo, hi int) int8 {
+	v := int(int8(r.byte()))
+	if r.err == nil && (v < lo || v > hi) {
+		r.fail("%s %d out of range [%d,%d]", what, v, lo, hi)
+	}
+	return int8(v)
+}
+
+func (r *reader) bookies(what string, n int) Bookies {
+	v := Bookies(r.byte())
+	if r.err == nil && int(v)>>uint(n) != 0 {
+		r.fail("%s names a bookie beyond b%d", what, n)
+	}
+	return v
+}
+
+func (r *reader) fragments(p Params, dst *[maxFragments]Fragment) int8 {
+	n := r.small("fragment count", 0, maxFragments)
+	for i := 0; i < int(n) && r.err == nil; i++ {
+		dst[i] = Fragment{
+			ID:       r.small("fragment id", 0, 127),
+			Ensemble: r.bookies("fragment ensemble", p.Bookies),
+			First:    r.small("first entry id", 0, MaxEntries+1),
+		}
+	}
+	return n
+}
+
+// Decode parses an encoding made by Encode with the same parameters into s,
+// reusing s's message buffer. It never panics: malformed input gives an
+// error wrapping ErrMalformed.
+func (m *Model) Decode(enc []byte, s *State) error {
+	p := m.P
+	msgs := s.Msgs[:0]
+	*s = p.Init()
+	r := &reader{b: enc}
+	s.MetaStatus = Status(r.small("meta status", 0, int(StatusClosed)))
+	s.MetaVersion = r.small("meta version", 0, 127)
+	s.MetaLastEntry = r.small("meta last entry", 0, MaxEntries)
+	s.NumMetaFragments = r.fragments(p, &s.MetaFragments)
+	s.BFenced = r.bookies("fenced bookies", p.Bookies)
+	for b := 0; b < p.Bookies && r.err == nil; b++ {
+		s.BLAC[b] = r.small("bookie lac", 0, MaxEntries)
+		es := r.uvarint()
+		if r.err == nil && es>>(uint(p.Entries)*MaxEntries) != 0 {
+			r.fail("bookie b%d stores an entry beyond e%d", b+1, p.Entries)
+		}
+		s.BEntries[b] = EntrySet(es)
+	}
+	for i := 0; i < p.Clients && r.err == nil; i++ {
+		c := &s.Clients[i]
+		c.MetaVersion = r.small("client meta version", -1, 127)
+		c.Status = Status(r.small("client status", 0, int(numStatuses)-1))
+		c.NumFragments = r.fragments(p, &c.Fragments)
+		c.NumPending = r.small("pending count", 0, MaxEntries)
+		for j := 0; j < int(c.NumPending) && r.err == nil; j++ {
+			c.Pending[j] = PendingAddOp{
+				Entry:      Entry{ID: r.small("pending entry id", 1, p.Entries), Data: r.small("pending entry data", 1, p.Entries)},
+				FragmentID: r.small("pending fragment id", 0, 127),
+				Ensemble:   r.bookies("pending ensemble", p.Bookies),
+			}
+			if j > 0 && r.err == nil && !c.Pending[j-1].less(c.Pending[j]) {
+				r.fail("pending ops not in canonical order")
+			}
+		}
+		c.LAP = r.small("lap", 0, MaxEntries)
+		c.LAC = r.small("lac", 0, MaxEntries)
+		for e := 0; e < p.Entries; e++ {
+			c.Confirmed[e] = r.bookies("confirmed", p.Bookies)
+		}
+		c.Fenced = r.bookies("client fenced", p.Bookies)
+		c.RecoveryEns = r.bookies("recovery ensemble", p.Bookies)
+		c.CurrReadEntry = r.small("curr read entry", -1, MaxEntries+1)
+		c.NumResponses = r.small("read response count", 0, MaxBookies)
+		for j := 0; j < int(c.NumResponses) && r.err == nil; j++ {
+			k := r.uvarint()
+			if r.err == nil && (k >= 1<<msgKeyBits || MsgKey(k).Type() != ReadResponse) {
+				r.fail("read response %d is not a read response record", j)
+			}
+			c.ReadResponses[j] = MsgKey(k)
+			if j > 0 && r.err == nil && c.ReadResponses[j-1] >= c.ReadResponses[j] {
+				r.fail("read responses not in canonical order")
+			}
+		}
+		c.RecoveryPhase = uint8(r.small("recovery phase", 0, int(ReadWritePhase)))
+		c.LastRecoverable = r.small("last recoverable entry", -1, MaxEntries+1)
+	}
+	n := r.uvarint()
+	if r.err == nil && n > uint64(len(r.b)) {
+		r.fail("message count %d exceeds remaining input", n)
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		v := r.uvarint()
+		k, cnt := MsgKey(v>>2), int8(v&3)-1
+		switch {
+		case r.err != nil:
+		case v>>2 >= 1<<msgKeyBits || k.Type() < AddEntryRequest || k.Type() > ReadResponse:
+			r.fail("message %d has an invalid record", i)
+		case cnt > 1:
+			r.fail("message %d has delivery count %d", i, cnt)
+		case k.Bookie() >= p.Bookies || k.Cid() >= p.Clients:
+			r.fail("message %d names an unknown bookie or client", i)
+		case len(msgs) > 0 && msgs[len(msgs)-1].Key >= k:
+			r.fail("messages not in canonical order")
+		default:
+			msgs = append(msgs, Msg{Key: k, Count: cnt})
+		}
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+	s.Msgs = msgs
+	return r.err
+}

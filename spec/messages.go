@@ -1,0 +1,246 @@
+package spec
+
+// This file is MessagePassing.tla: messages are a history, a function from
+// the whole message record to a delivery count in {-1, 0, 1}. Records are
+// never removed; a record can be sent only once; loss is decided at send
+// time (-1 = lost, observed later as a timeout).
+
+// MsgType is the message type tag.
+type MsgType uint8
+
+const (
+	AddEntryRequest MsgType = iota + 1
+	AddEntryResponse
+	FenceRequest
+	FenceResponse
+	ReadRequest
+	ReadResponse
+)
+
+var msgTypeNames = [...]string{"?", "AddEntryRequest", "AddEntryResponse", "FenceRequest", "FenceResponse", "ReadRequest", "ReadResponse"}
+
+func (t MsgType) String() string {
+	if int(t) < len(msgTypeNames) {
+		return msgTypeNames[t]
+	}
+	return "MsgType(?)"
+}
+
+// Read response codes.
+const (
+	CodeOK          uint8 = 0
+	CodeNoSuchEntry uint8 = 1
+)
+
+// MsgKey packs a message record into an integer. Records of one type have
+// only some fields; the others are zero. Equal records have equal keys, so
+// key order is a canonical order for the message history.
+//
+//	bits  0-2  type        3-5  bookie     6-7  cid
+//	bit   8    recovery    9    success    10   fence   11-12 code
+//	bits 13-16 entry id (entry.id, or entry_id of a read request)
+//	bits 17-20 entry data (0 = Nil)     21-24 lac
+type MsgKey uint32
+
+const (
+	shType     = 0
+	shBookie   = 3
+	shCid      = 6
+	shRecovery = 8
+	shSuccess  = 9
+	shFence    = 10
+	shCode     = 11
+	shEntryID  = 13
+	shData     = 17
+	shLAC      = 21
+	msgKeyBits = 25
+)
+
+// Msg is one element of the message history.
+type Msg struct {
+	Key   MsgKey
+	Count int8 // -1 lost, 0 processed, 1 deliverable
+}
+
+// MsgFields is the unpacked form of a MsgKey.
+type MsgFields struct {
+	Type     MsgType
+	Bookie   int
+	Cid      int
+	Recovery bool
+	Success  bool
+	Fence    bool
+	Code     uint8
+	Entry    Entry // entry (data 0 = Nil); for a ReadRequest, Entry.ID is entry_id
+	LAC      int8
+}
+
+func b2u(b bool) MsgKey {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Key packs the fields.
+func (f MsgFields) Key() MsgKey {
+	return MsgKey(f.Type)<<shType | MsgKey(f.Bookie)<<shBookie | MsgKey(f.Cid)<<shCid |
+		b2u(f.Recovery)<<shRecovery | b2u(f.Success)<<shSuccess | b2u(f.Fence)<<shFence |
+		MsgKey(f.Code)<<shCode | MsgKey(f.Entry.ID)<<shEntryID | MsgKey(f.Entry.Data)<<shData |
+		MsgKey(f.LAC)<<shLAC
+}
+
+// Fields unpacks the key.
+func (k MsgKey) Fields() MsgFields {
+	return MsgFields{
+		Type:     k.Type(),
+		Bookie:   k.Bookie(),
+		Cid:      k.Cid(),
+		Recovery: k.Recovery(),
+		Success:  k>>shSuccess&1 == 1,
+		Fence:    k>>shFence&1 == 1,
+		Code:     uint8(k >> shCode & 3),
+		Entry:    k.Entry(),
+		LAC:      int8(k >> shLAC & 15),
+	}
+}
+
+func (k MsgKey) Type() MsgType  { return MsgType(k >> shType & 7) }
+func (k MsgKey) Bookie() int    { return int(k >> shBookie & 7) }
+func (k MsgKey) Cid() int       { return int(k >> shCid & 3) }
+func (k MsgKey) Recovery() bool { return k>>shRecovery&1 == 1 }
+func (k MsgKey) Entry() Entry {
+	return Entry{ID: int8(k >> shEntryID & 15), Data: int8(k >> shData & 15)}
+}
+
+// channel is the part of an add message that IsEarliestMsg compares:
+// type, recovery flag, cid and bookie.
+func (k MsgKey) channel() MsgKey {
+	return k & (7<<shType | 7<<shBookie | 3<<shCid | 1<<shRecovery)
+}
+
+// find returns the index of key in the sorted history and whether it is there.
+func (s *State) find(k MsgKey) (int, bool) {
+	lo, hi := 0, len(s.Msgs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.Msgs[m].Key < k {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(s.Msgs) && s.Msgs[lo].Key == k
+}
+
+// Sent reports whether a record equal to k was ever sent (k \in DOMAIN messages).
+func (s *State) Sent(k MsgKey) bool {
+	_, ok := s.find(k)
+	return ok
+}
+
+// insert adds a new record with the given count; k must not be present.
+func (s *State) insert(k MsgKey, count int8) {
+	i, _ := s.find(k)
+	s.Msgs = append(s.Msgs, Msg{})
+	copy(s.Msgs[i+1:], s.Msgs[i:])
+	s.Msgs[i] = Msg{Key: k, Count: count}
+}
+
+// setCount sets the count of an existing record.
+func (s *State) setCount(k MsgKey, count int8) {
+	i, ok := s.find(k)
+	if !ok {
+		panic("spec: setCount of a message never sent")
+	}
+	s.Msgs[i].Count = count
+}
+
+// Deliverable reports whether k is receivable (count >= 1).
+func (s *State) Deliverable(k MsgKey) bool {
+	i, ok := s.find(k)
+	return ok && s.Msgs[i].Count >= 1
+}
+
+// IsEarliestMsg: no other deliverable message of the same type, recovery
+// flag, cid and bookie has a smaller entry id.
+func (s *State) IsEarliestMsg(k MsgKey) bool {
+	ch, id := k.channel(), k.Entry().ID
+	for _, m := range s.Msgs {
+		if m.Count >= 1 && m.Key.channel() == ch && m.Key.Entry().ID < id {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteTimeoutForBookie: some lost add request or response of client cid
+// to/from bookie b with the given recovery flag exists.
+func (s *State) WriteTimeoutForBookie(cid, b int, recovery bool) bool {
+	for _, m := range s.Msgs {
+		if m.Count == -1 && m.Key.Bookie() == b && m.Key.Cid() == cid && m.Key.Recovery() == recovery {
+			if t := m.Key.Type(); t == AddEntryRequest || t == AddEntryResponse {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ReadTimeoutForBookie: some lost read request or response of client cid
+// to/from bookie b exists.
+func (s *State) ReadTimeoutForBookie(cid, b int) bool {
+	for _, m := range s.Msgs {
+		if m.Count == -1 && m.Key.Bookie() == b && m.Key.Cid() == cid {
+			if t := m.Key.Type(); t == ReadRequest || t == ReadResponse {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ReadTimeoutCount is the number of bookies of ens with a read timeout for cid.
+func (s *State) ReadTimeoutCount(cid int, ens Bookies) int {
+	var timedOut Bookies
+	for _, m := range s.Msgs {
+		if m.Count == -1 && m.Key.Cid() == cid && ens.Has(m.Key.Bookie()) {
+			if t := m.Key.Type(); t == ReadRequest || t == ReadResponse {
+				timedOut |= 1 << uint(m.Key.Bookie())
+			}
+		}
+	}
+	return timedOut.Len()
+}
+
+// ClearWriteTimeout sets every lost add request/response of cid with a
+// bookie in bs and the given recovery flag to 0.
+func (s *State) ClearWriteTimeout(cid int, bs Bookies, recovery bool) {
+	for i := range s.Msgs {
+		m := &s.Msgs[i]
+		if m.Count == -1 && m.Key.Cid() == cid && bs.Has(m.Key.Bookie()) && m.Key.Recovery() == recovery {
+			if t := m.Key.Type(); t == AddEntryRequest || t == AddEntryResponse {
+				m.Count = 0
+			}
+		}
+	}
+}
+
+// onlyReadInFlight reports whether IgnoreFurtherReadResponses(msg, ens)
+// would zero nothing but msg: no other read request or response of msg's
+// client to/from a bookie of ens is deliverable. In the spec the decision
+// branches of ClientReceivesRecoveryReadResponse assign messages' twice
+// (IgnoreFurtherReadResponses, then MessageProcessed); TLC reads the second
+// assignment as an equality test, so the branch exists only when this holds.
+func (s *State) onlyReadInFlight(k MsgKey, ens Bookies) bool {
+	cid := k.Cid()
+	for _, m := range s.Msgs {
+		if m.Key == k || m.Count != 1 || m.Key.Cid() != cid || !ens.Has(m.Key.Bookie()) {
+			continue
+		}
+		if t := m.Key.Type(); t == ReadRequest || t == ReadResponse {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,20 @@
+package spec
+
+// Model is a validated parameter set with what is worth computing once:
+// the candidate ensembles in TLC's CHOOSE order. It is immutable and safe to
+// share between goroutines; each goroutine brings its own scratch State.
+type Model struct {
+	P         Params
+	ensembles []Bookies
+}
+
+// NewModel validates p and prepares the model.
+func NewModel(p Params) (*Model, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &Model{P: p, ensembles: p.ensembles()}, nil
+}
+
+// Init returns the unique initial state.
+func (m *Model) Init() State { return m.P.Init() }

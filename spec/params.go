@@ -1,0 +1,105 @@
+// Package spec is the BookKeeper replication protocol as a pure,
+// deterministic state machine: a port of Jack Vanlightly's TLA+ specification
+// BookKeeperProtocol.tla (github.com/Vanlightly/bookkeeper-tlaplus, commit
+// fe199dc) and its message layer MessagePassing.tla.
+//
+// Each TLA+ action is a method with the same name, so the two can be read
+// side by side. The model does no I/O, starts no goroutines and reads no
+// clock: Init and Next are functions of their inputs alone.
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Hard limits of the compact state representation. They are far beyond what
+// an exhaustive search can finish, so they cost nothing in practice.
+const (
+	MaxBookies   = 8 // bookie sets are uint8 bitmasks
+	MaxClients   = 4
+	MaxEntries   = 8 // b_entries is a bitmask over (entry id, data) pairs
+	maxFragments = MaxEntries + 2
+)
+
+// Params is one parameter set of the model: the CONSTANTS of the TLA+ spec.
+type Params struct {
+	Bookies     int // |Bookies|: bookies b1..bN
+	Clients     int // |Clients|: clients c1..cN
+	Ensemble    int // E, ensemble size; equal to WriteQuorum in the reference spec
+	WriteQuorum int // Qw, copies written per entry
+	AckQuorum   int // Qa, acknowledgements needed to commit an entry
+	Entries     int // SendLimit: entries the writer may create
+	Inflight    int // InflightLimit: unacknowledged entries the writer may have
+}
+
+// DefaultParams is a small model that finishes in well under a second yet
+// exercises every action: two bookies, two clients, Qw 2, Qa 1, one entry.
+func DefaultParams() Params {
+	return Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
+}
+
+// ValidationError lists every problem of a parameter set at once, so a user
+// fixes them all in one go instead of one per run.
+type ValidationError struct{ Problems []string }
+
+func (e *ValidationError) Error() string {
+	return "invalid parameters:\n  - " + strings.Join(e.Problems, "\n  - ")
+}
+
+// Validate reports every problem of p in one *ValidationError, or nil.
+func (p Params) Validate() error {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	if p.Bookies < 1 || p.Bookies > MaxBookies {
+		add("bookies must be between 1 and %d (got %d)", MaxBookies, p.Bookies)
+	}
+	if p.Clients < 1 || p.Clients > MaxClients {
+		add("clients must be between 1 and %d (got %d)", MaxClients, p.Clients)
+	}
+	if p.WriteQuorum < 1 {
+		add("write quorum (-w) must be at least 1 (got %d)", p.WriteQuorum)
+	}
+	if p.AckQuorum < 1 {
+		add("ack quorum (-a) must be at least 1 (got %d)", p.AckQuorum)
+	}
+	if p.AckQuorum > p.WriteQuorum && p.WriteQuorum >= 1 {
+		add("ack quorum (-a %d) must not exceed write quorum (-w %d)", p.AckQuorum, p.WriteQuorum)
+	}
+	if p.Ensemble < 1 {
+		add("ensemble size (-e) must be at least 1 (got %d)", p.Ensemble)
+	}
+	if p.Ensemble >= 1 && p.Ensemble < p.WriteQuorum {
+		add("ensemble size (-e %d) must be at least the write quorum (-w %d)", p.Ensemble, p.WriteQuorum)
+	}
+	if p.Ensemble > p.WriteQuorum && p.WriteQuorum >= 1 {
+		add("ensemble size (-e %d) larger than write quorum (-w %d) needs striping, which the reference model does not have yet; use -e %d", p.Ensemble, p.WriteQuorum, p.WriteQuorum)
+	}
+	if p.Ensemble > p.Bookies && p.Bookies >= 1 {
+		add("ensemble size (-e %d) exceeds the number of bookies (%d)", p.Ensemble, p.Bookies)
+	}
+	if p.Entries < 1 || p.Entries > MaxEntries {
+		add("entries must be between 1 and %d (got %d)", MaxEntries, p.Entries)
+	}
+	if p.Inflight < 1 {
+		add("inflight must be at least 1 (got %d)", p.Inflight)
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: probs}
+}
+
+// IsValidationError reports whether err (or an error it wraps) is a
+// parameter problem, which the command line reports as a usage error.
+func IsValidationError(err error) bool {
+	var v *ValidationError
+	return errors.As(err, &v)
+}
+
+// String renders p in the flag syntax of bkcheck check.
+func (p Params) String() string {
+	return fmt.Sprintf("bookies=%d clients=%d ensemble=%d write-quorum=%d ack-quorum=%d entries=%d inflight=%d",
+		p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight)
+}

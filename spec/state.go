@@ -1,0 +1,270 @@
+package spec
+
+// Nil marks an absent integer (the TLA+ model value Nil). Every integer the
+// spec may set to Nil is otherwise >= 0, so comparisons with Nil are false,
+// as in TLC.
+const Nil int8 = -1
+
+// Bookies is a set of bookies as a bitmask: bit i is bookie b(i+1).
+type Bookies uint8
+
+// Has reports whether b is in the set.
+func (s Bookies) Has(b int) bool { return s&(1<<uint(b)) != 0 }
+
+// Len is the cardinality of the set.
+func (s Bookies) Len() int {
+	n := 0
+	for x := s; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+// Ledger and client statuses (meta_status, clients[c].status).
+type Status uint8
+
+const (
+	StatusNil Status = iota
+	StatusOpen
+	StatusInRecovery
+	StatusClosed
+	ClientWithdrawn
+	RecoveryAborted
+	numStatuses
+)
+
+var statusNames = [...]string{"Nil", "OPEN", "IN_RECOVERY", "CLOSED", "CLIENT_WITHDRAWN", "RECOVERY_ABORTED"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "Status(?)"
+}
+
+// Recovery phases (clients[c].recovery_phase).
+const (
+	NotStarted     uint8 = 0
+	FencingPhase   uint8 = 1
+	ReadWritePhase uint8 = 2
+)
+
+// Entry is an entry record [id, data]. Data 0 stands for Nil, which only
+// appears in NoSuchEntry read responses.
+type Entry struct{ ID, Data int8 }
+
+// Fragment is [id, ensemble, first_entry_id].
+type Fragment struct {
+	ID       int8
+	Ensemble Bookies
+	First    int8
+}
+
+// PendingAddOp is [entry, fragment_id, ensemble].
+type PendingAddOp struct {
+	Entry      Entry
+	FragmentID int8
+	Ensemble   Bookies
+}
+
+func (a PendingAddOp) less(b PendingAddOp) bool {
+	if a.Entry != b.Entry {
+		if a.Entry.ID != b.Entry.ID {
+			return a.Entry.ID < b.Entry.ID
+		}
+		return a.Entry.Data < b.Entry.Data
+	}
+	if a.FragmentID != b.FragmentID {
+		return a.FragmentID < b.FragmentID
+	}
+	return a.Ensemble < b.Ensemble
+}
+
+// Client is one element of the clients variable. curr_fragment is not
+// stored: in every reachable state it is Last(fragments), or Nil when
+// fragments is empty (see CurrFragment).
+type Client struct {
+	MetaVersion     int8 // Nil or a version
+	Status          Status
+	NumFragments    int8
+	Fragments       [maxFragments]Fragment
+	NumPending      int8
+	Pending         [MaxEntries]PendingAddOp // sorted set
+	LAP, LAC        int8
+	Confirmed       [MaxEntries]Bookies // confirmed[id] at index id-1
+	Fenced          Bookies
+	RecoveryEns     Bookies // recovery_ensemble
+	CurrReadEntry   int8    // Nil or an entry id
+	NumResponses    int8
+	ReadResponses   [MaxBookies]MsgKey // sorted set of ReadResponse records
+	RecoveryPhase   uint8
+	LastRecoverable int8 // last_recoverable_entry: Nil or an entry id
+}
+
+// CurrFragment returns curr_fragment and whether it is non-Nil.
+func (c *Client) CurrFragment() (Fragment, bool) {
+	if c.NumFragments == 0 {
+		return Fragment{}, false
+	}
+	return c.Fragments[c.NumFragments-1], true
+}
+
+// FragmentList returns the client's fragments as a slice of its array.
+func (c *Client) FragmentList() []Fragment { return c.Fragments[:c.NumFragments] }
+
+// PendingList returns the pending add ops as a slice of its array.
+func (c *Client) PendingList() []PendingAddOp { return c.Pending[:c.NumPending] }
+
+// Responses returns read_responses as a slice of its array.
+func (c *Client) Responses() []MsgKey { return c.ReadResponses[:c.NumResponses] }
+
+func (c *Client) addPending(op PendingAddOp) {
+	ops := c.Pending[:c.NumPending]
+	i := 0
+	for i < len(ops) && ops[i].less(op) {
+		i++
+	}
+	if i < len(ops) && ops[i] == op {
+		return
+	}
+	if int(c.NumPending) == len(c.Pending) {
+		panic("spec: pending_add_ops overflow (model bound exceeded)")
+	}
+	copy(c.Pending[i+1:c.NumPending+1], c.Pending[i:c.NumPending])
+	c.Pending[i] = op
+	c.NumPending++
+}
+
+func (c *Client) removePendingAt(i int) {
+	copy(c.Pending[i:c.NumPending-1], c.Pending[i+1:c.NumPending])
+	c.NumPending--
+	c.Pending[c.NumPending] = PendingAddOp{}
+}
+
+func (c *Client) addResponse(k MsgKey) {
+	rs := c.ReadResponses[:c.NumResponses]
+	i := 0
+	for i < len(rs) && rs[i] < k {
+		i++
+	}
+	if i < len(rs) && rs[i] == k {
+		return
+	}
+	if int(c.NumResponses) == len(c.ReadResponses) {
+		panic("spec: read_responses overflow (model bound exceeded)")
+	}
+	copy(c.ReadResponses[i+1:c.NumResponses+1], c.ReadResponses[i:c.NumResponses])
+	c.ReadResponses[i] = k
+	c.NumResponses++
+}
+
+func (c *Client) clearResponses() {
+	c.ReadResponses = [MaxBookies]MsgKey{}
+	c.NumResponses = 0
+}
+
+func (c *Client) appendFragment(f Fragment) {
+	if int(c.NumFragments) == len(c.Fragments) {
+		panic("spec: fragments overflow (model bound exceeded)")
+	}
+	c.Fragments[c.NumFragments] = f
+	c.NumFragments++
+}
+
+func initClient() Client {
+	return Client{MetaVersion: Nil, CurrReadEntry: Nil, LastRecoverable: Nil}
+}
+
+// State is one state of the protocol: every VARIABLE of the spec. Arrays are
+// sized by the hard limits and only the first Params-many elements are used;
+// unused elements stay zero so that equal states are equal structs apart
+// from Msgs.
+type State struct {
+	Msgs []Msg // messages: the whole history, sorted by key
+
+	MetaStatus       Status
+	NumMetaFragments int8
+	MetaFragments    [maxFragments]Fragment
+	MetaLastEntry    int8
+	MetaVersion      int8
+
+	BEntries [MaxBookies]EntrySet
+	BFenced  Bookies
+	BLAC     [MaxBookies]int8
+
+	Clients [MaxClients]Client
+}
+
+// MetaFragmentList returns meta_fragments as a slice.
+func (s *State) MetaFragmentList() []Fragment { return s.MetaFragments[:s.NumMetaFragments] }
+
+// CopyFrom makes s a deep copy of t, reusing s's message buffer.
+func (s *State) CopyFrom(t *State) {
+	msgs := append(s.Msgs[:0], t.Msgs...)
+	*s = *t
+	s.Msgs = msgs
+}
+
+// EntrySet is a set of entries: bit (id-1)*MaxEntries + (data-1) is set when
+// [id |-> id, data |-> data] is in the set. Stored entries never have Nil data.
+type EntrySet uint64
+
+func entryBit(e Entry) EntrySet {
+	return 1 << (uint(e.ID-1)*MaxEntries + uint(e.Data-1))
+}
+
+// Add returns the set with e added.
+func (s EntrySet) Add(e Entry) EntrySet { return s | entryBit(e) }
+
+// Has reports whether e is in the set.
+func (s EntrySet) Has(e Entry) bool { return s&entryBit(e) != 0 }
+
+// WithID returns the entry with the given id, preferring the smallest data
+// (TLC's CHOOSE order), and whether one exists.
+func (s EntrySet) WithID(id int8) (Entry, bool) {
+	if id < 1 || id > MaxEntries {
+		return Entry{}, false
+	}
+	row := uint64(s>>(uint(id-1)*MaxEntries)) & 0xff
+	if row == 0 {
+		return Entry{}, false
+	}
+	d := int8(0)
+	for row&1 == 0 {
+		row >>= 1
+		d++
+	}
+	return Entry{ID: id, Data: d + 1}, true
+}
+
+// HasID reports whether some entry with this id is in the set.
+func (s EntrySet) HasID(id int8) bool {
+	_, ok := s.WithID(id)
+	return ok
+}
+
+// List returns the entries in (id, data) order.
+func (s EntrySet) List() []Entry {
+	var out []Entry
+	for id := int8(1); id <= MaxEntries; id++ {
+		for d := int8(1); d <= MaxEntries; d++ {
+			if s.Has(Entry{id, d}) {
+				out = append(out, Entry{id, d})
+			}
+		}
+	}
+	return out
+}
+
+// Init returns the unique initial state.
+func (p Params) Init() State {
+	var s State
+	s.MetaStatus = StatusNil
+	for i := range s.Clients {
+		s.Clients[i] = initClient()
+	}
+	for i := p.Clients; i < MaxClients; i++ {
+		s.Clients[i] = Client{}
+	}
+	return s
+}
