@@ -268,3 +268,55 @@ func (p Params) Init() State {
 	}
 	return s
 }
+
+// FragmentOfEntryId is the fragment of frags that holds entry id: the last
+// one if it starts at or before id, else the one whose successor starts after
+// id. ok is false where the TLA+ CHOOSE would have no witness (TLC would stop
+// with an evaluation error), e.g. for an empty fragment list.
+func FragmentOfEntryId(id int8, frags []Fragment) (f Fragment, ok bool) {
+	switch {
+	case len(frags) == 0:
+		return Fragment{}, false
+	case len(frags) == 1:
+		return frags[0], true
+	case frags[len(frags)-1].First <= id:
+		return frags[len(frags)-1], true
+	}
+	for _, f1 := range frags {
+		for _, f2 := range frags {
+			if f1.ID == f2.ID-1 && f1.First <= id && f2.First > id {
+				return f1, true
+			}
+		}
+	}
+	return Fragment{}, false
+}
+
+// StoredOn is the set of bookies among bs that store some entry with this id.
+func (s *State) StoredOn(id int8, bs Bookies) Bookies {
+	var out Bookies
+	for b := 0; b < MaxBookies; b++ {
+		if bs.Has(b) && s.BEntries[b].HasID(id) {
+			out |= 1 << uint(b)
+		}
+	}
+	return out
+}
+
+// Within reports whether every entry has id and data in 1..n.
+func (s EntrySet) Within(n int) bool {
+	var ok EntrySet
+	for id := 0; id < n; id++ {
+		ok |= EntrySet(1<<uint(n)-1) << uint(id*MaxEntries)
+	}
+	return s&^ok == 0
+}
+
+// IDsEqualData reports whether every entry has data equal to its id.
+func (s EntrySet) IDsEqualData() bool {
+	var diag EntrySet
+	for id := 0; id < MaxEntries; id++ {
+		diag |= 1 << uint(id*MaxEntries+id)
+	}
+	return s&^diag == 0
+}

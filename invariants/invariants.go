@@ -1,0 +1,181 @@
+// Package invariants holds the named properties checked on every reachable
+// protocol state. Each property is stated once, with the TLA+ invariant or
+// the BookKeeper claim it mirrors, so a violation report can say exactly
+// what broke and where the property comes from.
+package invariants
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// Invariant is a named predicate over a protocol state.
+type Invariant struct {
+	Name      string
+	Statement string // one line, for people
+	Source    string // the TLA+ definition or documentation it mirrors
+	// Holds reports whether the invariant holds in s.
+	Holds func(p spec.Params, s *spec.State) bool
+}
+
+// All lists every invariant bkcheck knows, in a fixed order.
+var All = []Invariant{
+	{
+		Name:      "TypeOK",
+		Statement: "every variable holds a value of its type: statuses, versions, entry ids and data, LACs and bookie sets are in range",
+		Source:    "TypeOK in BookKeeperProtocol.tla, extended to the client records (whose check the spec comments out)",
+		Holds:     typeOK,
+	},
+	{
+		Name:      "NoDivergenceBetweenClientAndMetaData",
+		Statement: "once the ledger is closed, exactly one client closed it at the metadata's last entry, and no writer has acknowledged an entry beyond that last entry",
+		Source:    "NoDivergenceBetweenClientAndMetaData in BookKeeperProtocol.tla (2024 form)",
+		Holds:     noDivergence,
+	},
+	{
+		Name:      "AllAckedEntriesAreReadable",
+		Statement: "every entry up to an open or closed client's LAC is stored on at least one bookie of its fragment's ensemble",
+		Source:    "AllAckedEntriesAreReadable in BookKeeperProtocol.tla",
+		Holds:     allAckedReadable,
+	},
+	{
+		Name:      "AllCommittedEntriesReachAckQuorum",
+		Statement: "once the ledger is closed, every entry up to its last entry is stored on at least Qa bookies of its fragment's ensemble",
+		Source:    "AllCommittedEntriesReachAckQuorum in BookKeeperProtocol.tla (defined, not in the shipped cfg)",
+		Holds:     committedReachAckQuorum,
+	},
+	{
+		Name:      "NoOutOfOrderEntries",
+		Statement: "every stored entry carries the data the writer gave its id, so reads return entries in write order",
+		Source:    "NoOutOfOrderEntries in BookKeeperProtocol.tla (defined, not in the shipped cfg)",
+		Holds:     noOutOfOrder,
+	},
+}
+
+// Default is the invariant list of the shipped BookKeeperProtocol.cfg.
+var Default = []string{"TypeOK", "NoDivergenceBetweenClientAndMetaData", "AllAckedEntriesAreReadable"}
+
+// Lookup returns the named invariants in the order given. Unknown names
+// are all reported in one error that lists the known ones.
+func Lookup(names []string) ([]Invariant, error) {
+	byName := map[string]Invariant{}
+	for _, inv := range All {
+		byName[inv.Name] = inv
+	}
+	var out []Invariant
+	var unknown []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		inv, ok := byName[n]
+		if !ok {
+			unknown = append(unknown, n)
+			continue
+		}
+		out = append(out, inv)
+	}
+	if len(unknown) > 0 {
+		known := make([]string, 0, len(All))
+		for _, inv := range All {
+			known = append(known, inv.Name)
+		}
+		sort.Strings(known)
+		return nil, fmt.Errorf("unknown invariant(s) %s; known: %s", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+func typeOK(p spec.Params, s *spec.State) bool {
+	if s.MetaStatus > spec.StatusClosed || s.MetaLastEntry < 0 || s.MetaVersion < 0 {
+		return false
+	}
+	for b := 0; b < p.Bookies; b++ {
+		if s.BLAC[b] < 0 {
+			return false
+		}
+		// Entry == [id: 1..SendLimit, data: 1..SendLimit \union {Nil}]
+		if !s.BEntries[b].Within(p.Entries) {
+			return false
+		}
+	}
+	all := spec.Bookies(1<<uint(p.Bookies) - 1)
+	for i := 0; i < p.Clients; i++ {
+		c := &s.Clients[i]
+		if c.Status > spec.RecoveryAborted || c.LAC < 0 || c.LAP < 0 ||
+			c.Fenced&^all != 0 || c.RecoveryEns&^all != 0 || c.RecoveryPhase > spec.ReadWritePhase {
+			return false
+		}
+		for _, f := range c.FragmentList() {
+			if f.Ensemble&^all != 0 || f.Ensemble.Len() != p.WriteQuorum {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func noDivergence(p spec.Params, s *spec.State) bool {
+	if s.MetaStatus != spec.StatusClosed {
+		return true
+	}
+	closers := 0
+	for i := 0; i < p.Clients; i++ {
+		c := &s.Clients[i]
+		if c.Status == spec.StatusClosed && c.LAC == s.MetaLastEntry {
+			closers++
+		}
+		switch c.Status {
+		case spec.StatusNil, spec.StatusInRecovery, spec.RecoveryAborted:
+		default:
+			if c.LAC > s.MetaLastEntry {
+				return false
+			}
+		}
+	}
+	return closers == 1
+}
+
+func allAckedReadable(p spec.Params, s *spec.State) bool {
+	for i := 0; i < p.Clients; i++ {
+		c := &s.Clients[i]
+		if (c.Status != spec.StatusOpen && c.Status != spec.StatusClosed) || c.LAC <= 0 {
+			continue
+		}
+		for id := int8(1); id <= c.LAC; id++ {
+			f, ok := spec.FragmentOfEntryId(id, s.MetaFragmentList())
+			if !ok || s.StoredOn(id, f.Ensemble) == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func committedReachAckQuorum(p spec.Params, s *spec.State) bool {
+	if s.MetaStatus != spec.StatusClosed {
+		return true
+	}
+	for id := int8(1); id <= s.MetaLastEntry; id++ {
+		f, ok := spec.FragmentOfEntryId(id, s.MetaFragmentList())
+		if !ok || s.StoredOn(id, f.Ensemble).Len() < p.AckQuorum {
+			return false
+		}
+	}
+	return true
+}
+
+func noOutOfOrder(p spec.Params, s *spec.State) bool {
+	for b := 0; b < p.Bookies; b++ {
+		if !s.BEntries[b].IDsEqualData() {
+			return false
+		}
+	}
+	return true
+}
