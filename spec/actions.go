@@ -725,7 +725,7 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 	a := clientAction(ClientSendsRecoveryReadRequests, cid)
 	a.Entry = next
 	g.sendToBookies(a, c.RecoveryEns, func(b int) MsgKey {
-		return MsgFields{Type: ReadRequest, Bookie: b, Cid: cid, Entry: Entry{ID: next}, Fence: true}.Key()
+		return MsgFields{Type: ReadRequest, Bookie: b, Cid: cid, Entry: Entry{ID: next}, Fence: g.m.V.RecoveryReadsFence}.Key()
 	}, func() {
 		nc := g.begin(cid)
 		nc.RecoveryPhase = ReadWritePhase

@@ -5,6 +5,7 @@ package spec
 // share between goroutines; each goroutine brings its own scratch State.
 type Model struct {
 	P         Params
+	V         Variant
 	ensembles []Bookies
 }
 
@@ -13,7 +14,8 @@ func NewModel(p Params) (*Model, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &Model{P: p, ensembles: p.ensembles()}, nil
+	v, _ := VariantByName(p.Variant)
+	return &Model{P: p, V: v, ensembles: p.ensembles()}, nil
 }
 
 // Init returns the unique initial state.

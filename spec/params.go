@@ -25,13 +25,14 @@ const (
 
 // Params is one parameter set of the model: the CONSTANTS of the TLA+ spec.
 type Params struct {
-	Bookies     int // |Bookies|: bookies b1..bN
-	Clients     int // |Clients|: clients c1..cN
-	Ensemble    int // E, ensemble size; equal to WriteQuorum in the reference spec
-	WriteQuorum int // Qw, copies written per entry
-	AckQuorum   int // Qa, acknowledgements needed to commit an entry
-	Entries     int // SendLimit: entries the writer may create
-	Inflight    int // InflightLimit: unacknowledged entries the writer may have
+	Bookies     int    // |Bookies|: bookies b1..bN
+	Clients     int    // |Clients|: clients c1..cN
+	Ensemble    int    // E, ensemble size; equal to WriteQuorum in the reference spec
+	WriteQuorum int    // Qw, copies written per entry
+	AckQuorum   int    // Qa, acknowledgements needed to commit an entry
+	Entries     int    // SendLimit: entries the writer may create
+	Inflight    int    // InflightLimit: unacknowledged entries the writer may have
+	Variant     string // protocol variant (see Variants); "" is the reference
 }
 
 // DefaultParams is a small model that finishes in well under a second yet
@@ -85,6 +86,9 @@ func (p Params) Validate() error {
 	if p.Inflight < 1 {
 		add("inflight must be at least 1 (got %d)", p.Inflight)
 	}
+	if _, err := VariantByName(p.Variant); err != nil {
+		add("%v", err)
+	}
 	if len(probs) == 0 {
 		return nil
 	}
@@ -100,6 +104,10 @@ func IsValidationError(err error) bool {
 
 // String renders p in the flag syntax of bkcheck check.
 func (p Params) String() string {
-	return fmt.Sprintf("bookies=%d clients=%d ensemble=%d write-quorum=%d ack-quorum=%d entries=%d inflight=%d",
-		p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight)
+	v := p.Variant
+	if v == "" {
+		v = Variants[0].Name
+	}
+	return fmt.Sprintf("bookies=%d clients=%d ensemble=%d write-quorum=%d ack-quorum=%d entries=%d inflight=%d variant=%s",
+		p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight, v)
 }

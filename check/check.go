@@ -1,0 +1,157 @@
+// Package check binds the BookKeeper model (spec), its properties
+// (invariants) and the generic search (explorer) into one run, and turns the
+// explorer's byte-level counterexample back into a protocol trace. The
+// command line is a thin shell around Run.
+package check
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// Config is everything a check run needs.
+type Config struct {
+	Params     spec.Params
+	Invariants []string // names; nil means invariants.Default
+	Search     explorer.Options
+}
+
+// Report is the outcome of a run: the explorer's verdict and statistics and,
+// on a violation, the decoded counterexample.
+type Report struct {
+	explorer.Result
+	Trace *traces.Trace
+}
+
+// Model adapts a spec.Model and a list of invariants to explorer.Model.
+type Model struct {
+	spec *spec.Model
+	invs []invariants.Invariant
+}
+
+// NewModel validates the parameters and invariant names, reporting every
+// problem of both in one error.
+func NewModel(p spec.Params, invNames []string) (*Model, error) {
+	if invNames == nil {
+		invNames = invariants.Default
+	}
+	sm, perr := spec.NewModel(p)
+	invs, ierr := invariants.Lookup(invNames)
+	switch {
+	case perr != nil && ierr != nil:
+		ve := perr.(*spec.ValidationError)
+		return nil, &spec.ValidationError{Problems: append(ve.Problems, ierr.Error())}
+	case perr != nil:
+		return nil, perr
+	case ierr != nil:
+		return nil, &spec.ValidationError{Problems: []string{ierr.Error()}}
+	}
+	return &Model{spec: sm, invs: invs}, nil
+}
+
+// Spec returns the underlying protocol model.
+func (m *Model) Spec() *spec.Model { return m.spec }
+
+// Init implements explorer.Model.
+func (m *Model) Init(emit func([]byte)) {
+	s := m.spec.Init()
+	emit(m.spec.Encode(nil, &s))
+}
+
+// DescribeAction implements explorer.Model.
+func (m *Model) DescribeAction(a explorer.Action) string { return FromLabel(a).String() }
+
+// ToLabel packs a spec action into the explorer's compact label.
+func ToLabel(a spec.Action) explorer.Action {
+	return explorer.Action{Kind: uint8(a.Kind), Params: [4]int8{a.Client, a.Bookie, a.Entry, int8(a.Lost)}}
+}
+
+// FromLabel unpacks ToLabel.
+func FromLabel(a explorer.Action) spec.Action {
+	return spec.Action{Kind: spec.ActionKind(a.Kind), Client: a.Params[0], Bookie: a.Params[1], Entry: a.Params[2], Lost: spec.Bookies(uint8(a.Params[3]))}
+}
+
+// NewExpander implements explorer.Model.
+func (m *Model) NewExpander() explorer.Expander {
+	return &expander{m: m, buf: make([]byte, 0, 256)}
+}
+
+type expander struct {
+	m        *Model
+	cur      spec.State
+	scratch  spec.State
+	buf      []byte
+	emitNext func(explorer.Action, []byte)
+	emitFn   func(spec.Action, *spec.State) // bound once, so Successors does not allocate a closure
+}
+
+func (e *expander) Load(enc []byte) error { return e.m.spec.Decode(enc, &e.cur) }
+
+func (e *expander) Check() string {
+	p := e.m.spec.P
+	for _, inv := range e.m.invs {
+		if !inv.Holds(p, &e.cur) {
+			return inv.Name
+		}
+	}
+	return ""
+}
+
+func (e *expander) Successors(emit func(explorer.Action, []byte)) {
+	if e.emitFn == nil {
+		e.emitFn = func(a spec.Action, s *spec.State) {
+			e.buf = e.m.spec.Encode(e.buf[:0], s)
+			e.emitNext(ToLabel(a), e.buf)
+		}
+	}
+	e.emitNext = emit
+	e.m.spec.Next(&e.cur, &e.scratch, e.emitFn)
+	e.emitNext = nil
+}
+
+// Run checks one parameter set.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	m, err := NewModel(cfg.Params, cfg.Invariants)
+	if err != nil {
+		return nil, err
+	}
+	res, err := explorer.Run(ctx, m, cfg.Search)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Result: res}
+	if res.Violation != nil {
+		tr, err := m.DecodeTrace(res.Violation)
+		if err != nil {
+			return nil, err
+		}
+		rep.Trace = tr
+	}
+	return rep, nil
+}
+
+// DecodeTrace turns the explorer's encoded counterexample into a protocol trace.
+func (m *Model) DecodeTrace(v *explorer.ViolationInfo) (*traces.Trace, error) {
+	tr := &traces.Trace{Params: m.spec.P, Invariant: v.Invariant, Deadlock: v.Deadlock}
+	for _, inv := range m.invs {
+		if inv.Name == v.Invariant {
+			tr.Statement = inv.Statement
+		}
+	}
+	if v.Deadlock {
+		tr.Statement = "a reachable state has no successor"
+	}
+	for i, st := range v.Trace {
+		var s spec.State
+		if err := m.spec.Decode(st.State, &s); err != nil {
+			return nil, fmt.Errorf("decoding trace step %d: %w", i+1, err)
+		}
+		tr.Steps = append(tr.Steps, traces.Step{Initial: st.Initial, Action: FromLabel(st.Action), State: s})
+	}
+	return tr, nil
+}

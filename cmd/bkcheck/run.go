@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/state"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// Exit codes. Where they overlap with TLC's they are TLC's.
+const (
+	exitOK          = 0
+	exitError       = 1   // I/O or internal error
+	exitUsage       = 2   // bad flags or parameters
+	exitUnknown     = 3   // a bound stopped the search: neither proved nor refuted
+	exitDeadlock    = 11  // TLC: deadlock reached
+	exitViolation   = 12  // TLC: safety violation
+	exitInterrupted = 130 // stopped by SIGINT/SIGTERM; the verdict is unknown
+)
+
+const usageText = `bkcheck model-checks the Apache BookKeeper replication protocol.
+
+Usage:
+  bkcheck check [flags]   explore every reachable state of one parameter set
+  bkcheck help            show this text
+
+Run 'bkcheck check -h' for the flags of check.
+
+Exit codes:
+  0    ok: every reachable state explored, every invariant holds
+  1    error (I/O, internal)
+  2    usage: bad flags or parameters (all problems are listed)
+  3    unknown: --max-depth or --max-states stopped the search first
+  11   deadlock: a state without successor (only with --check-deadlock)
+  12   an invariant is violated; the shortest counterexample is printed
+  130  interrupted (Ctrl-C / SIGTERM); partial statistics, verdict unknown
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitUsage
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "bkcheck: unknown command %q\n\n%s", args[0], usageText)
+	return exitUsage
+}
+
+type checkFlags struct {
+	params        spec.Params
+	invariants    string
+	checkDeadlock bool
+	maxDepth      int
+	maxStates     int64
+	workers       int
+	json          bool
+}
+
+func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
+	f := &checkFlags{params: spec.DefaultParams()}
+	f.params.Ensemble = 0 // 0: same as the write quorum unless given
+	fs := flag.NewFlagSet("bkcheck check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	p := &f.params
+	fs.IntVar(&p.Bookies, "bookies", p.Bookies, "number of bookies (b1..bN)")
+	fs.IntVar(&p.Clients, "clients", p.Clients, "number of clients (c1..cN); the first to act creates the ledger, others may recover it")
+	for _, name := range []string{"ensemble", "e"} {
+		fs.IntVar(&p.Ensemble, name, 0, "ensemble size E (default: the write quorum)")
+	}
+	for _, name := range []string{"write-quorum", "w"} {
+		fs.IntVar(&p.WriteQuorum, name, p.WriteQuorum, "write quorum Qw: copies written per entry")
+	}
+	for _, name := range []string{"ack-quorum", "a"} {
+		fs.IntVar(&p.AckQuorum, name, p.AckQuorum, "ack quorum Qa: acknowledgements needed to commit an entry")
+	}
+	fs.IntVar(&p.Entries, "entries", p.Entries, "entries the writer may create (SendLimit)")
+	fs.IntVar(&p.Inflight, "inflight", p.Inflight, "unacknowledged entries the writer may have in flight (InflightLimit)")
+	fs.StringVar(&p.Variant, "variant", spec.Variants[0].Name, "protocol variant: "+variantNames())
+	fs.StringVar(&f.invariants, "invariants", strings.Join(invariants.Default, ","), "comma-separated invariants to check; known: "+knownInvariants())
+	fs.BoolVar(&f.checkDeadlock, "check-deadlock", false, "report states without successors as violations (TLC's default; off here as with TLC -deadlock)")
+	fs.IntVar(&f.maxDepth, "max-depth", 0, "stop after this many BFS levels (initial state = depth 1); 0 = no bound; verdict unknown if states remain")
+	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states; 0 = no bound; verdict unknown if states remain")
+	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "goroutines expanding states (results do not depend on it)")
+	fs.BoolVar(&f.json, "json", false, "write newline-delimited JSON to stdout; the last line is the result")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var probs []string
+	if fs.NArg() > 0 {
+		probs = append(probs, fmt.Sprintf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	if p.Ensemble == 0 {
+		p.Ensemble = p.WriteQuorum
+	}
+	if err := p.Validate(); err != nil {
+		probs = append(probs, err.(*spec.ValidationError).Problems...)
+	}
+	if _, err := invariants.Lookup(strings.Split(f.invariants, ",")); err != nil {
+		probs = append(probs, err.Error())
+	}
+	if f.maxDepth < 0 {
+		probs = append(probs, fmt.Sprintf("--max-depth must be >= 0 (got %d)", f.maxDepth))
+	}
+	if f.maxStates < 0 {
+		probs = append(probs, fmt.Sprintf("--max-states must be >= 0 (got %d)", f.maxStates))
+	}
+	if f.workers < 1 {
+		probs = append(probs, fmt.Sprintf("--workers must be >= 1 (got %d)", f.workers))
+	}
+	if len(probs) > 0 {
+		return nil, &spec.ValidationError{Problems: probs}
+	}
+	return f, nil
+}
+
+func variantNames() string {
+	names := make([]string, len(spec.Variants))
+	for i, v := range spec.Variants {
+		names[i] = v.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func knownInvariants() string {
+	names := make([]string, len(invariants.All))
+	for i, inv := range invariants.All {
+		names[i] = inv.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, err := parseCheckFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		var ve *spec.ValidationError
+		if errors.As(err, &ve) {
+			fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+		}
+		return exitUsage
+	}
+	invNames := splitList(f.invariants)
+	cfg := check.Config{
+		Params:     f.params,
+		Invariants: invNames,
+		Search: explorer.Options{
+			Workers:       f.workers,
+			MaxDepth:      f.maxDepth,
+			MaxStates:     f.maxStates,
+			CheckDeadlock: f.checkDeadlock,
+		},
+	}
+	out := newReporter(stdout, stderr, f.json)
+	out.start(f, invNames)
+	start := time.Now()
+	rep, err := check.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+		return exitError
+	}
+	out.result(rep, time.Since(start), ctx.Err() != nil)
+	switch {
+	case rep.Status == explorer.OK:
+		return exitOK
+	case rep.Status == explorer.Violation && rep.Violation.Deadlock:
+		return exitDeadlock
+	case rep.Status == explorer.Violation:
+		return exitViolation
+	case ctx.Err() != nil:
+		return exitInterrupted
+	default:
+		return exitUnknown
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// reporter writes either human-readable text or NDJSON.
+type reporter struct {
+	stdout, stderr io.Writer
+	json           bool
+	enc            *json.Encoder
+}
+
+func newReporter(stdout, stderr io.Writer, asJSON bool) *reporter {
+	return &reporter{stdout: stdout, stderr: stderr, json: asJSON, enc: json.NewEncoder(stdout)}
+}
+
+type jsonParams struct {
+	Bookies     int `json:"bookies"`
+	Clients     int `json:"clients"`
+	Ensemble    int `json:"ensemble"`
+	WriteQuorum int `json:"write_quorum"`
+	AckQuorum   int `json:"ack_quorum"`
+	Entries     int `json:"entries"`
+	Inflight    int `json:"inflight"`
+}
+
+func toJSONParams(p spec.Params) jsonParams {
+	return jsonParams{p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight}
+}
+
+func (r *reporter) start(f *checkFlags, invs []string) {
+	if r.json {
+		r.enc.Encode(map[string]any{
+			"type": "start", "params": toJSONParams(f.params), "invariants": invs,
+			"workers": f.workers, "check_deadlock": f.checkDeadlock, "max_depth": f.maxDepth, "max_states": f.maxStates,
+		})
+		return
+	}
+	fmt.Fprintf(r.stdout, "bkcheck: checking %s\n  invariants: %s; workers: %d\n", f.params, strings.Join(invs, ", "), f.workers)
+}
+
+type jsonStep struct {
+	Action  string            `json:"action"`
+	Changes map[string]string `json:"changes"`
+}
+
+type jsonViolation struct {
+	Invariant string     `json:"invariant"`
+	Deadlock  bool       `json:"deadlock"`
+	Length    int        `json:"length"`
+	Trace     []jsonStep `json:"trace"`
+}
+
+type jsonResult struct {
+	Type                 string         `json:"type"`
+	Status               string         `json:"status"`
+	Reason               string         `json:"reason,omitempty"`
+	Distinct             int64          `json:"distinct"`
+	Generated            int64          `json:"generated"`
+	Depth                int            `json:"depth"`
+	Queue                int64          `json:"queue"`
+	Violation            *jsonViolation `json:"violation"`
+	ElapsedS             float64        `json:"elapsed_s"`
+	StatesPerS           float64        `json:"distinct_per_s"`
+	CollisionProbability float64        `json:"collision_probability"`
+}
+
+func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted bool) {
+	rate := float64(rep.Distinct) / elapsed.Seconds()
+	if r.json {
+		res := jsonResult{
+			Type: "result", Status: rep.Status.String(), Reason: rep.Reason,
+			Distinct: rep.Distinct, Generated: rep.Generated, Depth: rep.Depth, Queue: rep.Queue,
+			ElapsedS: elapsed.Seconds(), StatesPerS: rate,
+			CollisionProbability: state.CollisionProbability(rep.Distinct, rep.Generated),
+		}
+		if rep.Trace != nil {
+			v := &jsonViolation{Invariant: rep.Trace.Invariant, Deadlock: rep.Trace.Deadlock, Length: len(rep.Trace.Steps)}
+			var prev []traces.Var
+			for _, st := range rep.Trace.Steps {
+				vars := traces.Vars(rep.Trace.Params, &st.State)
+				js := jsonStep{Action: "Init", Changes: map[string]string{}}
+				if !st.Initial {
+					js.Action = st.Action.String()
+				}
+				for _, c := range traces.Diff(prev, vars) {
+					js.Changes[c.Name] = c.Value
+				}
+				v.Trace = append(v.Trace, js)
+				prev = vars
+			}
+			res.Violation = v
+		}
+		r.enc.Encode(res)
+		return
+	}
+	w := r.stdout
+	switch rep.Status {
+	case explorer.OK:
+		fmt.Fprintln(w, "Model checking completed. No error has been found.")
+	case explorer.Violation:
+		if rep.Trace.Deadlock {
+			fmt.Fprintln(w, "Error: Deadlock reached.")
+		} else {
+			fmt.Fprintf(w, "Error: Invariant %s is violated.\n", rep.Trace.Invariant)
+		}
+		traces.RenderText(w, rep.Trace)
+		fmt.Fprintln(w)
+	case explorer.Unknown:
+		if interrupted {
+			fmt.Fprintln(w, "Interrupted: the search was stopped; the verdict is unknown.")
+		} else {
+			fmt.Fprintf(w, "Stopped early (%s): the verdict is unknown, not ok.\n", rep.Reason)
+		}
+	}
+	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
+	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s). Fingerprint collision probability (optimistic): %.1e\n",
+		elapsed.Round(time.Millisecond), rate, state.CollisionProbability(rep.Distinct, rep.Generated))
+}

@@ -1,0 +1,447 @@
+package explorer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bkcheck/bkcheck/state"
+)
+
+// Tuning of the parallel expansion. A level is cut into chunks of at most
+// maxChunkStates states; workers take chunks from a shared counter (so a
+// slow chunk does not idle the others) and a batch of chunksPerWorker
+// chunks per worker is expanded before it is committed. Committing per batch
+// rather than per level bounds the memory held by uncommitted successors and
+// lets later batches skip copying states that earlier ones already found.
+const (
+	maxChunkStates  = 512
+	chunksPerWorker = 8
+	initialVisited  = 1 << 16
+)
+
+// Run explores the state space of m breadth-first and returns the verdict.
+//
+// The search is level-synchronous: the states of one depth are expanded in
+// parallel, then their successors are committed to the visited set by one
+// goroutine in canonical order (state order within the level, then the
+// order in which the model emitted them). Because only the commit decides
+// which states are new and who their parent is, the result — counts, depth,
+// verdict and trace — is the same for any number of workers.
+//
+// How the figures read when the search stops early, chosen so that they do
+// not depend on Workers:
+//   - Violation found while expanding level d (depth d): Distinct, Generated
+//     and Depth are those from before level d was expanded (all of level d
+//     known, none of level d+1), Queue the size of level d.
+//   - MaxStates N: the commit stops at the very successor that makes
+//     Distinct reach N; Generated counts up to that successor; Depth is the
+//     depth of the deepest state found (d+1 once level d+1 has a state).
+//   - MaxDepth D: level D is expanded (invariants checked, successors
+//     counted in Generated) but its successors are only probed; Unknown if
+//     any is unvisited, else the search is complete and OK.
+//   - Cancellation: whatever was committed, Unknown "interrupted".
+//
+// Run returns an error only for invalid options or a misbehaving model (a
+// state it cannot decode, a trace it cannot replay). Cancelling ctx is not
+// an error: the result is Unknown with Reason "interrupted".
+func Run(ctx context.Context, m Model, opt Options) (Result, error) {
+	if m == nil {
+		return Result{}, errors.New("explorer: nil model")
+	}
+	var problems []error
+	if opt.MaxDepth < 0 {
+		problems = append(problems, fmt.Errorf("MaxDepth must be >= 0, got %d", opt.MaxDepth))
+	}
+	if opt.MaxStates < 0 {
+		problems = append(problems, fmt.Errorf("MaxStates must be >= 0, got %d", opt.MaxStates))
+	}
+	if opt.ProgressEvery < 0 {
+		problems = append(problems, fmt.Errorf("ProgressEvery must be >= 0, got %v", opt.ProgressEvery))
+	}
+	if len(problems) > 0 {
+		return Result{}, fmt.Errorf("explorer: invalid options: %w", errors.Join(problems...))
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	s := &search{
+		m:       m,
+		opt:     opt,
+		visited: state.NewMemVisited(initialVisited),
+		start:   time.Now(),
+		cur:     new(level),
+		next:    new(level),
+		chunks:  make([]chunkOut, opt.Workers*chunksPerWorker),
+	}
+	defer s.visited.Close()
+	s.lastProgress = s.start
+	s.workers = make([]*worker, opt.Workers)
+	for i := range s.workers {
+		w := &worker{exp: m.NewExpander(), visited: s.visited, deadlock: opt.CheckDeadlock}
+		w.emit = w.onSuccessor
+		s.workers[i] = w
+	}
+	return s.run(ctx)
+}
+
+// level is one BFS frontier: encodings packed into one arena plus, for each
+// state, where it starts and its sequence number in the visited store.
+// Levels are reused (reset, not reallocated) from one depth to the next.
+type level struct {
+	arena []byte
+	offs  []int
+	seqs  []uint64
+}
+
+func (l *level) reset() {
+	l.arena, l.offs, l.seqs = l.arena[:0], l.offs[:0], l.seqs[:0]
+}
+
+func (l *level) len() int { return len(l.offs) }
+
+func (l *level) add(enc []byte, seq uint64) {
+	l.offs = append(l.offs, len(l.arena))
+	l.arena = append(l.arena, enc...)
+	l.seqs = append(l.seqs, seq)
+}
+
+func (l *level) state(i int) []byte {
+	end := len(l.arena)
+	if i+1 < len(l.offs) {
+		end = l.offs[i+1]
+	}
+	return l.arena[l.offs[i]:end:end]
+}
+
+// candidate is a successor that was not in the visited set when its chunk
+// was expanded; its encoding is arena[off:end] of the chunk.
+type candidate struct {
+	fp       uint64
+	action   Action
+	off, end int
+}
+
+// stateOut is what expanding one state of a chunk produced.
+type stateOut struct {
+	bad     string // violated invariant, "" if none
+	nSucc   int64  // successors emitted, duplicates included
+	candEnd int    // this state's candidates end at chunkOut.cands[candEnd]
+	hasNew  bool   // some successor was unvisited (probe mode only)
+}
+
+// chunkOut is a slot holding the expansion of level states [lo, hi). Slots
+// and their buffers are reused across batches and levels, which is what
+// keeps the hot path free of allocation once they have grown.
+type chunkOut struct {
+	lo, hi int
+	states []stateOut
+	cands  []candidate
+	arena  []byte
+}
+
+// worker expands chunks with its own Expander.
+type worker struct {
+	exp      Expander
+	visited  state.Visited // read only (Contains) while workers run
+	deadlock bool
+	emit     func(Action, []byte) // w.onSuccessor, bound once to avoid a closure per state
+
+	out    *chunkOut
+	probe  bool // at the depth bound: only learn whether a successor is new
+	nSucc  int64
+	hasNew bool
+}
+
+func (w *worker) onSuccessor(a Action, enc []byte) {
+	w.nSucc++
+	fp := state.Fingerprint(enc)
+	// Safe without locking: nothing inserts while workers run. A state found
+	// here is visited for good; one not found may still be found by an
+	// earlier state of the batch, which the commit settles.
+	if w.visited.Contains(fp) {
+		return
+	}
+	if w.probe {
+		w.hasNew = true
+		return
+	}
+	out := w.out
+	off := len(out.arena)
+	out.arena = append(out.arena, enc...)
+	out.cands = append(out.cands, candidate{fp: fp, action: a, off: off, end: len(out.arena)})
+}
+
+// expandChunk fills out for the states out.lo..out.hi of cur. It stops
+// after the first state that violates: the commit stops there too.
+func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) error {
+	out.states, out.cands, out.arena = out.states[:0], out.cands[:0], out.arena[:0]
+	w.out, w.probe = out, probe
+	for i := out.lo; i < out.hi; i++ {
+		if err := w.exp.Load(cur.state(i)); err != nil {
+			return fmt.Errorf("explorer: model cannot load a state it produced: %w", err)
+		}
+		var so stateOut
+		if so.bad = w.exp.Check(); so.bad == "" {
+			w.nSucc, w.hasNew = 0, false
+			w.exp.Successors(w.emit)
+			so.nSucc, so.hasNew = w.nSucc, w.hasNew
+		}
+		so.candEnd = len(out.cands)
+		out.states = append(out.states, so)
+		if so.bad != "" || (w.deadlock && so.nSucc == 0) {
+			break
+		}
+	}
+	w.out = nil
+	return nil
+}
+
+type search struct {
+	m            Model
+	opt          Options
+	visited      state.Visited
+	workers      []*worker
+	cur, next    *level
+	chunks       []chunkOut
+	stats        Stats
+	start        time.Time
+	lastProgress time.Time
+}
+
+func (s *search) result(st Status, reason string) (Result, error) {
+	s.stats.Elapsed = time.Since(s.start)
+	return Result{Status: st, Stats: s.stats, Reason: reason}, nil
+}
+
+func (s *search) maxStatesReached() bool {
+	return s.opt.MaxStates > 0 && s.stats.Distinct >= s.opt.MaxStates
+}
+
+func (s *search) maxStatesReason() string {
+	return fmt.Sprintf("max states %d reached", s.opt.MaxStates)
+}
+
+func (s *search) progress() {
+	if s.opt.Progress == nil {
+		return
+	}
+	now := time.Now()
+	s.lastProgress = now
+	st := s.stats
+	st.Elapsed = now.Sub(s.start)
+	s.opt.Progress(st)
+}
+
+func (s *search) run(ctx context.Context) (Result, error) {
+	if ctx.Err() != nil {
+		return s.result(Unknown, "interrupted")
+	}
+	// Level 1: the initial states, deduplicated.
+	full := false
+	s.m.Init(func(enc []byte) {
+		if full {
+			return
+		}
+		s.stats.Generated++
+		if seq, added := s.visited.Insert(state.Fingerprint(enc), state.NoParent); added {
+			s.cur.add(enc, seq)
+			s.stats.Distinct++
+			full = s.maxStatesReached()
+		}
+	})
+	if s.cur.len() > 0 {
+		s.stats.Depth = 1
+	}
+	s.stats.Queue = int64(s.cur.len())
+	s.progress()
+	if full {
+		return s.result(Unknown, s.maxStatesReason())
+	}
+
+	for depth := 1; s.cur.len() > 0; depth++ {
+		cur, next := s.cur, s.next
+		n := cur.len()
+		// A violation in this level is reported with the figures from
+		// before its expansion, so they do not depend on how far the
+		// commit got (which depends on batch size, i.e. on Workers).
+		snapshot := s.stats
+		atBound := s.opt.MaxDepth > 0 && depth >= s.opt.MaxDepth
+		sawNew := false
+
+		workers := len(s.workers)
+		chunkSize := min(max(n/(workers*chunksPerWorker), 1), maxChunkStates)
+		for lo := 0; lo < n; {
+			if ctx.Err() != nil {
+				s.stats.Queue = int64(n-lo) + int64(next.len())
+				return s.result(Unknown, "interrupted")
+			}
+			batch := s.chunks[:0]
+			for len(batch) < cap(batch) && lo < n {
+				c := &s.chunks[len(batch)]
+				c.lo, c.hi = lo, min(lo+chunkSize, n)
+				lo = c.hi
+				batch = batch[:len(batch)+1]
+			}
+			if err := s.expand(ctx, batch, atBound); err != nil {
+				if ctx.Err() != nil {
+					s.stats.Queue = int64(n-batch[0].lo) + int64(next.len())
+					return s.result(Unknown, "interrupted")
+				}
+				return Result{}, err
+			}
+			for ci := range batch {
+				c := &batch[ci]
+				candStart := 0
+				for j := range c.states {
+					so := &c.states[j]
+					i := c.lo + j
+					if so.bad != "" {
+						return s.violation(snapshot, cur.seqs[i], so.bad, false)
+					}
+					if so.nSucc == 0 && s.opt.CheckDeadlock {
+						return s.violation(snapshot, cur.seqs[i], "Deadlock", true)
+					}
+					s.stats.Generated += so.nSucc
+					if atBound {
+						sawNew = sawNew || so.hasNew
+						continue
+					}
+					parent := cur.seqs[i]
+					for _, cd := range c.cands[candStart:so.candEnd] {
+						seq, added := s.visited.Insert(cd.fp, parent)
+						if !added {
+							continue
+						}
+						next.add(c.arena[cd.off:cd.end], seq)
+						s.stats.Distinct++
+						s.stats.Depth = depth + 1
+						if s.maxStatesReached() {
+							s.stats.Queue = int64(n-i-1) + int64(next.len())
+							return s.result(Unknown, s.maxStatesReason())
+						}
+					}
+					candStart = so.candEnd
+				}
+			}
+			if s.opt.ProgressEvery > 0 && lo < n && time.Since(s.lastProgress) >= s.opt.ProgressEvery {
+				s.stats.Queue = int64(n-lo) + int64(next.len())
+				s.progress()
+			}
+		}
+		if atBound {
+			s.stats.Queue = 0
+			if sawNew {
+				return s.result(Unknown, fmt.Sprintf("max depth %d reached", s.opt.MaxDepth))
+			}
+			break
+		}
+		s.cur, s.next = next, cur
+		s.next.reset()
+		s.stats.Queue = int64(s.cur.len())
+		s.progress()
+	}
+	s.stats.Queue = 0
+	return s.result(OK, "")
+}
+
+// expand runs the chunks of one batch on the workers.
+func (s *search) expand(ctx context.Context, batch []chunkOut, probe bool) error {
+	cur := s.cur
+	if len(s.workers) == 1 || len(batch) == 1 {
+		w := s.workers[0]
+		for i := range batch {
+			if i > 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := w.expandChunk(cur, &batch[i], probe); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	var nextChunk atomic.Int64
+	for _, w := range s.workers[:min(len(s.workers), len(batch))] {
+		g.Go(func() error {
+			for {
+				i := int(nextChunk.Add(1) - 1)
+				if i >= len(batch) {
+					return nil
+				}
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				if err := w.expandChunk(cur, &batch[i], probe); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	return g.Wait()
+}
+
+// violation builds the Violation result for the state with sequence number
+// seq, with the statistics snap taken before its level was expanded.
+func (s *search) violation(snap Stats, seq uint64, name string, deadlock bool) (Result, error) {
+	trace, err := s.trace(seq)
+	if err != nil {
+		return Result{}, err
+	}
+	snap.Elapsed = time.Since(s.start)
+	return Result{
+		Status:    Violation,
+		Stats:     snap,
+		Violation: &ViolationInfo{Invariant: name, Deadlock: deadlock, Trace: trace},
+	}, nil
+}
+
+// trace rebuilds the shortest path to state seq. The visited store keeps
+// only fingerprints and parent links, so the path is first read backwards
+// as fingerprints and then replayed forwards through the model to recover
+// the actions and encodings: no state bytes are stored for this.
+func (s *search) trace(seq uint64) ([]Step, error) {
+	var fps []uint64
+	for seq != state.NoParent {
+		fp, parent := s.visited.Lookup(seq)
+		fps = append(fps, fp)
+		seq = parent
+	}
+	slices.Reverse(fps)
+
+	steps := make([]Step, 0, len(fps))
+	found := false
+	s.m.Init(func(enc []byte) {
+		if !found && state.Fingerprint(enc) == fps[0] {
+			found = true
+			steps = append(steps, Step{Initial: true, State: bytes.Clone(enc)})
+		}
+	})
+	if !found {
+		return nil, fmt.Errorf("explorer: replaying trace: no initial state has fingerprint %#x (model not deterministic?)", fps[0])
+	}
+	exp := s.m.NewExpander()
+	for k := 1; k < len(fps); k++ {
+		if err := exp.Load(steps[k-1].State); err != nil {
+			return nil, fmt.Errorf("explorer: replaying trace step %d: %w", k, err)
+		}
+		found = false
+		exp.Successors(func(a Action, enc []byte) {
+			if !found && state.Fingerprint(enc) == fps[k] {
+				found = true
+				steps = append(steps, Step{Action: a, State: bytes.Clone(enc)})
+			}
+		})
+		if !found {
+			return nil, fmt.Errorf("explorer: replaying trace step %d: no successor has fingerprint %#x (model not deterministic?)", k, fps[k])
+		}
+	}
+	return steps, nil
+}

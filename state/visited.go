@@ -1,0 +1,191 @@
+package state
+
+import "fmt"
+
+// NoParent is the parent sequence number of an initial state.
+const NoParent = ^uint64(0)
+
+// Visited is the set of fingerprints seen so far with, for each, the
+// index of the state that first reached it (for counterexamples).
+//
+// States are identified by fingerprint alone (as in TLC): storing the
+// encodings would cost tens of bytes more per state for a collision
+// probability that CollisionProbability lets us report instead.
+// Parent links are kept by sequence number, not by fingerprint, so that a
+// trace is rebuilt by index lookups without a reverse hash table.
+type Visited interface {
+	// Insert records fp as discovered from parent (the sequence number of
+	// the parent state; NoParent for initial states). It returns the new
+	// state's sequence number and true if fp was not present, or false
+	// (and an unspecified seq).
+	Insert(fp uint64, parent uint64) (seq uint64, added bool)
+	// Contains reports whether fp has been inserted. Any number of
+	// goroutines may call Contains at once provided no Insert runs
+	// concurrently: the explorer pre-filters successors in parallel this
+	// way and inserts them afterwards from one goroutine.
+	Contains(fp uint64) bool
+	// Len returns the number of distinct fingerprints inserted.
+	Len() uint64
+	// Lookup returns the fingerprint and parent sequence number of state seq.
+	Lookup(seq uint64) (fp uint64, parent uint64)
+	// BytesPerState is the current memory cost estimate.
+	BytesPerState() float64
+	// Close releases the store.
+	Close() error
+}
+
+// MemVisited is the in-memory Visited store: an open-addressing table of
+// bare fingerprints plus two append-only slices indexed by sequence number.
+//
+// Why this shape: a Go map[uint64]uint64 costs ~40 bytes per entry and
+// allocates buckets as it grows; a flat []uint64 probed linearly costs 8
+// bytes / load factor, is cache-friendly, and lets Contains run from many
+// goroutines with no locking. The table does not store sequence numbers
+// because the search never asks "which seq has fp" (only "is fp new"); the
+// seq-indexed slices answer the trace question "who is the parent of seq".
+// Altogether ~27-40 bytes per state, depending on where growth left the
+// capacities.
+type MemVisited struct {
+	table   []uint64 // 0 marks an empty slot
+	shift   uint     // 64 - log2(len(table))
+	used    uint64   // occupied slots
+	growAt  uint64   // grow when used reaches this (~0.7 load)
+	hasZero bool     // fp 0 is present (kept aside: 0 marks empty slots)
+	fps     []uint64 // fingerprint by seq
+	parents []uint64 // parent seq by seq
+}
+
+var _ Visited = (*MemVisited)(nil)
+
+const minTableSize = 16
+
+// NewMemVisited returns an empty in-memory store sized for about
+// capacityHint states before it first has to grow.
+func NewMemVisited(capacityHint int) *MemVisited {
+	if capacityHint < 0 {
+		capacityHint = 0
+	}
+	size := uint64(minTableSize)
+	for float64(size)*0.7 < float64(capacityHint)+1 {
+		size <<= 1
+	}
+	v := &MemVisited{
+		fps:     make([]uint64, 0, capacityHint),
+		parents: make([]uint64, 0, capacityHint),
+	}
+	v.alloc(size)
+	return v
+}
+
+func (v *MemVisited) alloc(size uint64) {
+	v.table = make([]uint64, size)
+	v.shift = 64
+	for s := size; s > 1; s >>= 1 {
+		v.shift--
+	}
+	v.growAt = size * 7 / 10
+}
+
+// slot spreads fp over the table. Fingerprints are already hashes, but a
+// Fibonacci multiply keeps clustered inputs (tests, a weak future hash)
+// from degrading linear probing, and costs one multiplication.
+func (v *MemVisited) slot(fp uint64) uint64 {
+	return (fp * 0x9E3779B97F4A7C15) >> v.shift
+}
+
+// Contains implements Visited.
+func (v *MemVisited) Contains(fp uint64) bool {
+	if fp == 0 {
+		return v.hasZero
+	}
+	mask := uint64(len(v.table) - 1)
+	for i := v.slot(fp); ; i = (i + 1) & mask {
+		switch v.table[i] {
+		case fp:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+// Insert implements Visited.
+func (v *MemVisited) Insert(fp uint64, parent uint64) (uint64, bool) {
+	if fp == 0 {
+		// 0 marks empty slots, so fp 0 lives in a flag instead of being
+		// remapped to another value, which would make it collide with that
+		// value for no reason.
+		if v.hasZero {
+			return 0, false
+		}
+		v.hasZero = true
+		return v.appendState(fp, parent), true
+	}
+	mask := uint64(len(v.table) - 1)
+	i := v.slot(fp)
+	for {
+		switch v.table[i] {
+		case fp:
+			return 0, false
+		case 0:
+			if v.used >= v.growAt {
+				v.grow()
+				return v.Insert(fp, parent)
+			}
+			v.table[i] = fp
+			v.used++
+			return v.appendState(fp, parent), true
+		}
+		i = (i + 1) & mask
+	}
+}
+
+func (v *MemVisited) appendState(fp, parent uint64) uint64 {
+	seq := uint64(len(v.fps))
+	v.fps = append(v.fps, fp)
+	v.parents = append(v.parents, parent)
+	return seq
+}
+
+func (v *MemVisited) grow() {
+	old := v.table
+	v.alloc(uint64(len(old)) * 2)
+	mask := uint64(len(v.table) - 1)
+	for _, fp := range old {
+		if fp == 0 {
+			continue
+		}
+		i := v.slot(fp)
+		for v.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		v.table[i] = fp
+	}
+}
+
+// Len implements Visited.
+func (v *MemVisited) Len() uint64 { return uint64(len(v.fps)) }
+
+// Lookup implements Visited. It panics if seq was never returned by Insert.
+func (v *MemVisited) Lookup(seq uint64) (fp uint64, parent uint64) {
+	if seq >= uint64(len(v.fps)) {
+		panic(fmt.Sprintf("state: Lookup(%d) with only %d states", seq, len(v.fps)))
+	}
+	return v.fps[seq], v.parents[seq]
+}
+
+// BytesPerState implements Visited: allocated bytes (table and both slices,
+// spare capacity included) divided by the number of states.
+func (v *MemVisited) BytesPerState() float64 {
+	if len(v.fps) == 0 {
+		return 0
+	}
+	bytes := 8 * (len(v.table) + cap(v.fps) + cap(v.parents))
+	return float64(bytes) / float64(len(v.fps))
+}
+
+// Close implements Visited; it drops the memory.
+func (v *MemVisited) Close() error {
+	*v = MemVisited{}
+	return nil
+}

@@ -1,0 +1,134 @@
+package state
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestMemVisitedBasic(t *testing.T) {
+	v := NewMemVisited(0)
+	if v.Len() != 0 || v.BytesPerState() != 0 || v.Contains(7) {
+		t.Fatal("new store not empty")
+	}
+	seq, added := v.Insert(7, NoParent)
+	if !added || seq != 0 {
+		t.Fatalf("Insert(7) = %d, %v", seq, added)
+	}
+	if _, added := v.Insert(7, 3); added {
+		t.Fatal("duplicate added")
+	}
+	seq, added = v.Insert(0, 0) // fp 0 is a legal fingerprint
+	if !added || seq != 1 {
+		t.Fatalf("Insert(0) = %d, %v", seq, added)
+	}
+	if _, added := v.Insert(0, 0); added {
+		t.Fatal("duplicate 0 added")
+	}
+	if !v.Contains(0) || !v.Contains(7) || v.Contains(1) {
+		t.Fatal("Contains wrong")
+	}
+	if fp, p := v.Lookup(0); fp != 7 || p != NoParent {
+		t.Fatalf("Lookup(0) = %d, %d", fp, p)
+	}
+	if fp, p := v.Lookup(1); fp != 0 || p != 0 {
+		t.Fatalf("Lookup(1) = %d, %d", fp, p)
+	}
+	if v.Len() != 2 {
+		t.Fatalf("Len = %d", v.Len())
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Lookup out of range did not panic")
+			}
+		}()
+		v.Lookup(2)
+	}()
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMemVisitedRandom compares the store against a Go map over many
+// inserts with repeats, clustered values and growth.
+func TestMemVisitedRandom(t *testing.T) {
+	for _, hint := range []int{0, 10, 100000} {
+		r := rand.New(rand.NewPCG(uint64(hint), 99))
+		v := NewMemVisited(hint)
+		ref := map[uint64]uint64{} // fp -> seq
+		var order []uint64
+		var parents []uint64
+		for i := 0; i < 200000; i++ {
+			var fp uint64
+			switch r.IntN(4) {
+			case 0:
+				fp = r.Uint64()
+			case 1:
+				fp = uint64(r.IntN(50000)) // clustered small values, incl. 0
+			case 2:
+				fp = uint64(r.IntN(1000)) << 40 // low bits all zero
+			case 3:
+				if len(order) > 0 {
+					fp = order[r.IntN(len(order))] // a repeat
+				}
+			}
+			parent := uint64(r.IntN(len(order) + 1))
+			seq, added := v.Insert(fp, parent)
+			_, had := ref[fp]
+			if added == had {
+				t.Fatalf("Insert(%#x): added=%v but present=%v", fp, added, had)
+			}
+			if added {
+				if seq != uint64(len(order)) {
+					t.Fatalf("seq = %d, want %d", seq, len(order))
+				}
+				ref[fp] = seq
+				order = append(order, fp)
+				parents = append(parents, parent)
+			}
+			probe := r.Uint64() >> r.UintN(64)
+			if _, ok := ref[probe]; ok != v.Contains(probe) {
+				t.Fatalf("Contains(%#x) = %v, want %v", probe, !ok, ok)
+			}
+		}
+		if v.Len() != uint64(len(ref)) {
+			t.Fatalf("Len = %d, want %d", v.Len(), len(ref))
+		}
+		for fp, seq := range ref {
+			if !v.Contains(fp) {
+				t.Fatalf("lost %#x", fp)
+			}
+			gfp, gp := v.Lookup(seq)
+			if gfp != fp || gp != parents[seq] {
+				t.Fatalf("Lookup(%d) = %#x,%d want %#x,%d", seq, gfp, gp, fp, parents[seq])
+			}
+		}
+		if b := v.BytesPerState(); b < 16 || b > 64 {
+			t.Errorf("hint %d: BytesPerState = %.1f, outside [16,64]", hint, b)
+		}
+		t.Logf("hint %d: %d states, %.1f bytes/state", hint, v.Len(), v.BytesPerState())
+	}
+}
+
+func TestMemVisitedNoAllocAfterHint(t *testing.T) {
+	v := NewMemVisited(10000)
+	fp := uint64(1)
+	allocs := testing.AllocsPerRun(5000, func() {
+		fp = fp*6364136223846793005 + 1442695040888963407
+		v.Insert(fp, 0)
+		v.Contains(fp ^ 1)
+	})
+	if allocs != 0 {
+		t.Errorf("allocs per insert = %v", allocs)
+	}
+}
+
+func BenchmarkMemVisitedInsert(b *testing.B) {
+	v := NewMemVisited(0)
+	fp := uint64(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		fp = fp*6364136223846793005 + 1442695040888963407
+		v.Insert(fp, 0)
+	}
+}

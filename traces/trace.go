@@ -1,0 +1,227 @@
+// Package traces turns a counterexample — a path of (action, state) pairs
+// — into forms people and tools read. The text form shows, per step, the
+// action taken and only the variables it changed, the way TLC users diff
+// consecutive states of an error trace by eye, but done for them.
+package traces
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// Step is one state of a trace and the action that led to it.
+type Step struct {
+	Initial bool        // the first state; Action is unset
+	Action  spec.Action // the transition into State
+	State   spec.State
+}
+
+// Trace is a counterexample: a path from an initial state to a state that
+// violates Invariant (or, with Deadlock, has no successor).
+type Trace struct {
+	Params    spec.Params
+	Invariant string
+	Statement string
+	Deadlock  bool
+	Steps     []Step
+}
+
+// Var is one variable (or one element of a function-valued variable) and
+// its value rendered as text.
+type Var struct{ Name, Value string }
+
+// Vars flattens a state into named values in a fixed order, one per
+// variable element, so two states can be compared line by line.
+func Vars(p spec.Params, s *spec.State) []Var {
+	var out []Var
+	add := func(name, format string, args ...any) {
+		out = append(out, Var{name, fmt.Sprintf(format, args...)})
+	}
+	add("meta_status", "%s", s.MetaStatus)
+	add("meta_version", "%d", s.MetaVersion)
+	add("meta_fragments", "%s", FormatFragments(s.MetaFragmentList()))
+	add("meta_last_entry", "%d", s.MetaLastEntry)
+	for b := 0; b < p.Bookies; b++ {
+		add(fmt.Sprintf("b_entries[b%d]", b+1), "%s", FormatEntries(s.BEntries[b]))
+		add(fmt.Sprintf("b_fenced[b%d]", b+1), "%s", tlaBool(s.BFenced.Has(b)))
+		add(fmt.Sprintf("b_lac[b%d]", b+1), "%d", s.BLAC[b])
+	}
+	for i := 0; i < p.Clients; i++ {
+		c := &s.Clients[i]
+		pre := fmt.Sprintf("clients[c%d].", i+1)
+		add(pre+"status", "%s", c.Status)
+		add(pre+"meta_version", "%s", nilInt(c.MetaVersion))
+		add(pre+"fragments", "%s", FormatFragments(c.FragmentList()))
+		add(pre+"pending_add_ops", "%s", formatPending(c.PendingList()))
+		add(pre+"lap", "%d", c.LAP)
+		add(pre+"lac", "%d", c.LAC)
+		conf := make([]string, p.Entries)
+		for e := range conf {
+			conf[e] = spec.FormatBookies(c.Confirmed[e])
+		}
+		add(pre+"confirmed", "<<%s>>", strings.Join(conf, ", "))
+		add(pre+"fenced", "%s", spec.FormatBookies(c.Fenced))
+		add(pre+"recovery_ensemble", "%s", spec.FormatBookies(c.RecoveryEns))
+		add(pre+"curr_read_entry", "%s", nilInt(c.CurrReadEntry))
+		rs := make([]string, 0, c.NumResponses)
+		for _, k := range c.Responses() {
+			rs = append(rs, FormatMessage(k))
+		}
+		add(pre+"read_responses", "{%s}", strings.Join(rs, ", "))
+		add(pre+"recovery_phase", "%d", c.RecoveryPhase)
+		add(pre+"last_recoverable_entry", "%s", nilInt(c.LastRecoverable))
+	}
+	for _, m := range s.Msgs {
+		add("messages["+FormatMessage(m.Key)+"]", "%s", deliveryState(m.Count))
+	}
+	return out
+}
+
+func tlaBool(b bool) string {
+	if b {
+		return "TRUE"
+	}
+	return "FALSE"
+}
+
+func nilInt(v int8) string {
+	if v == spec.Nil {
+		return "Nil"
+	}
+	return fmt.Sprint(v)
+}
+
+func deliveryState(count int8) string {
+	switch count {
+	case 1:
+		return "in flight (1)"
+	case 0:
+		return "processed (0)"
+	case -1:
+		return "lost (-1)"
+	}
+	return fmt.Sprint(count)
+}
+
+// FormatFragments renders a fragment sequence as <<[1: {b1,b2} from e1], ...>>.
+func FormatFragments(fs []spec.Fragment) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = fmt.Sprintf("[%d: %s from e%d]", f.ID, spec.FormatBookies(f.Ensemble), f.First)
+	}
+	return "<<" + strings.Join(parts, ", ") + ">>"
+}
+
+// FormatEntries renders a bookie's entries as {e1, e2}; an entry whose data
+// differs from its id shows both ({e1=2}).
+func FormatEntries(es spec.EntrySet) string {
+	var parts []string
+	for _, e := range es.List() {
+		if e.Data == e.ID {
+			parts = append(parts, fmt.Sprintf("e%d", e.ID))
+		} else {
+			parts = append(parts, fmt.Sprintf("e%d=%d", e.ID, e.Data))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func formatPending(ops []spec.PendingAddOp) string {
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		parts[i] = fmt.Sprintf("[e%d, fragment %d, %s]", op.Entry.ID, op.FragmentID, spec.FormatBookies(op.Ensemble))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// FormatMessage renders a message record with its direction, e.g.
+// "AddEntryRequest c1->b2 e1 lac=0".
+func FormatMessage(k spec.MsgKey) string {
+	f := k.Fields()
+	c, b := fmt.Sprintf("c%d", f.Cid+1), fmt.Sprintf("b%d", f.Bookie+1)
+	rec := ""
+	if f.Recovery {
+		rec = " recovery"
+	}
+	switch f.Type {
+	case spec.AddEntryRequest:
+		return fmt.Sprintf("AddEntryRequest %s->%s e%d lac=%d%s", c, b, f.Entry.ID, f.LAC, rec)
+	case spec.AddEntryResponse:
+		res := "ok"
+		if !f.Success {
+			res = "fenced"
+		}
+		return fmt.Sprintf("AddEntryResponse %s->%s e%d %s%s", b, c, f.Entry.ID, res, rec)
+	case spec.FenceRequest:
+		return fmt.Sprintf("FenceRequest %s->%s", c, b)
+	case spec.FenceResponse:
+		return fmt.Sprintf("FenceResponse %s->%s lac=%d", b, c, f.LAC)
+	case spec.ReadRequest:
+		fence := ""
+		if f.Fence {
+			fence = " fence"
+		}
+		return fmt.Sprintf("ReadRequest %s->%s e%d%s", c, b, f.Entry.ID, fence)
+	case spec.ReadResponse:
+		code := "OK"
+		if f.Code == spec.CodeNoSuchEntry {
+			code = "NoSuchEntry"
+		}
+		return fmt.Sprintf("ReadResponse %s->%s e%d %s", b, c, f.Entry.ID, code)
+	}
+	return fmt.Sprintf("message %#x", uint32(k))
+}
+
+// Diff lists the variables of next whose value differs from prev (or that
+// prev lacks), in next's order.
+func Diff(prev, next []Var) []Var {
+	old := make(map[string]string, len(prev))
+	for _, v := range prev {
+		old[v.Name] = v.Value
+	}
+	var out []Var
+	for _, v := range next {
+		if o, ok := old[v.Name]; !ok || o != v.Value {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// RenderText writes the trace as numbered steps. The first state is shown
+// in full (without never-sent messages, there are none); every later step
+// shows its action and the variables it changed.
+func RenderText(w io.Writer, t *Trace) error {
+	var b strings.Builder
+	what := "violates " + t.Invariant
+	if t.Deadlock {
+		what = "is a deadlock (no successor)"
+	}
+	fmt.Fprintf(&b, "Counterexample: %d states; the last %s.\n", len(t.Steps), what)
+	if t.Statement != "" {
+		fmt.Fprintf(&b, "%s: %s\n", t.Invariant, t.Statement)
+	}
+	fmt.Fprintf(&b, "Parameters: %s\n", t.Params)
+	var prev []Var
+	for i, st := range t.Steps {
+		vars := Vars(t.Params, &st.State)
+		if st.Initial {
+			fmt.Fprintf(&b, "\n%d. <Initial state>\n", i+1)
+			for _, v := range vars {
+				fmt.Fprintf(&b, "     %s = %s\n", v.Name, v.Value)
+			}
+		} else {
+			fmt.Fprintf(&b, "\n%d. %s\n", i+1, st.Action)
+			changed := Diff(prev, vars)
+			for _, v := range changed {
+				fmt.Fprintf(&b, "     %s = %s\n", v.Name, v.Value)
+			}
+		}
+		prev = vars
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
