@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// lastJSON decodes the last line of NDJSON output.
+func lastJSON(t *testing.T, out string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestDefaultCheckIsOK(t *testing.T) {
+	code, out, _ := runArgs(t, "check", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	res := lastJSON(t, out)
+	if res["type"] != "result" || res["status"] != "ok" || res["distinct"] != 285773.0 || res["depth"] != 28.0 || res["violation"] != nil {
+		t.Fatalf("result %v", res)
+	}
+}
+
+func TestViolationEndToEnd(t *testing.T) {
+	args := []string{"check", "--bookies", "2", "-w", "2", "-a", "2", "--variant", "no-recovery-fence"}
+	code, out, _ := runArgs(t, append(args, "--json")...)
+	if code != exitViolation {
+		t.Fatalf("exit %d, want %d", code, exitViolation)
+	}
+	res := lastJSON(t, out)
+	v, _ := res["violation"].(map[string]any)
+	if res["status"] != "violation" || v == nil || v["invariant"] != "NoDivergenceBetweenClientAndMetaData" || v["length"] != 14.0 {
+		t.Fatalf("result %v", res)
+	}
+	if steps, _ := v["trace"].([]any); len(steps) != 14 {
+		t.Fatalf("trace has %d steps", len(steps))
+	}
+	code, out, _ = runArgs(t, args...)
+	if code != exitViolation || !strings.Contains(out, "Invariant NoDivergenceBetweenClientAndMetaData is violated") ||
+		!strings.Contains(out, "14. RecoveryClientClosesLedger(c2)") {
+		t.Fatalf("text output:\n%s", out)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in the result status or stderr
+	}{
+		{"deadlock", []string{"check", "--bookies", "1", "-w", "1", "--check-deadlock", "--json"}, exitDeadlock, "violation"},
+		{"max-depth", []string{"check", "--max-depth", "5", "--json"}, exitUnknown, "unknown"},
+		{"max-states", []string{"check", "--max-states", "1000", "--json"}, exitUnknown, "unknown"},
+		{"max-depth beyond the space", []string{"check", "--bookies", "1", "-w", "1", "--max-depth", "40", "--json"}, exitOK, "ok"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, _ := runArgs(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d", code, tc.code)
+			}
+			if res := lastJSON(t, out); res["status"] != tc.want {
+				t.Fatalf("status %v, want %s", res["status"], tc.want)
+			}
+		})
+	}
+}
+
+// TestUsageListsEveryProblem: one message, every problem, exit 2, no output.
+func TestUsageListsEveryProblem(t *testing.T) {
+	code, out, errOut := runArgs(t, "check", "--clients", "0", "-w", "2", "-a", "3", "--bookies", "1",
+		"--invariants", "TypeOK,Bogus", "--variant", "nope", "--max-states", "-1")
+	if code != exitUsage || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	for _, want := range []string{"clients must be", "ack quorum (-a 3) must not exceed", "exceeds the number of bookies", "Bogus", "unknown variant", "--max-states"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code, _, _ := runArgs(t, "frobnicate"); code != exitUsage {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	if code, _, _ := runArgs(t, "check", "--no-such-flag"); code != exitUsage {
+		t.Errorf("unknown flag: exit %d", code)
+	}
+}

@@ -1,0 +1,844 @@
+package state
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+// BadgerOptions configures OpenBadgerVisited.
+type BadgerOptions struct {
+	// Dir is the store's directory; it is created if missing.
+	Dir string
+	// MemoryBudget is the number of bytes of RAM the store may use for
+	// Badger's memtables and caches plus its own in-memory fingerprint
+	// cache. 0 means DefaultBadgerMemoryBudget.
+	MemoryBudget int64
+}
+
+// DefaultBadgerMemoryBudget is the memory budget used when
+// BadgerOptions.MemoryBudget is 0.
+const DefaultBadgerMemoryBudget = 256 << 20
+
+// Key spaces. Both key suffixes are big-endian so that Badger's key order
+// is numeric order: the s/ space iterates by sequence number.
+//
+//	f/<fp>  -> seq             (8 bytes)
+//	s/<seq> -> fp, parent seq  (8 + 8 bytes)
+var (
+	prefixFP  = []byte("f/")
+	prefixSeq = []byte("s/")
+)
+
+const (
+	keyLen = 2 + 8
+	// pendingMax is how many inserts are buffered (in a Badger WriteBatch,
+	// which commits full transactions in the background, and in v.pending
+	// for Lookup) before the batch is flushed automatically.
+	pendingMax = 1 << 16
+	// windowLoad is the load (out of 10) at which a recent-window table
+	// rotates; exactMaxLoad (out of 100) is how full the exact table may
+	// get once the budget forbids growing it.
+	windowLoad   = 7
+	exactMaxLoad = 90
+	minTableLen  = 1 << 10
+)
+
+// BadgerVisited is a disk-backed Visited store: every state is persisted in
+// a Badger database (fingerprint -> seq and seq -> fingerprint, parent), so
+// a run can outgrow RAM, survive a crash (up to the last Flush) and be
+// resumed.
+//
+// Badger is fronted by an in-memory cache so that most Contains calls never
+// reach it:
+//
+//   - While it fits in the memory budget, an exact open-addressing set of
+//     every fingerprint (8 bytes / load factor per state) answers Contains
+//     alone, as MemVisited's table does. Badger is then written to but never
+//     read during a search.
+//   - When the exact set would outgrow the budget, the store switches to
+//     overflow mode: a layered Bloom filter over all fingerprints answers
+//     "certainly new" for most new states; two rotating tables hold the most
+//     recently inserted fingerprints (in a BFS most duplicates are states of
+//     the current or previous level) and answer "certainly seen"; only what
+//     remains goes to a Badger read.
+//
+// Writes go through a Badger WriteBatch, flushed every pendingMax inserts
+// and by Flush; the inserts since the last flush are also kept in memory so
+// that Lookup works before they reach Badger.
+//
+// Insert, Flush, Truncate and Close must be called from one goroutine at a
+// time; Contains may be called from any number of goroutines while none of
+// those runs. Badger errors on the write path are sticky: Insert cannot
+// return them, so they are reported by the next Flush, Close or Err. A read
+// error in Contains or Lookup panics (the interface has no error return and
+// a wrong answer would silently corrupt the search).
+type BadgerVisited struct {
+	db  *badger.DB
+	dir string
+
+	n uint64 // Len: states 0..n-1 are stored
+
+	// In-memory cache.
+	fpBudget int64      // bytes for exact/window tables and the Bloom filter
+	overflow bool       // false: exact holds every fingerprint
+	exact    fpTable    // exact mode
+	cur, old fpTable    // overflow mode: recent windows
+	bloom    layerBloom // overflow mode: every fingerprint
+
+	// Write path.
+	wb      *badger.WriteBatch
+	pending []pendingState // states n-len(pending) .. n-1, not yet flushed
+	err     error          // sticky write error
+}
+
+type pendingState struct{ fp, parent uint64 }
+
+var _ Visited = (*BadgerVisited)(nil)
+
+// OpenBadgerVisited opens (creating if needed) the store in opt.Dir. If the
+// directory holds a store, its states are recovered: Len is the length of
+// the longest run of sequence numbers 0, 1, ... present, and anything beyond
+// (left by a crash between flushes) is dropped, so the two key spaces agree.
+func OpenBadgerVisited(opt BadgerOptions) (*BadgerVisited, error) {
+	if opt.Dir == "" {
+		return nil, errors.New("state: BadgerOptions.Dir is empty")
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	budget := opt.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultBadgerMemoryBudget
+	}
+	bo, fpBudget := badgerOptions(opt.Dir, budget)
+	db, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("state: open badger store %s: %w", opt.Dir, err)
+	}
+	v := &BadgerVisited{db: db, dir: opt.Dir, fpBudget: fpBudget}
+	if err := v.recover(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// badgerOptions tunes Badger for tiny keys and values written in large
+// batches and splits the memory budget: about a third to Badger (two
+// memtables, block and index caches), the rest to the fingerprint cache.
+func badgerOptions(dir string, budget int64) (badger.Options, int64) {
+	memTable := clamp(budget/8, 2<<20, 64<<20)
+	// Badger's arena per memtable is MemTableSize + 2*15% (batch slack).
+	arenas := 2 * (memTable + memTable*3/10)
+	blockCache := clamp(budget/32, 1<<20, 256<<20)
+	indexCache := clamp(budget/16, 2<<20, 512<<20)
+	o := badger.DefaultOptions(dir).
+		WithLoggingLevel(badger.WARNING).
+		WithMetricsEnabled(false).
+		WithNumVersionsToKeep(1).
+		WithSyncWrites(false).
+		WithDetectConflicts(false).
+		WithCompression(options.None).
+		// Values are 8 or 16 bytes: keep them all in the LSM tree.
+		WithValueThreshold(1 << 10).
+		WithValueLogFileSize(64 << 20).
+		WithMemTableSize(memTable).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(10).
+		WithBaseTableSize(memTable / 2).
+		WithNumCompactors(2).
+		WithBlockCacheSize(blockCache).
+		WithIndexCacheSize(indexCache)
+	fpBudget := budget - arenas - blockCache - indexCache - pendingMax*16
+	if fpBudget < 0 {
+		fpBudget = 0
+	}
+	return o, fpBudget
+}
+
+func clamp(x, lo, hi int64) int64 {
+	return max(lo, min(x, hi))
+}
+
+func fpKey(fp uint64) []byte {
+	k := make([]byte, keyLen)
+	copy(k, prefixFP)
+	binary.BigEndian.PutUint64(k[2:], fp)
+	return k
+}
+
+func seqKey(seq uint64) []byte {
+	k := make([]byte, keyLen)
+	copy(k, prefixSeq)
+	binary.BigEndian.PutUint64(k[2:], seq)
+	return k
+}
+
+// Len implements Visited.
+func (v *BadgerVisited) Len() uint64 { return v.n }
+
+// Err returns the first error met on the write path, if any.
+func (v *BadgerVisited) Err() error { return v.err }
+
+// Contains implements Visited.
+func (v *BadgerVisited) Contains(fp uint64) bool {
+	if !v.overflow {
+		return v.exact.contains(fp)
+	}
+	if v.cur.contains(fp) || v.old.contains(fp) {
+		return true
+	}
+	if !v.bloom.mayContain(fp) {
+		return false
+	}
+	// Everything outside the windows has been flushed (rotate flushes), so
+	// Badger has it if anyone has.
+	found, err := v.dbHas(fp)
+	if err != nil {
+		panic(fmt.Sprintf("state: badger read in Contains: %v", err))
+	}
+	return found
+}
+
+func (v *BadgerVisited) dbHas(fp uint64) (bool, error) {
+	var k [keyLen]byte
+	copy(k[:], prefixFP)
+	binary.BigEndian.PutUint64(k[2:], fp)
+	err := v.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(k[:])
+		return err
+	})
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// Insert implements Visited.
+func (v *BadgerVisited) Insert(fp uint64, parent uint64) (uint64, bool) {
+	if v.Contains(fp) {
+		return 0, false
+	}
+	seq := v.n
+	v.cacheAdd(fp)
+	v.n++
+	v.write(seq, fp, parent)
+	return seq, true
+}
+
+// write queues the two records of state seq.
+func (v *BadgerVisited) write(seq, fp, parent uint64) {
+	v.pending = append(v.pending, pendingState{fp, parent})
+	if v.err == nil {
+		if v.wb == nil {
+			v.wb = v.db.NewWriteBatch()
+		}
+		// One allocation for both records: Badger keeps references to
+		// keys and values until the batch is committed.
+		b := make([]byte, 2*keyLen+8+16)
+		fk, fv := b[0:keyLen:keyLen], b[keyLen:keyLen+8:keyLen+8]
+		sk, sv := b[keyLen+8:2*keyLen+8:2*keyLen+8], b[2*keyLen+8:]
+		copy(fk, prefixFP)
+		binary.BigEndian.PutUint64(fk[2:], fp)
+		binary.BigEndian.PutUint64(fv, seq)
+		copy(sk, prefixSeq)
+		binary.BigEndian.PutUint64(sk[2:], seq)
+		binary.BigEndian.PutUint64(sv, fp)
+		binary.BigEndian.PutUint64(sv[8:], parent)
+		// f/ before s/: Badger applies a batch's transactions in order,
+		// so whatever prefix survives a crash has f/ for every s/ (recover
+		// relies on the s/ space and drops stray f/ keys).
+		if err := v.wb.Set(fk, fv); err != nil {
+			v.err = fmt.Errorf("state: badger write: %w", err)
+		} else if err := v.wb.Set(sk, sv); err != nil {
+			v.err = fmt.Errorf("state: badger write: %w", err)
+		}
+	}
+	if len(v.pending) >= pendingMax {
+		v.flushBatch()
+	}
+}
+
+// flushBatch waits until every queued write is committed to Badger (and
+// visible to reads), then forgets the pending states.
+func (v *BadgerVisited) flushBatch() {
+	if v.wb != nil {
+		if err := v.wb.Flush(); err != nil && v.err == nil {
+			v.err = fmt.Errorf("state: badger write: %w", err)
+		}
+		v.wb = nil
+	}
+	v.pending = v.pending[:0]
+}
+
+// Flush makes every Insert so far durable: it waits for the write batch and
+// syncs Badger's files to disk.
+func (v *BadgerVisited) Flush() error {
+	v.flushBatch()
+	if v.err != nil {
+		return v.err
+	}
+	if err := v.db.Sync(); err != nil {
+		return fmt.Errorf("state: badger sync: %w", err)
+	}
+	return nil
+}
+
+// Lookup implements Visited. It panics if seq was never returned by Insert
+// or if Badger cannot be read.
+func (v *BadgerVisited) Lookup(seq uint64) (fp uint64, parent uint64) {
+	if seq >= v.n {
+		panic(fmt.Sprintf("state: Lookup(%d) with only %d states", seq, v.n))
+	}
+	if base := v.n - uint64(len(v.pending)); seq >= base {
+		p := v.pending[seq-base]
+		return p.fp, p.parent
+	}
+	var val [16]byte
+	err := v.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(seqKey(seq))
+		if err != nil {
+			return err
+		}
+		return it.Value(func(b []byte) error {
+			if len(b) != 16 {
+				return fmt.Errorf("s/%d has a %d-byte value", seq, len(b))
+			}
+			copy(val[:], b)
+			return nil
+		})
+	})
+	if err != nil {
+		panic(fmt.Sprintf("state: badger Lookup(%d): %v", seq, err))
+	}
+	return binary.BigEndian.Uint64(val[:8]), binary.BigEndian.Uint64(val[8:])
+}
+
+// Truncate forgets every state with seq >= n, durably; afterwards Len() ==
+// n. It is how a run resumed from a checkpoint rolls back the inserts made
+// after that checkpoint.
+func (v *BadgerVisited) Truncate(n uint64) error {
+	if n > v.n {
+		return fmt.Errorf("state: Truncate(%d) with only %d states", n, v.n)
+	}
+	if err := v.Flush(); err != nil {
+		return err
+	}
+	if n == v.n {
+		return nil
+	}
+	if err := v.deleteFrom(n); err != nil {
+		return err
+	}
+	v.n = n
+	if err := v.rebuildCache(); err != nil {
+		return err
+	}
+	if err := v.db.Sync(); err != nil {
+		return fmt.Errorf("state: badger sync: %w", err)
+	}
+	return nil
+}
+
+// deleteFrom deletes the s/ keys with seq >= n and the f/ keys they name.
+func (v *BadgerVisited) deleteFrom(n uint64) error {
+	wb := v.db.NewWriteBatch()
+	defer wb.Cancel()
+	err := v.db.View(func(txn *badger.Txn) error {
+		io := badger.DefaultIteratorOptions
+		io.Prefix = prefixSeq
+		it := txn.NewIterator(io)
+		defer it.Close()
+		for it.Seek(seqKey(n)); it.Valid(); it.Next() {
+			item := it.Item()
+			var fp uint64
+			if err := item.Value(func(b []byte) error {
+				if len(b) >= 8 {
+					fp = binary.BigEndian.Uint64(b)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := wb.Delete(item.KeyCopy(nil)); err != nil {
+				return err
+			}
+			if err := wb.Delete(fpKey(fp)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("state: badger truncate: %w", err)
+	}
+	return nil
+}
+
+// recover establishes Len from the s/ space and makes the f/ space agree
+// with it, then fills the in-memory cache.
+func (v *BadgerVisited) recover() error {
+	// Len: the first missing seq. Normally that is the highest s/ key + 1;
+	// a hole (possible only if a crash interrupted a Truncate) ends the
+	// store there.
+	var n uint64
+	var beyond bool
+	err := v.db.View(func(txn *badger.Txn) error {
+		io := badger.DefaultIteratorOptions
+		io.Prefix = prefixSeq
+		io.PrefetchValues = false
+		it := txn.NewIterator(io)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			if len(k) != keyLen || binary.BigEndian.Uint64(k[2:]) != n {
+				beyond = true
+				return nil
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("state: badger recover: %w", err)
+	}
+	if beyond {
+		if err := v.deleteFrom(n); err != nil {
+			return err
+		}
+	}
+	v.n = n
+	if err := v.rebuildCache(); err != nil {
+		return err
+	}
+	// Drop f/ keys naming a seq >= n (their s/ record did not make it to
+	// disk); count the others. If they are not exactly one per state, or
+	// name a fingerprint the s/ space does not hold, rewrite the f/ space.
+	var good uint64
+	var stray [][]byte
+	consistent := true
+	err = v.db.View(func(txn *badger.Txn) error {
+		io := badger.DefaultIteratorOptions
+		io.Prefix = prefixFP
+		it := txn.NewIterator(io)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			k := item.Key()
+			var seq uint64
+			if err := item.Value(func(b []byte) error {
+				if len(b) != 8 {
+					seq = ^uint64(0)
+				} else {
+					seq = binary.BigEndian.Uint64(b)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			switch {
+			case len(k) != keyLen:
+				consistent = false
+			case seq >= n:
+				stray = append(stray, item.KeyCopy(nil))
+			case !v.cacheMayContain(binary.BigEndian.Uint64(k[2:])):
+				consistent = false
+			default:
+				good++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("state: badger recover: %w", err)
+	}
+	if !consistent || good != n {
+		return v.rewriteFP()
+	}
+	if len(stray) > 0 {
+		wb := v.db.NewWriteBatch()
+		defer wb.Cancel()
+		for _, k := range stray {
+			if err := wb.Delete(k); err != nil {
+				return fmt.Errorf("state: badger recover: %w", err)
+			}
+		}
+		if err := wb.Flush(); err != nil {
+			return fmt.Errorf("state: badger recover: %w", err)
+		}
+		if err := v.db.Sync(); err != nil {
+			return fmt.Errorf("state: badger sync: %w", err)
+		}
+	}
+	return nil
+}
+
+// rewriteFP rebuilds the f/ space from the s/ space.
+func (v *BadgerVisited) rewriteFP() error {
+	if err := v.db.DropPrefix(prefixFP); err != nil {
+		return fmt.Errorf("state: badger recover: %w", err)
+	}
+	wb := v.db.NewWriteBatch()
+	defer wb.Cancel()
+	err := v.scanStates(func(seq, fp uint64) error {
+		val := make([]byte, 8)
+		binary.BigEndian.PutUint64(val, seq)
+		return wb.Set(fpKey(fp), val)
+	})
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err == nil {
+		err = v.db.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("state: badger recover: %w", err)
+	}
+	return nil
+}
+
+// scanStates calls f for every stored state with seq < v.n, in seq order.
+func (v *BadgerVisited) scanStates(f func(seq, fp uint64) error) error {
+	return v.db.View(func(txn *badger.Txn) error {
+		io := badger.DefaultIteratorOptions
+		io.Prefix = prefixSeq
+		io.PrefetchSize = 1000
+		it := txn.NewIterator(io)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			seq := binary.BigEndian.Uint64(item.Key()[2:])
+			if seq >= v.n {
+				return nil
+			}
+			var fp uint64
+			if err := item.Value(func(b []byte) error {
+				if len(b) != 16 {
+					return fmt.Errorf("s/%d has a %d-byte value", seq, len(b))
+				}
+				fp = binary.BigEndian.Uint64(b)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := f(seq, fp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// rebuildCache refills the in-memory cache from the s/ space.
+func (v *BadgerVisited) rebuildCache() error {
+	v.overflow = false
+	v.exact = fpTable{}
+	v.exact.alloc(tableLenFor(v.n, v.fpBudget))
+	v.cur, v.old, v.bloom = fpTable{}, fpTable{}, layerBloom{}
+	err := v.scanStates(func(_, fp uint64) error {
+		v.cacheAdd(fp)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("state: badger scan: %w", err)
+	}
+	return nil
+}
+
+// tableLenFor is the exact table length to start with for n states: big
+// enough to hold them at ~0.7 load if the budget allows, else the largest
+// the budget allows.
+func tableLenFor(n uint64, budget int64) uint64 {
+	size := uint64(minTableLen)
+	for float64(size)*0.7 < float64(n)+1 && int64(size)*16 <= budget {
+		size <<= 1
+	}
+	return size
+}
+
+// cacheAdd records a fingerprint known not to be in the cache.
+func (v *BadgerVisited) cacheAdd(fp uint64) {
+	if !v.overflow {
+		t := &v.exact
+		if t.used < t.growAt {
+			t.insert(fp)
+			return
+		}
+		// Grow if the new table and the old one (while rehashing) fit.
+		if int64(len(t.table))*24 <= v.fpBudget {
+			t.grow()
+			t.insert(fp)
+			return
+		}
+		if t.used*100 < uint64(len(t.table))*exactMaxLoad {
+			t.insert(fp)
+			return
+		}
+		v.startOverflow()
+	}
+	v.bloom.add(fp)
+	if v.cur.used >= v.cur.growAt {
+		// Rotate: old is forgotten, so what it held must be readable
+		// from Badger first.
+		v.flushBatch()
+		v.old, v.cur = v.cur, v.old
+		v.cur.clear()
+	}
+	v.cur.insert(fp)
+}
+
+// cacheMayContain is Contains without the Badger read.
+func (v *BadgerVisited) cacheMayContain(fp uint64) bool {
+	if !v.overflow {
+		return v.exact.contains(fp)
+	}
+	return v.bloom.mayContain(fp)
+}
+
+// startOverflow turns the exact table into a Bloom filter plus two recent
+// windows.
+func (v *BadgerVisited) startOverflow() {
+	v.overflow = true
+	v.bloom = layerBloom{}
+	v.bloom.addLayer(max(2*v.n, 1<<16))
+	v.exact.each(v.bloom.add)
+	v.exact = fpTable{}
+	// Windows get what the Bloom filter leaves of the budget, but at
+	// least minTableLen slots each.
+	avail := v.fpBudget - v.bloom.bytes()
+	size := uint64(minTableLen)
+	for int64(size)*8*2*2 <= avail {
+		size <<= 1
+	}
+	v.cur.alloc(size)
+	v.old.alloc(size)
+	v.old.growAt = 0 // never inserted into directly
+	// The windows start empty, so everything so far must be readable.
+	v.flushBatch()
+}
+
+// BytesPerState implements Visited: the bytes held by the in-memory cache
+// (fingerprint tables, Bloom filter, pending writes) per state. Badger's
+// own memtables and caches (bounded by the memory budget) and its files
+// (DiskBytes) are not included.
+func (v *BadgerVisited) BytesPerState() float64 {
+	if v.n == 0 {
+		return 0
+	}
+	return float64(v.CacheBytes()) / float64(v.n)
+}
+
+// CacheBytes is the memory held by the in-memory cache.
+func (v *BadgerVisited) CacheBytes() int64 {
+	b := 8*int64(len(v.exact.table)+len(v.cur.table)+len(v.old.table)) + v.bloom.bytes()
+	return b + 16*int64(cap(v.pending))
+}
+
+// DiskBytes is the size of the store's files (LSM tree and value log).
+func (v *BadgerVisited) DiskBytes() int64 {
+	lsm, vlog := v.db.Size()
+	return lsm + vlog
+}
+
+// Overflowed reports whether the exact fingerprint set has outgrown the
+// memory budget (so Contains may read Badger).
+func (v *BadgerVisited) Overflowed() bool { return v.overflow }
+
+// Close flushes and syncs pending writes and closes the database.
+func (v *BadgerVisited) Close() error {
+	if v.db == nil {
+		return nil
+	}
+	err := v.Flush()
+	if cerr := v.db.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("state: close badger store: %w", cerr)
+	}
+	*v = BadgerVisited{}
+	return err
+}
+
+// fpTable is an open-addressing set of fingerprints (linear probing, 0
+// marks an empty slot and fp 0 is a flag), as in MemVisited.
+type fpTable struct {
+	table   []uint64
+	shift   uint
+	used    uint64
+	growAt  uint64
+	hasZero bool
+}
+
+func (t *fpTable) alloc(size uint64) {
+	t.table = make([]uint64, size)
+	t.shift = uint(64 - bits.TrailingZeros64(size))
+	t.used = 0
+	t.hasZero = false
+	t.growAt = size * windowLoad / 10
+}
+
+func (t *fpTable) clear() {
+	clear(t.table)
+	t.used = 0
+	t.hasZero = false
+	t.growAt = uint64(len(t.table)) * windowLoad / 10
+}
+
+func (t *fpTable) slot(fp uint64) uint64 {
+	return (fp * 0x9E3779B97F4A7C15) >> t.shift
+}
+
+func (t *fpTable) contains(fp uint64) bool {
+	if fp == 0 {
+		return t.hasZero
+	}
+	if len(t.table) == 0 {
+		return false
+	}
+	mask := uint64(len(t.table) - 1)
+	for i := t.slot(fp); ; i = (i + 1) & mask {
+		switch t.table[i] {
+		case fp:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+// insert adds fp, which must not be present; the table must have room.
+func (t *fpTable) insert(fp uint64) {
+	if fp == 0 {
+		t.hasZero = true
+		return
+	}
+	mask := uint64(len(t.table) - 1)
+	i := t.slot(fp)
+	for t.table[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.table[i] = fp
+	t.used++
+}
+
+func (t *fpTable) grow() {
+	old, hasZero := t.table, t.hasZero
+	t.alloc(uint64(len(old)) * 2)
+	t.hasZero = hasZero
+	for _, fp := range old {
+		if fp != 0 {
+			t.insert(fp)
+		}
+	}
+}
+
+func (t *fpTable) each(f func(uint64)) {
+	if t.hasZero {
+		f(0)
+	}
+	for _, fp := range t.table {
+		if fp != 0 {
+			f(fp)
+		}
+	}
+}
+
+// layerBloom is a scalable Bloom filter: a list of blocked Bloom filters,
+// each sized for twice the states of the previous one at ~12 bits per
+// state (a false-positive rate well under 1%). A fingerprint may be present
+// if any layer says so.
+type layerBloom struct {
+	layers []bloomLayer
+}
+
+type bloomLayer struct {
+	words []uint64 // 512-bit blocks of 8 words
+	shift uint     // 64 - log2(number of blocks)
+	cap   uint64   // states this layer is sized for
+	n     uint64   // states added
+}
+
+const (
+	bloomBitsPerState = 12
+	bloomK            = 7 // 7 groups of 9 bits of one 64-bit hash
+)
+
+func (b *layerBloom) addLayer(capacity uint64) {
+	blocks := uint64(1)
+	for blocks*512 < capacity*bloomBitsPerState {
+		blocks <<= 1
+	}
+	b.layers = append(b.layers, bloomLayer{
+		words: make([]uint64, blocks*8),
+		shift: uint(64 - bits.TrailingZeros64(blocks)),
+		cap:   capacity,
+	})
+}
+
+func (b *layerBloom) bytes() int64 {
+	var n int64
+	for _, l := range b.layers {
+		n += 8 * int64(len(l.words))
+	}
+	return n
+}
+
+// bloomBlock returns the block of l for fp and the second hash whose 9-bit
+// groups pick the bits within the block.
+func (l *bloomLayer) block(fp uint64) ([]uint64, uint64) {
+	h := fp * 0x9E3779B97F4A7C15
+	var blk uint64
+	if l.shift < 64 {
+		blk = h >> l.shift
+	}
+	h2 := bits.RotateLeft64(fp, 29) * 0xC2B2AE3D27D4EB4F
+	h2 ^= h2 >> 31
+	return l.words[blk*8 : blk*8+8 : blk*8+8], h2
+}
+
+func (b *layerBloom) add(fp uint64) {
+	if len(b.layers) == 0 || b.layers[len(b.layers)-1].n >= b.layers[len(b.layers)-1].cap {
+		next := uint64(1 << 16)
+		if len(b.layers) > 0 {
+			next = 2 * b.layers[len(b.layers)-1].cap
+		}
+		b.addLayer(next)
+	}
+	l := &b.layers[len(b.layers)-1]
+	w, h2 := l.block(fp)
+	for i := range bloomK {
+		bit := (h2 >> (9 * i)) & 511
+		w[bit>>6] |= 1 << (bit & 63)
+	}
+	l.n++
+}
+
+func (b *layerBloom) mayContain(fp uint64) bool {
+	for i := range b.layers {
+		w, h2 := b.layers[i].block(fp)
+		hit := true
+		for j := range bloomK {
+			bit := (h2 >> (9 * j)) & 511
+			if w[bit>>6]&(1<<(bit&63)) == 0 {
+				hit = false
+				break
+			}
+		}
+		if hit {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,376 @@
+package state
+
+import (
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func openBadger(t testing.TB, dir string, budget int64) *BadgerVisited {
+	t.Helper()
+	v, err := OpenBadgerVisited(BadgerOptions{Dir: dir, MemoryBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// compareWithMem inserts the same random stream (with many duplicates,
+// fp 0 included) into b and a MemVisited and checks every answer.
+func compareWithMem(t *testing.T, b *BadgerVisited, m *MemVisited, rng *rand.Rand, n int, universe uint64) {
+	t.Helper()
+	for i := range n {
+		fp := rng.Uint64N(universe)
+		if i%7 == 0 {
+			fp = rng.Uint64() // mostly new, full 64-bit range
+		}
+		if got, want := b.Contains(fp), m.Contains(fp); got != want {
+			t.Fatalf("insert %d: Contains(%#x) = %v, MemVisited says %v", i, fp, got, want)
+		}
+		parent := NoParent
+		if m.Len() > 0 {
+			parent = rng.Uint64N(m.Len())
+		}
+		gs, ga := b.Insert(fp, parent)
+		ws, wa := m.Insert(fp, parent)
+		if ga != wa || (wa && gs != ws) {
+			t.Fatalf("insert %d: Insert(%#x) = %d, %v; MemVisited says %d, %v", i, fp, gs, ga, ws, wa)
+		}
+		if b.Len() != m.Len() {
+			t.Fatalf("insert %d: Len = %d, want %d", i, b.Len(), m.Len())
+		}
+	}
+}
+
+// checkSame checks Len, Lookup of every state and Contains of every
+// fingerprint (and of some absent ones) against m.
+func checkSame(t *testing.T, b *BadgerVisited, m *MemVisited, rng *rand.Rand) {
+	t.Helper()
+	if b.Len() != m.Len() {
+		t.Fatalf("Len = %d, want %d", b.Len(), m.Len())
+	}
+	for seq := range m.Len() {
+		fp, parent := b.Lookup(seq)
+		wfp, wparent := m.Lookup(seq)
+		if fp != wfp || parent != wparent {
+			t.Fatalf("Lookup(%d) = %#x, %d; want %#x, %d", seq, fp, parent, wfp, wparent)
+		}
+		if !b.Contains(fp) {
+			t.Fatalf("Contains(%#x) (seq %d) = false", fp, seq)
+		}
+	}
+	for range 1000 {
+		fp := rng.Uint64()
+		if got, want := b.Contains(fp), m.Contains(fp); got != want {
+			t.Fatalf("Contains(%#x) = %v, want %v", fp, got, want)
+		}
+	}
+}
+
+func TestBadgerMatchesMem(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		budget   int64
+		n        int
+		overflow bool
+	}{
+		{"exact", 0, 100_000, false},
+		// A 1-byte budget leaves the exact set its minimum size: Contains
+		// then runs on the Bloom filter, the windows and Badger reads.
+		{"tiny-budget", 1, 100_000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			b := openBadger(t, t.TempDir(), tc.budget)
+			defer b.Close()
+			m := NewMemVisited(0)
+			compareWithMem(t, b, m, rng, tc.n, uint64(tc.n))
+			if b.Overflowed() != tc.overflow {
+				t.Fatalf("Overflowed = %v, want %v", b.Overflowed(), tc.overflow)
+			}
+			checkSame(t, b, m, rng)
+			if err := b.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			checkSame(t, b, m, rng)
+			t.Logf("%d states, %.1f cache bytes/state, %d bytes on disk", b.Len(), b.BytesPerState(), b.DiskBytes())
+		})
+	}
+}
+
+func TestBadgerReopen(t *testing.T) {
+	for _, budget := range []int64{0, 1} {
+		dir := t.TempDir()
+		rng := rand.New(rand.NewPCG(3, 4))
+		b := openBadger(t, dir, budget)
+		m := NewMemVisited(0)
+		compareWithMem(t, b, m, rng, 50_000, 40_000)
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b = openBadger(t, dir, budget)
+		checkSame(t, b, m, rng)
+		// And it carries on where it stopped.
+		compareWithMem(t, b, m, rng, 20_000, 80_000)
+		checkSame(t, b, m, rng)
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestBadgerTruncate(t *testing.T) {
+	for _, budget := range []int64{0, 1} {
+		dir := t.TempDir()
+		rng := rand.New(rand.NewPCG(5, 6))
+		b := openBadger(t, dir, budget)
+		m := NewMemVisited(0)
+		compareWithMem(t, b, m, rng, 30_000, 1<<62)
+		cut := m.Len()
+		if err := b.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		// Inserts after the "checkpoint", some flushed, some not.
+		var later []uint64
+		for range 20_000 {
+			fp := rng.Uint64()
+			if _, added := b.Insert(fp, 0); added {
+				later = append(later, fp)
+			}
+		}
+		if err := b.Truncate(cut); err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() != cut {
+			t.Fatalf("Len after Truncate(%d) = %d", cut, b.Len())
+		}
+		for _, fp := range later {
+			if b.Contains(fp) && !m.Contains(fp) {
+				t.Fatalf("Contains(%#x) after Truncate", fp)
+			}
+		}
+		checkSame(t, b, m, rng)
+		// Re-insert: the same fingerprints get the same new seqs as in m.
+		compareWithMem(t, b, m, rng, 10_000, 1<<62)
+		for i, fp := range later[:5000] {
+			gs, ga := b.Insert(fp, uint64(i))
+			ws, wa := m.Insert(fp, uint64(i))
+			if gs != ws || ga != wa {
+				t.Fatalf("re-Insert(%#x) = %d, %v; want %d, %v", fp, gs, ga, ws, wa)
+			}
+		}
+		checkSame(t, b, m, rng)
+		if err := b.Truncate(b.Len() + 1); err == nil {
+			t.Fatal("Truncate beyond Len succeeded")
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b = openBadger(t, dir, budget)
+		checkSame(t, b, m, rng)
+		if err := b.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() != 0 || b.Contains(later[0]) {
+			t.Fatalf("after Truncate(0): Len %d", b.Len())
+		}
+		b.Close()
+	}
+}
+
+// copyDir copies the regular files of src into a new directory, as a crude
+// snapshot of a store whose process was killed.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || e.Name() == "LOCK" {
+			continue
+		}
+		in, err := os.Open(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(filepath.Join(dst, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			t.Fatal(err)
+		}
+		in.Close()
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestBadgerCrash opens a copy of the directory of a store that was never
+// closed: what was flushed must be there, and the store must be consistent
+// (Len states, each findable, nothing else).
+func TestBadgerCrash(t *testing.T) {
+	for _, budget := range []int64{0, 1} {
+		dir := t.TempDir()
+		rng := rand.New(rand.NewPCG(7, 8))
+		b := openBadger(t, dir, budget)
+		m := NewMemVisited(0)
+		compareWithMem(t, b, m, rng, 40_000, 1<<62)
+		if err := b.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		flushed := m.Len()
+		compareWithMem(t, b, m, rng, 10_000, 1<<62) // not flushed
+		snap := copyDir(t, dir)
+
+		c := openBadger(t, snap, budget)
+		n := c.Len()
+		if n < flushed || n > m.Len() {
+			t.Fatalf("recovered Len %d, want between %d and %d", n, flushed, m.Len())
+		}
+		t.Logf("budget %d: flushed %d, inserted %d, recovered %d", budget, flushed, m.Len(), n)
+		// The recovered store is a prefix of what was inserted.
+		mp := NewMemVisited(0)
+		for seq := range n {
+			fp, parent := m.Lookup(seq)
+			mp.Insert(fp, parent)
+		}
+		checkSame(t, c, mp, rng)
+		for seq := n; seq < m.Len(); seq++ {
+			fp, _ := m.Lookup(seq)
+			if c.Contains(fp) {
+				t.Fatalf("recovered store contains seq %d beyond Len %d", seq, n)
+			}
+		}
+		// It can go on, be truncated and reopened.
+		compareWithMem(t, c, mp, rng, 5_000, 1<<62)
+		if err := c.Truncate(flushed); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c = openBadger(t, snap, budget)
+		if c.Len() != flushed {
+			t.Fatalf("Len after Truncate and reopen = %d, want %d", c.Len(), flushed)
+		}
+		c.Close()
+		b.Close()
+	}
+}
+
+// TestBadgerMemory inserts many states under a 64 MiB budget and bounds the
+// Go heap. Skipped in -short mode.
+func TestBadgerMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	const (
+		budget = 64 << 20
+		n      = 5_000_000
+	)
+	b := openBadger(t, t.TempDir(), budget)
+	defer b.Close()
+	rng := rand.New(rand.NewPCG(9, 10))
+	var peak uint64
+	var ms runtime.MemStats
+	for i := range n {
+		b.Insert(rng.Uint64(), uint64(i))
+		if i%500_000 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&ms)
+	peak = max(peak, ms.HeapInuse)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	t.Logf("%d states: peak HeapInuse %.1f MiB, after GC %.1f MiB, cache %.1f bytes/state, disk %.1f bytes/state, overflow %v",
+		b.Len(), float64(peak)/(1<<20), float64(ms.HeapInuse)/(1<<20), b.BytesPerState(),
+		float64(b.DiskBytes())/float64(b.Len()), b.Overflowed())
+	if b.Len() != n {
+		t.Fatalf("Len = %d", b.Len())
+	}
+	// Loose: the Go runtime lets the heap reach about twice the live data
+	// before collecting.
+	if peak > 3*budget {
+		t.Fatalf("peak HeapInuse %d > 3 * budget", peak)
+	}
+}
+
+func benchStates(b *testing.B, dir string, budget int64, n int) *BadgerVisited {
+	v := openBadger(b, dir, budget)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range n {
+		v.Insert(rng.Uint64(), 0)
+	}
+	if err := v.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
+
+func BenchmarkBadgerInsert(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		budget int64
+	}{{"budget=256MiB", 0}, {"budget=1", 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			v := openBadger(b, b.TempDir(), bc.budget)
+			defer v.Close()
+			rng := rand.New(rand.NewPCG(13, 14))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v.Insert(rng.Uint64(), uint64(i))
+			}
+			if err := v.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric(v.BytesPerState(), "bytes/state")
+			b.ReportMetric(float64(v.DiskBytes())/float64(v.Len()), "disk-bytes/state")
+		})
+	}
+}
+
+func BenchmarkBadgerContains(b *testing.B) {
+	const n = 1_000_000
+	for _, bc := range []struct {
+		name   string
+		budget int64
+	}{{"budget=256MiB", 0}, {"budget=1", 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			v := benchStates(b, b.TempDir(), bc.budget, n)
+			defer v.Close()
+			// Half present (the same stream again), half absent.
+			rng := rand.New(rand.NewPCG(11, 12))
+			present := make([]uint64, n)
+			for i := range present {
+				present[i] = rng.Uint64()
+			}
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rand.New(rand.NewPCG(rand.Uint64(), 0))
+				for pb.Next() {
+					if r.IntN(2) == 0 {
+						v.Contains(present[r.IntN(n)])
+					} else {
+						v.Contains(r.Uint64())
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(v.BytesPerState(), "bytes/state")
+		})
+	}
+}
