@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 )
 
@@ -286,6 +287,11 @@ func TestBadgerMemory(t *testing.T) {
 		if i%500_000 == 0 {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapInuse)
+			if i == 4_500_000 && os.Getenv("BKCHECK_HEAPPROF") != "" {
+				f, _ := os.Create(os.Getenv("BKCHECK_HEAPPROF"))
+				pprof.WriteHeapProfile(f)
+				f.Close()
+			}
 		}
 	}
 	if err := b.Flush(); err != nil {

@@ -1,0 +1,73 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// BenchmarkCheck runs whole searches of reference models and reports
+// distinct states per second and bytes allocated per distinct state.
+func BenchmarkCheck(b *testing.B) {
+	models := []struct {
+		name string
+		p    spec.Params
+	}{
+		{"b2-w2-a1", spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}},
+	}
+	for _, mc := range models {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", mc.name, workers), func(b *testing.B) {
+				b.ReportAllocs()
+				var distinct int64
+				for i := 0; i < b.N; i++ {
+					rep, err := Run(context.Background(), Config{Params: mc.p, Search: explorer.Options{Workers: workers}})
+					if err != nil || rep.Status != explorer.OK {
+						b.Fatal(err, rep.Status)
+					}
+					distinct = rep.Distinct
+				}
+				b.ReportMetric(float64(distinct)*float64(b.N)/b.Elapsed().Seconds(), "states/s")
+			})
+		}
+	}
+}
+
+// BenchmarkExpand measures successor generation alone (decode, invariants,
+// successors, encode) on the states of a reference model.
+func BenchmarkExpand(b *testing.B) {
+	p := spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
+	m, err := NewModel(p, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Collect a sample of encoded states by a short BFS.
+	var encs [][]byte
+	seen := map[string]bool{}
+	m.Init(func(enc []byte) { encs = append(encs, append([]byte(nil), enc...)); seen[string(enc)] = true })
+	e := m.NewExpander()
+	for i := 0; i < len(encs) && len(encs) < 50000; i++ {
+		e.Load(encs[i])
+		e.Successors(func(_ explorer.Action, enc []byte) {
+			if !seen[string(enc)] {
+				seen[string(enc)] = true
+				encs = append(encs, append([]byte(nil), enc...))
+			}
+		})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	succ := 0
+	for i := 0; i < b.N; i++ {
+		enc := encs[i%len(encs)]
+		if err := e.Load(enc); err != nil {
+			b.Fatal(err)
+		}
+		e.Check()
+		e.Successors(func(explorer.Action, []byte) { succ++ })
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "states/s")
+}

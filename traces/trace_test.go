@@ -1,0 +1,80 @@
+package traces
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// walk builds a trace by following, from the initial state, the first
+// successor with each given action kind (and loss pattern).
+func walk(t *testing.T, p spec.Params, kinds []spec.ActionKind, lost []spec.Bookies) *Trace {
+	t.Helper()
+	m, err := spec.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trace{Params: p, Invariant: "Example", Statement: "an example statement"}
+	cur := m.Init()
+	tr.Steps = append(tr.Steps, Step{Initial: true, State: cur})
+	var scratch spec.State
+	for i, k := range kinds {
+		var next spec.State
+		var act spec.Action
+		found := false
+		m.Next(&cur, &scratch, func(a spec.Action, s *spec.State) {
+			if !found && a.Kind == k && a.Lost == lost[i] {
+				found, act = true, a
+				next.CopyFrom(s)
+			}
+		})
+		if !found {
+			t.Fatalf("step %d: no %v successor", i+1, k)
+		}
+		tr.Steps = append(tr.Steps, Step{Action: act, State: next})
+		cur = next
+	}
+	return tr
+}
+
+func TestRenderTextGolden(t *testing.T) {
+	tr := walk(t, spec.DefaultParams(),
+		[]spec.ActionKind{spec.ClientCreatesLedger, spec.ClientSendsAddEntryRequests, spec.BookieSendsAddConfirmedResponse},
+		[]spec.Bookies{0, 0b10, 0})
+	var b bytes.Buffer
+	if err := RenderText(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/create-send-store.txt"
+	if *update {
+		os.WriteFile(golden, b.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("rendering differs from %s (run with -update):\n%s", golden, b.String())
+	}
+}
+
+func TestDiffShowsOnlyChanges(t *testing.T) {
+	tr := walk(t, spec.DefaultParams(), []spec.ActionKind{spec.ClientCreatesLedger}, []spec.Bookies{0})
+	p := tr.Params
+	d := Diff(Vars(p, &tr.Steps[0].State), Vars(p, &tr.Steps[1].State))
+	var names []string
+	for _, v := range d {
+		names = append(names, v.Name)
+	}
+	got := strings.Join(names, " ")
+	want := "meta_status meta_version meta_fragments clients[c1].status clients[c1].meta_version clients[c1].fragments"
+	if got != want {
+		t.Errorf("changed = %q, want %q", got, want)
+	}
+}
