@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -73,15 +74,33 @@ func Run(ctx context.Context, m Model, opt Options) (Result, error) {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
 	s := &search{
-		m:       m,
-		opt:     opt,
-		visited: state.NewMemVisited(initialVisited),
-		start:   time.Now(),
-		cur:     new(level),
-		next:    new(level),
-		chunks:  make([]chunkOut, opt.Workers*chunksPerWorker),
+		m:      m,
+		opt:    opt,
+		start:  time.Now(),
+		window: new(level),
+		chunks: make([]chunkOut, opt.Workers*chunksPerWorker),
 	}
-	defer s.visited.Close()
+	switch {
+	case opt.Visited != nil:
+		s.visited = opt.Visited
+	default:
+		s.visited = state.NewMemVisited(initialVisited)
+		defer s.visited.Close()
+	}
+	if opt.Dir != "" {
+		d, ok := s.visited.(Durable)
+		if !ok {
+			return Result{}, errors.New("explorer: a run directory needs a durable visited store (Flush, Truncate)")
+		}
+		s.durable = d
+		if !opt.Resume {
+			if _, err := os.Stat(checkpointPath(opt.Dir)); err == nil {
+				return Result{}, fmt.Errorf("%w: %s already holds a run; resume it or choose another directory", ErrRunExists, opt.Dir)
+			}
+		}
+	} else if opt.Resume {
+		return Result{}, errors.New("explorer: Resume needs Dir")
+	}
 	s.lastProgress = s.start
 	s.workers = make([]*worker, opt.Workers)
 	for i := range s.workers {
@@ -208,16 +227,20 @@ type search struct {
 	m            Model
 	opt          Options
 	visited      state.Visited
+	durable      Durable // visited, when the run keeps a directory
 	workers      []*worker
-	cur, next    *level
+	window       *level // the states of the current batch, read from the level
 	chunks       []chunkOut
 	stats        Stats
 	start        time.Time
+	priorElapsed time.Duration // time spent by earlier sessions of a resumed run
 	lastProgress time.Time
 }
 
+func (s *search) elapsed() time.Duration { return s.priorElapsed + time.Since(s.start) }
+
 func (s *search) result(st Status, reason string) (Result, error) {
-	s.stats.Elapsed = time.Since(s.start)
+	s.stats.Elapsed = s.elapsed()
 	return Result{Status: st, Stats: s.stats, Reason: reason}, nil
 }
 
@@ -236,39 +259,97 @@ func (s *search) progress() {
 	now := time.Now()
 	s.lastProgress = now
 	st := s.stats
-	st.Elapsed = now.Sub(s.start)
+	st.Elapsed = s.elapsed()
 	s.opt.Progress(st)
+}
+
+// newLevel starts the level of the given depth: a file in the run
+// directory, or memory.
+func (s *search) newLevel(depth int) (levelWriter, error) {
+	if s.opt.Dir == "" {
+		return &memLevel{}, nil
+	}
+	return createFileLevel(levelPath(s.opt.Dir, depth))
+}
+
+// begin produces the first level to expand: the initial states of a fresh
+// run, or the level saved by the last checkpoint of a resumed one.
+func (s *search) begin() (cur levelReader, depth int, done *Result, err error) {
+	if s.opt.Resume {
+		cp, err := readCheckpoint(s.opt.Dir)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if cp.ModelID != s.opt.ModelID {
+			return nil, 0, nil, fmt.Errorf("%w: the run in %s checks\n  %s\nbut this invocation asks for\n  %s", ErrResumeMismatch, s.opt.Dir, cp.ModelID, s.opt.ModelID)
+		}
+		s.stats = Stats{Distinct: cp.Distinct, Generated: cp.Generated, Depth: cp.StatsDepth, Queue: int64(cp.LevelLen)}
+		s.priorElapsed = time.Duration(cp.ElapsedS * float64(time.Second))
+		if cp.Done {
+			r, err := s.finished(cp)
+			return nil, 0, &r, err
+		}
+		if err := s.durable.Truncate(uint64(cp.Distinct)); err != nil {
+			return nil, 0, nil, fmt.Errorf("explorer: rolling the visited store back to the checkpoint: %w", err)
+		}
+		os.Remove(levelPath(s.opt.Dir, cp.Depth+1)) // partial next level of the interrupted session
+		r, err := openFileLevel(levelPath(s.opt.Dir, cp.Depth), cp.LevelLen)
+		return r, cp.Depth, nil, err
+	}
+	w, err := s.newLevel(1)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	full := false
+	s.m.Init(func(enc []byte) {
+		if full || err != nil {
+			return
+		}
+		s.stats.Generated++
+		if seq, added := s.visited.Insert(state.Fingerprint(enc), state.NoParent); added {
+			err = w.add(enc, seq)
+			s.stats.Distinct++
+			full = s.maxStatesReached()
+		}
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if w.len() > 0 {
+		s.stats.Depth = 1
+	}
+	s.stats.Queue = int64(w.len())
+	if full {
+		w.discard()
+		r, err := s.result(Unknown, s.maxStatesReason())
+		return nil, 0, &r, err
+	}
+	cur, err = w.finish()
+	if err == nil {
+		err = s.checkpoint(&checkpoint{Depth: 1, LevelLen: cur.len()})
+	}
+	return cur, 1, nil, err
 }
 
 func (s *search) run(ctx context.Context) (Result, error) {
 	if ctx.Err() != nil {
 		return s.result(Unknown, "interrupted")
 	}
-	// Level 1: the initial states, deduplicated.
-	full := false
-	s.m.Init(func(enc []byte) {
-		if full {
-			return
+	cur, depth, done, err := s.begin()
+	if err != nil || done != nil {
+		if done == nil {
+			done = &Result{}
 		}
-		s.stats.Generated++
-		if seq, added := s.visited.Insert(state.Fingerprint(enc), state.NoParent); added {
-			s.cur.add(enc, seq)
-			s.stats.Distinct++
-			full = s.maxStatesReached()
-		}
-	})
-	if s.cur.len() > 0 {
-		s.stats.Depth = 1
+		return *done, err
 	}
-	s.stats.Queue = int64(s.cur.len())
 	s.progress()
-	if full {
-		return s.result(Unknown, s.maxStatesReason())
-	}
 
-	for depth := 1; s.cur.len() > 0; depth++ {
-		cur, next := s.cur, s.next
+	for ; cur.len() > 0; depth++ {
 		n := cur.len()
+		next, err := s.newLevel(depth + 1)
+		if err != nil {
+			return Result{}, err
+		}
 		// A violation in this level is reported with the figures from
 		// before its expansion, so they do not depend on how far the
 		// commit got (which depends on batch size, i.e. on Workers).
@@ -278,21 +359,29 @@ func (s *search) run(ctx context.Context) (Result, error) {
 
 		workers := len(s.workers)
 		chunkSize := min(max(n/(workers*chunksPerWorker), 1), maxChunkStates)
+		stop := func() { next.discard(); cur.close(false) }
 		for lo := 0; lo < n; {
 			if ctx.Err() != nil {
 				s.stats.Queue = int64(n-lo) + int64(next.len())
+				stop()
 				return s.result(Unknown, "interrupted")
 			}
+			k, err := cur.fill(s.window, cap(s.chunks)*chunkSize)
+			if err != nil {
+				stop()
+				return Result{}, err
+			}
 			batch := s.chunks[:0]
-			for len(batch) < cap(batch) && lo < n {
+			for b := 0; b < k; {
 				c := &s.chunks[len(batch)]
-				c.lo, c.hi = lo, min(lo+chunkSize, n)
-				lo = c.hi
+				c.lo, c.hi = b, min(b+chunkSize, k)
+				b = c.hi
 				batch = batch[:len(batch)+1]
 			}
 			if err := s.expand(ctx, batch, atBound); err != nil {
+				stop()
 				if ctx.Err() != nil {
-					s.stats.Queue = int64(n-batch[0].lo) + int64(next.len())
+					s.stats.Queue = int64(n-lo) + int64(next.len())
 					return s.result(Unknown, "interrupted")
 				}
 				return Result{}, err
@@ -304,33 +393,40 @@ func (s *search) run(ctx context.Context) (Result, error) {
 					so := &c.states[j]
 					i := c.lo + j
 					if so.bad != "" {
-						return s.violation(snapshot, cur.seqs[i], so.bad, false)
+						stop()
+						return s.violation(snapshot, s.window.seqs[i], so.bad, false)
 					}
 					if so.nSucc == 0 && s.opt.CheckDeadlock {
-						return s.violation(snapshot, cur.seqs[i], "Deadlock", true)
+						stop()
+						return s.violation(snapshot, s.window.seqs[i], "Deadlock", true)
 					}
 					s.stats.Generated += so.nSucc
 					if atBound {
 						sawNew = sawNew || so.hasNew
 						continue
 					}
-					parent := cur.seqs[i]
+					parent := s.window.seqs[i]
 					for _, cd := range c.cands[candStart:so.candEnd] {
 						seq, added := s.visited.Insert(cd.fp, parent)
 						if !added {
 							continue
 						}
-						next.add(c.arena[cd.off:cd.end], seq)
+						if err := next.add(c.arena[cd.off:cd.end], seq); err != nil {
+							stop()
+							return Result{}, err
+						}
 						s.stats.Distinct++
 						s.stats.Depth = depth + 1
 						if s.maxStatesReached() {
-							s.stats.Queue = int64(n-i-1) + int64(next.len())
+							s.stats.Queue = int64(n-lo-i-1) + int64(next.len())
+							stop()
 							return s.result(Unknown, s.maxStatesReason())
 						}
 					}
 					candStart = so.candEnd
 				}
 			}
+			lo += k
 			if s.opt.ProgressEvery > 0 && lo < n && time.Since(s.lastProgress) >= s.opt.ProgressEvery {
 				s.stats.Queue = int64(n-lo) + int64(next.len())
 				s.progress()
@@ -338,23 +434,36 @@ func (s *search) run(ctx context.Context) (Result, error) {
 		}
 		if atBound {
 			s.stats.Queue = 0
+			stop()
 			if sawNew {
 				return s.result(Unknown, fmt.Sprintf("max depth %d reached", s.opt.MaxDepth))
 			}
 			break
 		}
-		s.cur, s.next = next, cur
-		s.next.reset()
-		s.stats.Queue = int64(s.cur.len())
+		nr, err := next.finish()
+		if err != nil {
+			return Result{}, err
+		}
+		s.stats.Queue = int64(nr.len())
+		if err := s.checkpoint(&checkpoint{Depth: depth + 1, LevelLen: nr.len()}); err != nil {
+			return Result{}, err
+		}
+		cur.close(true)
+		cur = nr
 		s.progress()
 	}
+	cur.close(true)
 	s.stats.Queue = 0
-	return s.result(OK, "")
+	r, err := s.result(OK, "")
+	if err == nil {
+		err = s.checkpoint(&checkpoint{Depth: depth, Done: true, Status: OK.String()})
+	}
+	return r, err
 }
 
 // expand runs the chunks of one batch on the workers.
 func (s *search) expand(ctx context.Context, batch []chunkOut, probe bool) error {
-	cur := s.cur
+	cur := s.window
 	if len(s.workers) == 1 || len(batch) == 1 {
 		w := s.workers[0]
 		for i := range batch {
@@ -395,7 +504,11 @@ func (s *search) violation(snap Stats, seq uint64, name string, deadlock bool) (
 	if err != nil {
 		return Result{}, err
 	}
-	snap.Elapsed = time.Since(s.start)
+	snap.Elapsed = s.elapsed()
+	s.stats = snap
+	if err := s.checkpoint(&checkpoint{Done: true, Status: Violation.String(), Invariant: name, Deadlock: deadlock, BadSeq: seq}); err != nil {
+		return Result{}, err
+	}
 	return Result{
 		Status:    Violation,
 		Stats:     snap,

@@ -1,6 +1,10 @@
 package explorer
 
-import "time"
+import (
+	"time"
+
+	"github.com/bkcheck/bkcheck/state"
+)
 
 // Status is the three-valued verdict of a search.
 type Status int
@@ -39,6 +43,19 @@ type Options struct {
 	// BFS level and at most every ProgressEvery in between.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
+
+	// Visited is the visited-state store; nil means a fresh in-memory one.
+	// The caller owns (and closes) a store it passes.
+	Visited state.Visited
+	// Dir, when set, makes the run durable: each BFS level is written to a
+	// file there and a checkpoint after each level lets Resume continue an
+	// interrupted run (Ctrl-C, kill -9) with exactly the counts of an
+	// uninterrupted one. Visited must then be a Durable store kept in Dir.
+	Dir    string
+	Resume bool
+	// ModelID identifies the model and the options that shape the state
+	// space; a run is resumed only under the same ModelID.
+	ModelID string
 }
 
 // Stats is a snapshot of a running or finished search.

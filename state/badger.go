@@ -134,6 +134,10 @@ func OpenBadgerVisited(opt BadgerOptions) (*BadgerVisited, error) {
 // memtables, block and index caches), the rest to the fingerprint cache.
 func badgerOptions(dir string, budget int64) (badger.Options, int64) {
 	memTable := clamp(budget/8, 2<<20, 64<<20)
+	// Compactions build whole tables in memory (2x the table size up
+	// front, several at once), so tables stay small and do not grow
+	// with the level (Badger's default doubles them per level).
+	tableSize := clamp(budget/64, 1<<20, 8<<20)
 	// Badger's arena per memtable is MemTableSize + 2*15% (batch slack).
 	arenas := 2 * (memTable + memTable*3/10)
 	blockCache := clamp(budget/32, 1<<20, 256<<20)
@@ -152,11 +156,15 @@ func badgerOptions(dir string, budget int64) (badger.Options, int64) {
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(4).
 		WithNumLevelZeroTablesStall(10).
-		WithBaseTableSize(memTable / 2).
+		WithBaseTableSize(tableSize).
 		WithNumCompactors(2).
 		WithBlockCacheSize(blockCache).
 		WithIndexCacheSize(indexCache)
-	fpBudget := budget - arenas - blockCache - indexCache - pendingMax*16
+	o.TableSizeMultiplier = 1
+	// Compactions and memtable flushes build tables in memory: reserve
+	// for a memtable flush and a few table builders.
+	builders := 2*memTable + 8*tableSize
+	fpBudget := budget - arenas - blockCache - indexCache - builders - pendingMax*16
 	if fpBudget < 0 {
 		fpBudget = 0
 	}
@@ -547,7 +555,8 @@ func (v *BadgerVisited) scanStates(f func(seq, fp uint64) error) error {
 func (v *BadgerVisited) rebuildCache() error {
 	v.overflow = false
 	v.exact = fpTable{}
-	v.exact.alloc(tableLenFor(v.n, v.fpBudget))
+	// Room for the states at ~0.7 load if the budget allows.
+	v.exact.alloc(min(max(v.n*10/7+1, minTableLen), v.maxExactLen()))
 	v.cur, v.old, v.bloom = fpTable{}, fpTable{}, layerBloom{}
 	err := v.scanStates(func(_, fp uint64) error {
 		v.cacheAdd(fp)
@@ -559,15 +568,9 @@ func (v *BadgerVisited) rebuildCache() error {
 	return nil
 }
 
-// tableLenFor is the exact table length to start with for n states: big
-// enough to hold them at ~0.7 load if the budget allows, else the largest
-// the budget allows.
-func tableLenFor(n uint64, budget int64) uint64 {
-	size := uint64(minTableLen)
-	for float64(size)*0.7 < float64(n)+1 && int64(size)*16 <= budget {
-		size <<= 1
-	}
-	return size
+// maxExactLen is the largest exact table the budget allows.
+func (v *BadgerVisited) maxExactLen() uint64 {
+	return uint64(max(v.fpBudget/8, minTableLen))
 }
 
 // cacheAdd records a fingerprint known not to be in the cache.
@@ -578,13 +581,16 @@ func (v *BadgerVisited) cacheAdd(fp uint64) {
 			t.insert(fp)
 			return
 		}
-		// Grow if the new table and the old one (while rehashing) fit.
-		if int64(len(t.table))*24 <= v.fpBudget {
-			t.grow()
+		// Grow (by 2x, or less up to the budget) if the new table and
+		// the old one, while rehashing, fit.
+		cur := uint64(len(t.table))
+		if size := min(2*cur, uint64(max(v.fpBudget/8-int64(cur), 0))); size >= cur+cur/4 {
+			t.resize(size)
 			t.insert(fp)
 			return
 		}
-		if t.used*100 < uint64(len(t.table))*exactMaxLoad {
+		// Out of budget: fill the table fuller before giving up on it.
+		if t.used*100 < cur*exactMaxLoad {
 			t.insert(fp)
 			return
 		}
@@ -592,13 +598,30 @@ func (v *BadgerVisited) cacheAdd(fp uint64) {
 	}
 	v.bloom.add(fp)
 	if v.cur.used >= v.cur.growAt {
-		// Rotate: old is forgotten, so what it held must be readable
-		// from Badger first.
-		v.flushBatch()
-		v.old, v.cur = v.cur, v.old
-		v.cur.clear()
+		v.rotate()
 	}
 	v.cur.insert(fp)
+}
+
+// rotate forgets the older window and starts a new one. What the older
+// window held must be readable from Badger first. The new window gets
+// what the Bloom filter leaves of the budget (it grows with the states).
+func (v *BadgerVisited) rotate() {
+	v.flushBatch()
+	v.old, v.cur = v.cur, v.old
+	if size := v.windowLen(); uint64(len(v.cur.table)) != size {
+		v.cur = fpTable{}
+		v.cur.alloc(size)
+	} else {
+		v.cur.clear()
+	}
+}
+
+// windowLen is the size of each recent window: the two share what the
+// Bloom filter leaves of the fingerprint budget.
+func (v *BadgerVisited) windowLen() uint64 {
+	avail := v.fpBudget - v.bloom.bytes()
+	return uint64(max(avail/16, minTableLen))
 }
 
 // cacheMayContain is Contains without the Badger read.
@@ -617,16 +640,9 @@ func (v *BadgerVisited) startOverflow() {
 	v.bloom.addLayer(max(2*v.n, 1<<16))
 	v.exact.each(v.bloom.add)
 	v.exact = fpTable{}
-	// Windows get what the Bloom filter leaves of the budget, but at
-	// least minTableLen slots each.
-	avail := v.fpBudget - v.bloom.bytes()
-	size := uint64(minTableLen)
-	for int64(size)*8*2*2 <= avail {
-		size <<= 1
-	}
+	size := v.windowLen()
 	v.cur.alloc(size)
 	v.old.alloc(size)
-	v.old.growAt = 0 // never inserted into directly
 	// The windows start empty, so everything so far must be readable.
 	v.flushBatch()
 }
@@ -672,10 +688,11 @@ func (v *BadgerVisited) Close() error {
 }
 
 // fpTable is an open-addressing set of fingerprints (linear probing, 0
-// marks an empty slot and fp 0 is a flag), as in MemVisited.
+// marks an empty slot and fp 0 is a flag), as in MemVisited's table but of
+// any size: the home slot is fp*size/2^64 (after a multiplicative mix), so
+// the table can grow to exactly what the budget allows.
 type fpTable struct {
 	table   []uint64
-	shift   uint
 	used    uint64
 	growAt  uint64
 	hasZero bool
@@ -683,7 +700,6 @@ type fpTable struct {
 
 func (t *fpTable) alloc(size uint64) {
 	t.table = make([]uint64, size)
-	t.shift = uint(64 - bits.TrailingZeros64(size))
 	t.used = 0
 	t.hasZero = false
 	t.growAt = size * windowLoad / 10
@@ -697,23 +713,27 @@ func (t *fpTable) clear() {
 }
 
 func (t *fpTable) slot(fp uint64) uint64 {
-	return (fp * 0x9E3779B97F4A7C15) >> t.shift
+	hi, _ := bits.Mul64(fp*0x9E3779B97F4A7C15, uint64(len(t.table)))
+	return hi
 }
 
 func (t *fpTable) contains(fp uint64) bool {
 	if fp == 0 {
 		return t.hasZero
 	}
-	if len(t.table) == 0 {
+	n := uint64(len(t.table))
+	if n == 0 {
 		return false
 	}
-	mask := uint64(len(t.table) - 1)
-	for i := t.slot(fp); ; i = (i + 1) & mask {
+	for i := t.slot(fp); ; {
 		switch t.table[i] {
 		case fp:
 			return true
 		case 0:
 			return false
+		}
+		if i++; i == n {
+			i = 0
 		}
 	}
 }
@@ -724,18 +744,20 @@ func (t *fpTable) insert(fp uint64) {
 		t.hasZero = true
 		return
 	}
-	mask := uint64(len(t.table) - 1)
+	n := uint64(len(t.table))
 	i := t.slot(fp)
 	for t.table[i] != 0 {
-		i = (i + 1) & mask
+		if i++; i == n {
+			i = 0
+		}
 	}
 	t.table[i] = fp
 	t.used++
 }
 
-func (t *fpTable) grow() {
+func (t *fpTable) resize(size uint64) {
 	old, hasZero := t.table, t.hasZero
-	t.alloc(uint64(len(old)) * 2)
+	t.alloc(size)
 	t.hasZero = hasZero
 	for _, fp := range old {
 		if fp != 0 {
@@ -764,10 +786,10 @@ type layerBloom struct {
 }
 
 type bloomLayer struct {
-	words []uint64 // 512-bit blocks of 8 words
-	shift uint     // 64 - log2(number of blocks)
-	cap   uint64   // states this layer is sized for
-	n     uint64   // states added
+	words  []uint64 // 512-bit blocks of 8 words
+	blocks uint64
+	cap    uint64 // states this layer is sized for
+	n      uint64 // states added
 }
 
 const (
@@ -776,14 +798,11 @@ const (
 )
 
 func (b *layerBloom) addLayer(capacity uint64) {
-	blocks := uint64(1)
-	for blocks*512 < capacity*bloomBitsPerState {
-		blocks <<= 1
-	}
+	blocks := (capacity*bloomBitsPerState + 511) / 512
 	b.layers = append(b.layers, bloomLayer{
-		words: make([]uint64, blocks*8),
-		shift: uint(64 - bits.TrailingZeros64(blocks)),
-		cap:   capacity,
+		words:  make([]uint64, blocks*8),
+		blocks: blocks,
+		cap:    capacity,
 	})
 }
 
@@ -798,11 +817,7 @@ func (b *layerBloom) bytes() int64 {
 // bloomBlock returns the block of l for fp and the second hash whose 9-bit
 // groups pick the bits within the block.
 func (l *bloomLayer) block(fp uint64) ([]uint64, uint64) {
-	h := fp * 0x9E3779B97F4A7C15
-	var blk uint64
-	if l.shift < 64 {
-		blk = h >> l.shift
-	}
+	blk, _ := bits.Mul64(fp*0x9E3779B97F4A7C15, l.blocks)
 	h2 := bits.RotateLeft64(fp, 29) * 0xC2B2AE3D27D4EB4F
 	h2 ^= h2 >> 31
 	return l.words[blk*8 : blk*8+8 : blk*8+8], h2

@@ -12,7 +12,21 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(interruptible(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// interruptible returns a context cancelled by the first SIGINT or SIGTERM,
+// which makes the search stop cleanly (partial statistics, resumable). The
+// signals then get their default action back, so a second Ctrl-C kills the
+// process at once.
+func interruptible() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		cancel()
+	}()
+	return ctx
 }

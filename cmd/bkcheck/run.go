@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -72,7 +74,19 @@ type checkFlags struct {
 	maxStates     int64
 	workers       int
 	json          bool
+	store         string
+	dir           string
+	resume        string
+	memory        int64
+	memoryText    string
+	progress      time.Duration
+	setFlags      map[string]bool // flags given on the command line
 }
+
+// modelFlags are the flags that shape the state space; a resumed run must
+// not change them.
+var modelFlags = []string{"bookies", "clients", "ensemble", "e", "write-quorum", "w", "ack-quorum", "a",
+	"entries", "inflight", "variant", "invariants", "check-deadlock"}
 
 func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	f := &checkFlags{params: spec.DefaultParams()}
@@ -100,10 +114,54 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states; 0 = no bound; verdict unknown if states remain")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "goroutines expanding states (results do not depend on it)")
 	fs.BoolVar(&f.json, "json", false, "write newline-delimited JSON to stdout; the last line is the result")
+	fs.StringVar(&f.store, "store", "mem", "visited-state store: mem (in memory) or badger (on disk in --dir, resumable)")
+	fs.StringVar(&f.dir, "dir", "", "run directory for --store badger: visited states, BFS levels, checkpoints")
+	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory (implies --store badger)")
+	fs.StringVar(&f.memoryText, "memory", "", "memory budget, e.g. 2GiB or 512MiB: caps the Badger store's caches and sets the Go heap limit")
+	fs.DurationVar(&f.progress, "progress", 10*time.Second, "interval between progress reports when stderr is not a terminal (and for --json)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	f.setFlags = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.setFlags[fl.Name] = true })
 	var probs []string
+	if f.resume != "" {
+		stored, err := loadRunParams(f.resume)
+		if err != nil {
+			probs = append(probs, err.Error())
+		} else {
+			probs = append(probs, f.adoptStored(stored)...)
+		}
+		if f.setFlags["dir"] && f.dir != f.resume {
+			probs = append(probs, "--dir and --resume name different directories")
+		}
+		if f.setFlags["store"] && f.store != "badger" {
+			probs = append(probs, "--resume needs --store badger")
+		}
+		f.dir, f.store = f.resume, "badger"
+	}
+	switch f.store {
+	case "mem":
+		if f.dir != "" {
+			probs = append(probs, "--dir needs --store badger (the in-memory store keeps nothing on disk)")
+		}
+	case "badger":
+		if f.dir == "" {
+			probs = append(probs, "--store badger needs --dir DIR")
+		}
+	default:
+		probs = append(probs, fmt.Sprintf("--store must be mem or badger (got %q)", f.store))
+	}
+	if f.memoryText != "" {
+		n, err := parseSize(f.memoryText)
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("--memory: %v", err))
+		}
+		f.memory = n
+	}
+	if f.progress <= 0 {
+		probs = append(probs, fmt.Sprintf("--progress must be positive (got %v)", f.progress))
+	}
 	if fs.NArg() > 0 {
 		probs = append(probs, fmt.Sprintf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
 	}
@@ -160,6 +218,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	invNames := splitList(f.invariants)
+	if f.memory > 0 {
+		debug.SetMemoryLimit(f.memory)
+	}
+	out := newReporter(stdout, stderr, f.json)
+	out.dir = f.dir
+	prog := newProgress(out, f.progress)
 	cfg := check.Config{
 		Params:     f.params,
 		Invariants: invNames,
@@ -168,17 +232,51 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			MaxDepth:      f.maxDepth,
 			MaxStates:     f.maxStates,
 			CheckDeadlock: f.checkDeadlock,
+			Progress:      prog.report,
+			ProgressEvery: prog.every(),
 		},
 	}
-	out := newReporter(stdout, stderr, f.json)
+	var store *state.BadgerVisited
+	if f.store == "badger" {
+		rp := f.runParams()
+		if f.resume == "" {
+			if err := prepareRunDir(f.dir, rp); err != nil {
+				fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+				return exitUsage
+			}
+		}
+		budget := int64(2 << 30)
+		if f.memory > 0 {
+			budget = max(f.memory-(96<<20), 32<<20)
+		}
+		var err error
+		store, err = state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(f.dir, "visited"), MemoryBudget: budget})
+		if err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: opening the visited store: %v\n", err)
+			return exitError
+		}
+		defer store.Close()
+		cfg.Search.Visited = store
+		cfg.Search.Dir = f.dir
+		cfg.Search.Resume = f.resume != ""
+		cfg.Search.ModelID = rp.modelID()
+	}
 	out.start(f, invNames)
 	start := time.Now()
 	rep, err := check.Run(ctx, cfg)
+	prog.done()
 	if err != nil {
 		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+		if errors.Is(err, explorer.ErrResumeMismatch) || errors.Is(err, explorer.ErrRunExists) {
+			return exitUsage
+		}
 		return exitError
 	}
-	out.result(rep, time.Since(start), ctx.Err() != nil)
+	bytesPerState := 0.0
+	if store != nil {
+		bytesPerState = store.BytesPerState()
+	}
+	out.result(rep, time.Since(start), ctx.Err() != nil, bytesPerState)
 	switch {
 	case rep.Status == explorer.OK:
 		return exitOK
@@ -205,6 +303,7 @@ func splitList(s string) []string {
 
 // reporter writes either human-readable text or NDJSON.
 type reporter struct {
+	dir            string // run directory, for the resume hint
 	stdout, stderr io.Writer
 	json           bool
 	enc            *json.Encoder
@@ -263,9 +362,13 @@ type jsonResult struct {
 	ElapsedS             float64        `json:"elapsed_s"`
 	StatesPerS           float64        `json:"distinct_per_s"`
 	CollisionProbability float64        `json:"collision_probability"`
+	PeakRSSBytes         int64          `json:"peak_rss_bytes"`
+	StoreBytesPerState   float64        `json:"store_bytes_per_state,omitempty"`
 }
 
-func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted bool) {
+func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted bool, storeBytesPerState float64) {
+	// Elapsed of the result covers every session of a resumed run.
+	elapsed = rep.Elapsed
 	rate := float64(rep.Distinct) / elapsed.Seconds()
 	if r.json {
 		res := jsonResult{
@@ -273,6 +376,8 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 			Distinct: rep.Distinct, Generated: rep.Generated, Depth: rep.Depth, Queue: rep.Queue,
 			ElapsedS: elapsed.Seconds(), StatesPerS: rate,
 			CollisionProbability: state.CollisionProbability(rep.Distinct, rep.Generated),
+			PeakRSSBytes:         peakResidentBytes(),
+			StoreBytesPerState:   storeBytesPerState,
 		}
 		if rep.Trace != nil {
 			v := &jsonViolation{Invariant: rep.Trace.Invariant, Deadlock: rep.Trace.Deadlock, Length: len(rep.Trace.Steps)}
@@ -309,11 +414,14 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 	case explorer.Unknown:
 		if interrupted {
 			fmt.Fprintln(w, "Interrupted: the search was stopped; the verdict is unknown.")
+			if r.dir != "" {
+				fmt.Fprintf(w, "Continue with: bkcheck check --resume %s\n", r.dir)
+			}
 		} else {
 			fmt.Fprintf(w, "Stopped early (%s): the verdict is unknown, not ok.\n", rep.Reason)
 		}
 	}
 	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
-	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s). Fingerprint collision probability (optimistic): %.1e\n",
-		elapsed.Round(time.Millisecond), rate, state.CollisionProbability(rep.Distinct, rep.Generated))
+	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s). Fingerprint collision probability (optimistic): %.1e\n",
+		elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), state.CollisionProbability(rep.Distinct, rep.Generated))
 }
