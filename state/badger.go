@@ -151,7 +151,7 @@ func badgerOptions(dir string, budget int64) (badger.Options, int64) {
 		WithCompression(options.None).
 		// Values are 8 or 16 bytes: keep them all in the LSM tree.
 		WithValueThreshold(1 << 10).
-		WithValueLogFileSize(64 << 20).
+		WithValueLogFileSize(1 << 20).
 		WithMemTableSize(memTable).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(4).
@@ -664,10 +664,22 @@ func (v *BadgerVisited) CacheBytes() int64 {
 	return b + 16*int64(cap(v.pending))
 }
 
-// DiskBytes is the size of the store's files (LSM tree and value log).
+// DiskBytes is the size of the store's files: LSM tables, value log,
+// memtable write-ahead logs and manifest. (Badger's own db.Size is only
+// refreshed once a minute, so the directory is listed instead.)
 func (v *BadgerVisited) DiskBytes() int64 {
-	lsm, vlog := v.db.Size()
-	return lsm + vlog
+	ents, err := os.ReadDir(v.dir)
+	if err != nil {
+		lsm, vlog := v.db.Size()
+		return lsm + vlog
+	}
+	var n int64
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
 
 // Overflowed reports whether the exact fingerprint set has outgrown the

@@ -106,3 +106,44 @@ func TestUsageListsEveryProblem(t *testing.T) {
 		t.Errorf("unknown flag: exit %d", code)
 	}
 }
+
+func TestJSONProgressEvents(t *testing.T) {
+	code, out, _ := runArgs(t, "check", "--json", "--progress", "1ns")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	events := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev["type"] == "progress" {
+			events++
+			for _, k := range []string{"depth", "distinct", "generated", "queue", "distinct_per_s", "elapsed_s", "rss_bytes"} {
+				if _, ok := ev[k]; !ok {
+					t.Fatalf("progress event lacks %s: %v", k, ev)
+				}
+			}
+		}
+	}
+	if events == 0 {
+		t.Fatal("no progress events")
+	}
+	if res := lastJSON(t, out); res["type"] != "result" || res["collision_probability"] == nil {
+		t.Fatalf("last line %v", res)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	for in, want := range map[string]int64{"2GiB": 2 << 30, "512MiB": 512 << 20, "1.5G": 3 << 29, "100000000": 100000000} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "lots", "-1GiB", "1KiB"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) accepted", in)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildBinary compiles bkcheck once for the process-level tests.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bkcheck")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// waitForCheckpoint polls the run directory until a checkpoint past depth
+// minDepth exists.
+func waitForCheckpoint(t *testing.T, dir string, minDepth int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(filepath.Join(dir, "checkpoint.json"))
+		if err == nil {
+			var cp struct{ Depth int }
+			if json.Unmarshal(b, &cp) == nil && cp.Depth >= minDepth {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no checkpoint past depth %d in %s", minDepth, dir)
+}
+
+func resultOf(t *testing.T, out []byte) map[string]any {
+	t.Helper()
+	return lastJSON(t, string(out))
+}
+
+// TestKillAndResume kills a real bkcheck process with SIGKILL in the
+// middle of a Badger-backed run, resumes it, and demands exactly the
+// counts of an uninterrupted run. It then interrupts a resumed run with
+// SIGINT (exit 130, status unknown) and resumes it to the end again.
+func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	model := []string{"--bookies", "2", "-w", "2", "-a", "1"}
+
+	want, err := exec.Command(bin, append([]string{"check", "--json"}, model...)...).Output()
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+	wantRes := resultOf(t, want)
+
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, append([]string{"check", "--json", "--store", "badger", "--dir", dir, "--workers", "2"}, model...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForCheckpoint(t, dir, 12)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	// Resuming with other model parameters is refused, naming the difference.
+	var stderr bytes.Buffer
+	bad := exec.Command(bin, "check", "--resume", dir, "-a", "2")
+	bad.Stderr = &stderr
+	if err := bad.Run(); err == nil || bad.ProcessState.ExitCode() != exitUsage || !strings.Contains(stderr.String(), "--a 2 differs from the run's 1") {
+		t.Fatalf("resume with other parameters: %v, stderr %q", err, stderr.String())
+	}
+
+	// Interrupt the resumed run with SIGINT once it has made progress.
+	cmd = exec.Command(bin, "check", "--json", "--resume", dir)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForCheckpoint(t, dir, 16)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted && code != exitOK {
+		t.Fatalf("interrupted resume: exit %d", code)
+	} else if code == exitInterrupted {
+		if st := resultOf(t, out.Bytes())["status"]; st != "unknown" {
+			t.Fatalf("interrupted run reports %v", st)
+		}
+	}
+
+	got, err := exec.Command(bin, "check", "--json", "--resume", dir).Output()
+	if err != nil {
+		t.Fatalf("final resume: %v", err)
+	}
+	gotRes := resultOf(t, got)
+	for _, k := range []string{"status", "distinct", "generated", "depth"} {
+		if gotRes[k] != wantRes[k] {
+			t.Errorf("%s: resumed %v, uninterrupted %v", k, gotRes[k], wantRes[k])
+		}
+	}
+}
