@@ -17,6 +17,7 @@ func BenchmarkCheck(b *testing.B) {
 		p    spec.Params
 	}{
 		{"b2-w2-a1", spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}},
+		{"b2-w2-a2", spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1}},
 	}
 	for _, mc := range models {
 		for _, workers := range []int{1, 2} {

@@ -230,6 +230,7 @@ type search struct {
 	durable      Durable // visited, when the run keeps a directory
 	workers      []*worker
 	window       *level // the states of the current batch, read from the level
+	levelPool    []*memLevel
 	chunks       []chunkOut
 	stats        Stats
 	start        time.Time
@@ -267,7 +268,7 @@ func (s *search) progress() {
 // directory, or memory.
 func (s *search) newLevel(depth int) (levelWriter, error) {
 	if s.opt.Dir == "" {
-		return &memLevel{}, nil
+		return newMemLevel(&s.levelPool), nil
 	}
 	return createFileLevel(levelPath(s.opt.Dir, depth))
 }

@@ -33,6 +33,13 @@ const DefaultBadgerMemoryBudget = 256 << 20
 var (
 	prefixFP  = []byte("f/")
 	prefixSeq = []byte("s/")
+	// keyFPIndex marks that the f/ space is complete. The f/ space (fp ->
+	// seq) serves only look-ups the in-memory cache cannot answer, which
+	// happen once the exact table outgrows the budget. Until then it is not
+	// written at all: s/ keys are sequential and cheap for Badger to insert,
+	// random f/ keys are not (they dominated the insert cost). When the
+	// cache overflows, the f/ space is built from s/ once and kept from then on.
+	keyFPIndex = []byte("m/fp-index")
 )
 
 const (
@@ -87,6 +94,7 @@ type BadgerVisited struct {
 	// In-memory cache.
 	fpBudget int64      // bytes for exact/window tables and the Bloom filter
 	overflow bool       // false: exact holds every fingerprint
+	fpIndex  bool       // the f/ space is complete and maintained
 	exact    fpTable    // exact mode
 	cur, old fpTable    // overflow mode: recent windows
 	bloom    layerBloom // overflow mode: every fingerprint
@@ -130,10 +138,12 @@ func OpenBadgerVisited(opt BadgerOptions) (*BadgerVisited, error) {
 }
 
 // badgerOptions tunes Badger for tiny keys and values written in large
-// batches and splits the memory budget: about a third to Badger (two
-// memtables, block and index caches), the rest to the fingerprint cache.
+// batches and splits the memory budget: Badger gets two memtables of
+// budget/16 (at most 8 MiB), block and index caches of budget/32 and
+// budget/16, and a reserve for the tables it builds in memory; the rest
+// (about 45% of 64 MiB, 75% of 1 GiB) goes to the fingerprint cache.
 func badgerOptions(dir string, budget int64) (badger.Options, int64) {
-	memTable := clamp(budget/8, 2<<20, 64<<20)
+	memTable := clamp(budget/16, 2<<20, 8<<20)
 	// Compactions build whole tables in memory (2x the table size up
 	// front, several at once), so tables stay small and do not grow
 	// with the level (Badger's default doubles them per level).
@@ -163,7 +173,7 @@ func badgerOptions(dir string, budget int64) (badger.Options, int64) {
 	o.TableSizeMultiplier = 1
 	// Compactions and memtable flushes build tables in memory: reserve
 	// for a memtable flush and a few table builders.
-	builders := 2*memTable + 8*tableSize
+	builders := 2*memTable + 16*tableSize
 	fpBudget := budget - arenas - blockCache - indexCache - builders - pendingMax*16
 	if fpBudget < 0 {
 		fpBudget = 0
@@ -267,8 +277,12 @@ func (v *BadgerVisited) write(seq, fp, parent uint64) {
 		// f/ before s/: Badger applies a batch's transactions in order,
 		// so whatever prefix survives a crash has f/ for every s/ (recover
 		// relies on the s/ space and drops stray f/ keys).
-		if err := v.wb.Set(fk, fv); err != nil {
-			v.err = fmt.Errorf("state: badger write: %w", err)
+		if v.fpIndex {
+			if err := v.wb.Set(fk, fv); err != nil {
+				v.err = fmt.Errorf("state: badger write: %w", err)
+			}
+		}
+		if v.err != nil {
 		} else if err := v.wb.Set(sk, sv); err != nil {
 			v.err = fmt.Errorf("state: badger write: %w", err)
 		}
@@ -382,8 +396,10 @@ func (v *BadgerVisited) deleteFrom(n uint64) error {
 			if err := wb.Delete(item.KeyCopy(nil)); err != nil {
 				return err
 			}
-			if err := wb.Delete(fpKey(fp)); err != nil {
-				return err
+			if v.fpIndex {
+				if err := wb.Delete(fpKey(fp)); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -430,6 +446,24 @@ func (v *BadgerVisited) recover() error {
 		}
 	}
 	v.n = n
+	err = v.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(keyFPIndex)
+		v.fpIndex = err == nil
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("state: badger recover: %w", err)
+	}
+	if !v.fpIndex {
+		// Any f/ keys are leftovers of an index build a crash cut short.
+		if err := v.db.DropPrefix(prefixFP); err != nil {
+			return fmt.Errorf("state: badger recover: %w", err)
+		}
+		return v.rebuildCache() // builds the index if the cache overflows
+	}
 	if err := v.rebuildCache(); err != nil {
 		return err
 	}
@@ -645,6 +679,34 @@ func (v *BadgerVisited) startOverflow() {
 	v.old.alloc(size)
 	// The windows start empty, so everything so far must be readable.
 	v.flushBatch()
+	if !v.fpIndex {
+		if err := v.buildFPIndex(); err != nil && v.err == nil {
+			v.err = err
+		}
+	}
+}
+
+// buildFPIndex writes the f/ space for every state so far and marks it
+// complete; from then on write keeps it up to date.
+func (v *BadgerVisited) buildFPIndex() error {
+	wb := v.db.NewWriteBatch()
+	defer wb.Cancel()
+	err := v.scanStates(func(seq, fp uint64) error {
+		val := make([]byte, 8)
+		binary.BigEndian.PutUint64(val, seq)
+		return wb.Set(fpKey(fp), val)
+	})
+	if err == nil {
+		err = wb.Set(keyFPIndex, []byte{1})
+	}
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("state: building the fingerprint index: %w", err)
+	}
+	v.fpIndex = true
+	return nil
 }
 
 // BytesPerState implements Visited: the bytes held by the in-memory cache

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"testing"
+	"time"
 )
 
 func openBadger(t testing.TB, dir string, budget int64) *BadgerVisited {
@@ -280,37 +280,47 @@ func TestBadgerMemory(t *testing.T) {
 	b := openBadger(t, t.TempDir(), budget)
 	defer b.Close()
 	rng := rand.New(rand.NewPCG(9, 10))
-	var peak uint64
+	var peak, live uint64
 	var ms runtime.MemStats
+	start := time.Now()
 	for i := range n {
 		b.Insert(rng.Uint64(), uint64(i))
-		if i%500_000 == 0 {
+		if i%250_000 == 0 {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapInuse)
-			if i == 4_500_000 && os.Getenv("BKCHECK_HEAPPROF") != "" {
-				f, _ := os.Create(os.Getenv("BKCHECK_HEAPPROF"))
-				pprof.WriteHeapProfile(f)
-				f.Close()
+			if i%1_000_000 == 0 {
+				// Live data: what a collection leaves.
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				live = max(live, ms.HeapInuse)
 			}
 		}
 	}
 	if err := b.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	elapsed := time.Since(start)
 	runtime.ReadMemStats(&ms)
 	peak = max(peak, ms.HeapInuse)
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
-	t.Logf("%d states: peak HeapInuse %.1f MiB, after GC %.1f MiB, cache %.1f bytes/state, disk %.1f bytes/state, overflow %v",
-		b.Len(), float64(peak)/(1<<20), float64(ms.HeapInuse)/(1<<20), b.BytesPerState(),
+	live = max(live, ms.HeapInuse)
+	t.Logf("%d states in %v (%.0f inserts/s): peak HeapInuse %.1f MiB, peak live %.1f MiB, cache %.1f bytes/state, disk %.1f bytes/state, overflow %v",
+		b.Len(), elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(),
+		float64(peak)/(1<<20), float64(live)/(1<<20), b.BytesPerState(),
 		float64(b.DiskBytes())/float64(b.Len()), b.Overflowed())
 	if b.Len() != n {
 		t.Fatalf("Len = %d", b.Len())
 	}
-	// Loose: the Go runtime lets the heap reach about twice the live data
-	// before collecting.
-	if peak > 3*budget {
-		t.Fatalf("peak HeapInuse %d > 3 * budget", peak)
+	// Loose bounds: Badger allocates outside what the budget controls
+	// (compaction buffers, transactions), and the Go runtime lets the heap
+	// reach about twice the live data before collecting (GOGC=100).
+	// Measured: live 85-110 MiB, peak 155-180 MiB.
+	if live > 2*budget {
+		t.Errorf("live heap %d > 2 * budget", live)
+	}
+	if peak > 4*budget {
+		t.Errorf("peak HeapInuse %d > 4 * budget", peak)
 	}
 }
 

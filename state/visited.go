@@ -51,8 +51,11 @@ type MemVisited struct {
 	used    uint64   // occupied slots
 	growAt  uint64   // grow when used reaches this (~0.7 load)
 	hasZero bool     // fp 0 is present (kept aside: 0 marks empty slots)
-	fps     []uint64 // fingerprint by seq
-	parents []uint64 // parent seq by seq
+	fps     []uint64 // fingerprint by seq (when links is nil)
+	parents []uint64 // parent seq by seq (when links is nil)
+	links   *linkLog // the same on disk, for NewMemVisitedLinksOnDisk
+	n       uint64
+	err     error // first I/O error of the link log
 }
 
 var _ Visited = (*MemVisited)(nil)
@@ -76,6 +79,28 @@ func NewMemVisited(capacityHint int) *MemVisited {
 	v.alloc(size)
 	return v
 }
+
+// NewMemVisitedLinksOnDisk is NewMemVisited with the parent links kept in
+// an unlinked file in dir (os.TempDir() if ""): memory then holds only the
+// fingerprint table, 8 bytes per slot at a load factor of 0.35 to 0.7.
+func NewMemVisitedLinksOnDisk(capacityHint int, dir string) (*MemVisited, error) {
+	l, err := newLinkLog(dir)
+	if err != nil {
+		return nil, err
+	}
+	v := NewMemVisited(0)
+	v.links = l
+	size := uint64(minTableSize)
+	for float64(size)*0.7 < float64(capacityHint)+1 {
+		size <<= 1
+	}
+	v.alloc(size)
+	return v, nil
+}
+
+// Err reports the first I/O error of the on-disk link log, if any. Insert
+// cannot return one; the search checks Err when it ends.
+func (v *MemVisited) Err() error { return v.err }
 
 func (v *MemVisited) alloc(size uint64) {
 	v.table = make([]uint64, size)
@@ -141,7 +166,14 @@ func (v *MemVisited) Insert(fp uint64, parent uint64) (uint64, bool) {
 }
 
 func (v *MemVisited) appendState(fp, parent uint64) uint64 {
-	seq := uint64(len(v.fps))
+	seq := v.n
+	v.n++
+	if v.links != nil {
+		if _, err := v.links.append(fp, parent); err != nil && v.err == nil {
+			v.err = err
+		}
+		return seq
+	}
 	v.fps = append(v.fps, fp)
 	v.parents = append(v.parents, parent)
 	return seq
@@ -164,12 +196,19 @@ func (v *MemVisited) grow() {
 }
 
 // Len implements Visited.
-func (v *MemVisited) Len() uint64 { return uint64(len(v.fps)) }
+func (v *MemVisited) Len() uint64 { return v.n }
 
 // Lookup implements Visited. It panics if seq was never returned by Insert.
 func (v *MemVisited) Lookup(seq uint64) (fp uint64, parent uint64) {
-	if seq >= uint64(len(v.fps)) {
-		panic(fmt.Sprintf("state: Lookup(%d) with only %d states", seq, len(v.fps)))
+	if seq >= v.n {
+		panic(fmt.Sprintf("state: Lookup(%d) with only %d states", seq, v.n))
+	}
+	if v.links != nil {
+		fp, parent, err := v.links.get(seq)
+		if err != nil && v.err == nil {
+			v.err = err
+		}
+		return fp, parent
 	}
 	return v.fps[seq], v.parents[seq]
 }
@@ -177,15 +216,21 @@ func (v *MemVisited) Lookup(seq uint64) (fp uint64, parent uint64) {
 // BytesPerState implements Visited: allocated bytes (table and both slices,
 // spare capacity included) divided by the number of states.
 func (v *MemVisited) BytesPerState() float64 {
-	if len(v.fps) == 0 {
+	if v.n == 0 {
 		return 0
 	}
+	// The link log's fixed 1 MiB write buffer is not counted: it does not
+	// grow with the states.
 	bytes := 8 * (len(v.table) + cap(v.fps) + cap(v.parents))
-	return float64(bytes) / float64(len(v.fps))
+	return float64(bytes) / float64(v.n)
 }
 
 // Close implements Visited; it drops the memory.
 func (v *MemVisited) Close() error {
+	var err error
+	if v.links != nil {
+		err = v.links.close()
+	}
 	*v = MemVisited{}
-	return nil
+	return err
 }

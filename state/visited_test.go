@@ -2,6 +2,7 @@ package state
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -131,4 +132,46 @@ func BenchmarkMemVisitedInsert(b *testing.B) {
 		fp = fp*6364136223846793005 + 1442695040888963407
 		v.Insert(fp, 0)
 	}
+}
+
+// TestMemVisitedLinksOnDisk: the on-disk link log answers like the slices.
+func TestMemVisitedLinksOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	disk, err := NewMemVisitedLinksOnDisk(0, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	mem := NewMemVisited(0)
+	rng := uint64(12345)
+	for i := 0; i < 50000; i++ {
+		rng = rng*6364136223846793005 + 1442695040888963407
+		fp := rng >> 40 // many duplicates
+		parent := uint64(i) / 3
+		s1, a1 := mem.Insert(fp, parent)
+		s2, a2 := disk.Insert(fp, parent)
+		if a1 != a2 || (a1 && s1 != s2) {
+			t.Fatalf("insert %d: mem (%d,%v) disk (%d,%v)", i, s1, a1, s2, a2)
+		}
+	}
+	if mem.Len() != disk.Len() {
+		t.Fatalf("len %d vs %d", mem.Len(), disk.Len())
+	}
+	for seq := uint64(0); seq < mem.Len(); seq += 7 {
+		f1, p1 := mem.Lookup(seq)
+		f2, p2 := disk.Lookup(seq)
+		if f1 != f2 || p1 != p2 {
+			t.Fatalf("lookup %d: (%x,%d) vs (%x,%d)", seq, f1, p1, f2, p2)
+		}
+	}
+	if err := disk.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("link log left %d files in its directory", len(entries))
+	}
+	if disk.BytesPerState() >= mem.BytesPerState() {
+		t.Errorf("links on disk cost %.1f bytes/state, in memory %.1f", disk.BytesPerState(), mem.BytesPerState())
+	}
+	t.Logf("bytes/state: links in memory %.1f, on disk %.1f", mem.BytesPerState(), disk.BytesPerState())
 }

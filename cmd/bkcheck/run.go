@@ -236,7 +236,22 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			ProgressEvery: prog.every(),
 		},
 	}
-	var store *state.BadgerVisited
+	var store interface {
+		state.Visited
+		BytesPerState() float64
+	}
+	if f.store == "mem" {
+		// The fingerprint table stays in memory; the parent links go to an
+		// unlinked temporary file, as TLC keeps its trace file on disk.
+		mv, err := state.NewMemVisitedLinksOnDisk(1<<16, "")
+		if err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+			return exitError
+		}
+		defer mv.Close()
+		store = mv
+		cfg.Search.Visited = mv
+	}
 	if f.store == "badger" {
 		rp := f.runParams()
 		if f.resume == "" {
@@ -249,14 +264,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if f.memory > 0 {
 			budget = max(f.memory-(96<<20), 32<<20)
 		}
-		var err error
-		store, err = state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(f.dir, "visited"), MemoryBudget: budget})
+		bv, err := state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(f.dir, "visited"), MemoryBudget: budget})
 		if err != nil {
 			fmt.Fprintf(stderr, "bkcheck check: opening the visited store: %v\n", err)
 			return exitError
 		}
-		defer store.Close()
-		cfg.Search.Visited = store
+		defer bv.Close()
+		store = bv
+		cfg.Search.Visited = bv
 		cfg.Search.Dir = f.dir
 		cfg.Search.Resume = f.resume != ""
 		cfg.Search.ModelID = rp.modelID()
@@ -272,10 +287,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitError
 	}
-	bytesPerState := 0.0
-	if store != nil {
-		bytesPerState = store.BytesPerState()
-	}
+	bytesPerState := store.BytesPerState()
 	out.result(rep, time.Since(start), ctx.Err() != nil, bytesPerState)
 	switch {
 	case rep.Status == explorer.OK:
