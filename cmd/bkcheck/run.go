@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -80,6 +82,7 @@ type checkFlags struct {
 	memory        int64
 	memoryText    string
 	progress      time.Duration
+	cpuProfile    string
 	setFlags      map[string]bool // flags given on the command line
 }
 
@@ -118,6 +121,7 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	fs.StringVar(&f.dir, "dir", "", "run directory for --store badger: visited states, BFS levels, checkpoints")
 	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory (implies --store badger)")
 	fs.StringVar(&f.memoryText, "memory", "", "memory budget, e.g. 2GiB or 512MiB: caps the Badger store's caches and sets the Go heap limit")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the search to this file")
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "interval between progress reports when stderr is not a terminal (and for --json)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -275,6 +279,19 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.Search.Dir = f.dir
 		cfg.Search.Resume = f.resume != ""
 		cfg.Search.ModelID = rp.modelID()
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+			return exitError
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+			return exitError
+		}
+		defer pprof.StopCPUProfile()
 	}
 	out.start(f, invNames)
 	start := time.Now()
