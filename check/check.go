@@ -95,7 +95,17 @@ func (e *expander) Load(enc []byte) error { return e.m.spec.Decode(enc, &e.cur) 
 func (e *expander) Check() string {
 	p := e.m.spec.P
 	for _, inv := range e.m.invs {
-		if !inv.Holds(p, &e.cur) {
+		if inv.Holds != nil && !inv.Holds(p, &e.cur) {
+			return inv.Name
+		}
+	}
+	return ""
+}
+
+func (e *expander) CheckTerminal() string {
+	p := e.m.spec.P
+	for _, inv := range e.m.invs {
+		if inv.HoldsTerminal != nil && !inv.HoldsTerminal(p, &e.cur) {
 			return inv.Name
 		}
 	}
@@ -137,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // DecodeTrace turns the explorer's encoded counterexample into a protocol trace.
 func (m *Model) DecodeTrace(v *explorer.ViolationInfo) (*traces.Trace, error) {
-	tr := &traces.Trace{Params: m.spec.P, Invariant: v.Invariant, Deadlock: v.Deadlock}
+	tr := &traces.Trace{Params: m.spec.P, Invariant: v.Invariant, Deadlock: v.Deadlock, Terminal: v.Terminal}
 	for _, inv := range m.invs {
 		if inv.Name == v.Invariant {
 			tr.Statement = inv.Statement

@@ -151,6 +151,7 @@ type candidate struct {
 // stateOut is what expanding one state of a chunk produced.
 type stateOut struct {
 	bad     string // violated invariant, "" if none
+	badTerm string // violated terminal property, "" if none
 	nSucc   int64  // successors emitted, duplicates included
 	candEnd int    // this state's candidates end at chunkOut.cands[candEnd]
 	hasNew  bool   // some successor was unvisited (probe mode only)
@@ -212,10 +213,13 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) error {
 			w.nSucc, w.hasNew = 0, false
 			w.exp.Successors(w.emit)
 			so.nSucc, so.hasNew = w.nSucc, w.hasNew
+			if so.nSucc == 0 {
+				so.badTerm = w.exp.CheckTerminal()
+			}
 		}
 		so.candEnd = len(out.cands)
 		out.states = append(out.states, so)
-		if so.bad != "" || (w.deadlock && so.nSucc == 0) {
+		if so.bad != "" || so.badTerm != "" || (w.deadlock && so.nSucc == 0) {
 			break
 		}
 	}
@@ -395,11 +399,15 @@ func (s *search) run(ctx context.Context) (Result, error) {
 					i := c.lo + j
 					if so.bad != "" {
 						stop()
-						return s.violation(snapshot, s.window.seqs[i], so.bad, false)
+						return s.violation(snapshot, s.window.seqs[i], so.bad, kindInvariant)
+					}
+					if so.badTerm != "" {
+						stop()
+						return s.violation(snapshot, s.window.seqs[i], so.badTerm, kindTerminal)
 					}
 					if so.nSucc == 0 && s.opt.CheckDeadlock {
 						stop()
-						return s.violation(snapshot, s.window.seqs[i], "Deadlock", true)
+						return s.violation(snapshot, s.window.seqs[i], "Deadlock", kindDeadlock)
 					}
 					s.stats.Generated += so.nSucc
 					if atBound {
@@ -500,20 +508,29 @@ func (s *search) expand(ctx context.Context, batch []chunkOut, probe bool) error
 
 // violation builds the Violation result for the state with sequence number
 // seq, with the statistics snap taken before its level was expanded.
-func (s *search) violation(snap Stats, seq uint64, name string, deadlock bool) (Result, error) {
+type violationKind int
+
+const (
+	kindInvariant violationKind = iota
+	kindDeadlock
+	kindTerminal
+)
+
+func (s *search) violation(snap Stats, seq uint64, name string, kind violationKind) (Result, error) {
+	deadlock, terminal := kind == kindDeadlock, kind == kindTerminal
 	trace, err := s.trace(seq)
 	if err != nil {
 		return Result{}, err
 	}
 	snap.Elapsed = s.elapsed()
 	s.stats = snap
-	if err := s.checkpoint(&checkpoint{Done: true, Status: Violation.String(), Invariant: name, Deadlock: deadlock, BadSeq: seq}); err != nil {
+	if err := s.checkpoint(&checkpoint{Done: true, Status: Violation.String(), Invariant: name, Deadlock: deadlock, Terminal: terminal, BadSeq: seq}); err != nil {
 		return Result{}, err
 	}
 	return Result{
 		Status:    Violation,
 		Stats:     snap,
-		Violation: &ViolationInfo{Invariant: name, Deadlock: deadlock, Trace: trace},
+		Violation: &ViolationInfo{Invariant: name, Deadlock: deadlock, Terminal: terminal, Trace: trace},
 	}, nil
 }
 

@@ -22,6 +22,8 @@ type funcModel struct {
 	init  [][]int64
 	next  func(s []int64, emit func(a Action, t []int64))
 	check func(s []int64) string // nil = no invariants
+	// terminal is checked on states without successors; nil = none.
+	terminal func(s []int64) string
 }
 
 func (m *funcModel) Init(emit func(enc []byte)) {
@@ -78,6 +80,13 @@ func (e *funcExpander) Load(enc []byte) error {
 	var err error
 	e.cur, err = decode(enc, e.cur)
 	return err
+}
+
+func (e *funcExpander) CheckTerminal() string {
+	if e.m.terminal == nil {
+		return ""
+	}
+	return e.m.terminal(e.cur)
 }
 
 func (e *funcExpander) Check() string {
@@ -613,7 +622,8 @@ func (e *walkExpander) Load(enc []byte) error {
 	e.v, _ = e.r.Uvarint()
 	return e.r.Done()
 }
-func (e *walkExpander) Check() string { return "" }
+func (e *walkExpander) Check() string         { return "" }
+func (e *walkExpander) CheckTerminal() string { return "" }
 func (e *walkExpander) Successors(emit func(Action, []byte)) {
 	for k, next := range [3]uint64{(e.v*3 + 1) % e.p, (e.v*7 + 5) % e.p, (e.v*e.v + 11) % e.p} {
 		e.w.Reset()

@@ -47,6 +47,7 @@ type checkpoint struct {
 	Status    string `json:"status,omitempty"`
 	Invariant string `json:"invariant,omitempty"`
 	Deadlock  bool   `json:"deadlock,omitempty"`
+	Terminal  bool   `json:"terminal,omitempty"`
 	BadSeq    uint64 `json:"bad_seq,omitempty"`
 }
 
@@ -128,7 +129,7 @@ func (s *search) finished(cp *checkpoint) (Result, error) {
 		}
 		s.stats.Elapsed = s.elapsed()
 		return Result{Status: Violation, Stats: s.stats,
-			Violation: &ViolationInfo{Invariant: cp.Invariant, Deadlock: cp.Deadlock, Trace: trace}}, nil
+			Violation: &ViolationInfo{Invariant: cp.Invariant, Deadlock: cp.Deadlock, Terminal: cp.Terminal, Trace: trace}}, nil
 	}
 	return Result{}, fmt.Errorf("explorer: checkpoint has unknown status %q", cp.Status)
 }

@@ -34,6 +34,10 @@ type Expander interface {
 	// Check evaluates the selected invariants on the loaded state and returns
 	// the name of the first one (in selection order) that fails, or "".
 	Check() string
+	// CheckTerminal evaluates the selected properties of terminal states
+	// on the loaded state, which has no successor, and returns the name of
+	// the first that fails, or "".
+	CheckTerminal() string
 	// Successors emits every successor of the loaded state in a fixed
 	// order, including successors equal to states already seen. The encoded
 	// slice is only valid during the call to emit.

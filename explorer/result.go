@@ -79,6 +79,7 @@ type Step struct {
 type ViolationInfo struct {
 	Invariant string // name of the violated invariant, or "Deadlock"
 	Deadlock  bool
+	Terminal  bool   // a property of terminal states failed in a state without successor
 	Trace     []Step // shortest path from an initial state to the bad state
 }
 

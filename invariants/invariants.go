@@ -17,8 +17,12 @@ type Invariant struct {
 	Name      string
 	Statement string // one line, for people
 	Source    string // the TLA+ definition or documentation it mirrors
-	// Holds reports whether the invariant holds in s.
+	// Holds reports whether the invariant holds in s (nil: no condition
+	// on every state).
 	Holds func(p spec.Params, s *spec.State) bool
+	// HoldsTerminal, when set, is a property of terminal states (states
+	// without successors): it reports whether it holds in such a state.
+	HoldsTerminal func(p spec.Params, s *spec.State) bool
 }
 
 // All lists every invariant bkcheck knows, in a fixed order.
@@ -52,6 +56,32 @@ var All = []Invariant{
 		Statement: "every stored entry carries the data the writer gave its id, so reads return entries in write order",
 		Source:    "NoOutOfOrderEntries in BookKeeperProtocol.tla (defined, not in the shipped cfg)",
 		Holds:     noOutOfOrder,
+	},
+	{
+		Name:      "AckedEntriesHaveAckQuorumCopies",
+		Statement: "every entry up to an open or closed client's LAC is stored on at least Qa bookies of its write set (counting only bookies that still hold it)",
+		Source:    "BookKeeper's durability promise: an acknowledged entry has Qa copies (AckQuorum, pulsar-admin set-persistence -a)",
+		Holds:     ackedHaveAckQuorum,
+	},
+	{
+		Name: "EntriesReachWriteQuorum",
+		Statement: "once the ledger is closed and no further copy can appear (a terminal state, or no add in flight and no client able to send one), " +
+			"every entry up to its last entry is stored on all Qw bookies of its write set",
+		Source:        "the common assumption that acknowledged entries end up with Qw copies (WriteQuorum, pulsar-admin set-persistence -w); false for the reference protocol, the goal of the gwq variant",
+		Holds:         entriesReachWQWhenQuiescent,
+		HoldsTerminal: entriesReachWQ,
+	},
+	{
+		Name:      "TailFragmentsReachWriteQuorum",
+		Statement: "every entry of every fragment but the last is stored on all Qw bookies of that fragment's write set",
+		Source:    "TailFragmentsReachWriteQuorum in tweaks/ProtocolWithGuaranteedWriteQuorum.tla",
+		Holds:     tailFragmentsReachWQ,
+	},
+	{
+		Name:      "AllEntriesOfClosedLedgerReachedWriteQuorum",
+		Statement: "once the ledger is closed, every entry up to its last entry is stored on all Qw bookies of its write set",
+		Source:    "AllEntriesOfClosedLedgerReachedWriteQuorum in tweaks/ProtocolWithGuaranteedWriteQuorum.tla",
+		Holds:     closedLedgerReachedWQ,
 	},
 }
 
@@ -174,6 +204,94 @@ func committedReachAckQuorum(p spec.Params, s *spec.State) bool {
 func noOutOfOrder(p spec.Params, s *spec.State) bool {
 	for b := 0; b < p.Bookies; b++ {
 		if !s.BEntries[b].IDsEqualData() {
+			return false
+		}
+	}
+	return true
+}
+
+// storedOnWriteSet returns how many bookies of entry id's write set (per
+// meta_fragments) hold it, and the write set's size; ok is false when no
+// fragment holds id.
+func storedOnWriteSet(p spec.Params, s *spec.State, id int8) (copies, size int, ok bool) {
+	f, ok := spec.FragmentOfEntryId(id, s.MetaFragmentList())
+	if !ok {
+		return 0, 0, false
+	}
+	ws := p.WriteSet(id, f)
+	return s.StoredOn(id, ws).Len(), ws.Len(), true
+}
+
+func ackedHaveAckQuorum(p spec.Params, s *spec.State) bool {
+	for i := 0; i < p.Clients; i++ {
+		c := &s.Clients[i]
+		if c.Status != spec.StatusOpen && c.Status != spec.StatusClosed {
+			continue
+		}
+		for id := int8(1); id <= c.LAC; id++ {
+			if n, _, ok := storedOnWriteSet(p, s, id); !ok || n < p.AckQuorum {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// entriesReachWQ: a closed ledger's entries are all at Qw. A ledger that
+// never closed has no last entry; such stuck ledgers (e.g. a recovery
+// whose messages were lost, with no client left to retry) are out of the
+// property's scope, as they are of the Guaranteed Write Quorum design.
+func entriesReachWQ(p spec.Params, s *spec.State) bool {
+	if s.MetaStatus != spec.StatusClosed {
+		return true
+	}
+	for id := int8(1); id <= s.MetaLastEntry; id++ {
+		if n, size, ok := storedOnWriteSet(p, s, id); !ok || n < size {
+			return false
+		}
+	}
+	return true
+}
+
+// entriesReachWQWhenQuiescent checks entriesReachWQ on closed ledgers
+// where no further copy can appear: no add request in flight and no client
+// that may still send one (OPEN writer, IN_RECOVERY client).
+func entriesReachWQWhenQuiescent(p spec.Params, s *spec.State) bool {
+	if s.MetaStatus != spec.StatusClosed {
+		return true
+	}
+	for i := 0; i < p.Clients; i++ {
+		if st := s.Clients[i].Status; st == spec.StatusOpen || st == spec.StatusInRecovery {
+			return true
+		}
+	}
+	for _, m := range s.Msgs {
+		if m.Count == 1 && m.Key.Type() == spec.AddEntryRequest {
+			return true
+		}
+	}
+	return entriesReachWQ(p, s)
+}
+
+func tailFragmentsReachWQ(p spec.Params, s *spec.State) bool {
+	frags := s.MetaFragmentList()
+	for i := 0; i+1 < len(frags); i++ {
+		for id := frags[i].First; id < frags[i+1].First; id++ {
+			ws := p.WriteSet(id, frags[i])
+			if s.StoredOn(id, ws) != ws {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func closedLedgerReachedWQ(p spec.Params, s *spec.State) bool {
+	if s.MetaStatus != spec.StatusClosed {
+		return true
+	}
+	for id := int8(1); id <= s.MetaLastEntry; id++ {
+		if n, size, ok := storedOnWriteSet(p, s, id); !ok || n < size {
 			return false
 		}
 	}

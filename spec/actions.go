@@ -268,7 +268,13 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 		}
 		g.begin(-1)
 		g.n.BEntries[b] = g.n.BEntries[b].Add(k.Entry())
-		g.n.BLAC[b] = k.Fields().LAC
+		if f := k.Fields(); g.m.V.GuaranteedWriteQuorum {
+			// gwq: bookie LAC and LAFR are running maxima.
+			g.n.BLAC[b] = max(g.n.BLAC[b], f.LAC)
+			g.n.BLAFR[b] = max(g.n.BLAFR[b], f.LAFR)
+		} else {
+			g.n.BLAC[b] = f.LAC // overwritten: may go down
+		}
 		// Guard "b_fenced[b] = FALSE \/ msg.recovery = TRUE": both disjuncts.
 		g.twice = !g.s.BFenced.Has(b) && k.Recovery()
 		g.reply(msgAction(BookieSendsAddConfirmedResponse, k), k, resp)
@@ -301,13 +307,16 @@ func (g *gen) BookieSendsFencingReadLacResponse() {
 			continue
 		}
 		b := k.Bookie()
-		resp := MsgFields{Type: FenceResponse, Bookie: b, Cid: k.Cid(), LAC: g.s.BLAC[b]}.Key()
-		if g.s.Sent(resp) {
+		resp := MsgFields{Type: FenceResponse, Bookie: b, Cid: k.Cid(), LAC: g.s.BLAC[b]}
+		if g.m.V.GuaranteedWriteQuorum {
+			resp = MsgFields{Type: FenceResponse, Bookie: b, Cid: k.Cid(), LAFR: g.s.BLAFR[b]} // fencing returns LAFR
+		}
+		if g.s.Sent(resp.Key()) {
 			continue
 		}
 		g.begin(-1)
 		g.n.BFenced |= 1 << uint(b)
-		g.reply(msgAction(BookieSendsFencingReadLacResponse, k), k, resp)
+		g.reply(msgAction(BookieSendsFencingReadLacResponse, k), k, resp.Key())
 	}
 }
 
@@ -383,9 +392,15 @@ func (p Params) ensembles() []Bookies {
 // MaxContiguousConfirmedEntry is the largest id whose prefix 1..id has all
 // reached AckQuorum, or 0.
 func (p Params) MaxContiguousConfirmedEntry(conf *[MaxEntries]Bookies) int8 {
+	return p.maxContiguousAtQuorum(conf, p.AckQuorum)
+}
+
+// maxContiguousAtQuorum is the largest id whose prefix 1..id has all reached
+// quorum q (gwq's MaxContiguousEntryAtQuorum), or 0.
+func (p Params) maxContiguousAtQuorum(conf *[MaxEntries]Bookies, q int) int8 {
 	id := int8(0)
 	for i := 0; i < p.Entries; i++ {
-		if conf[i].Len() < p.AckQuorum {
+		if conf[i].Len() < q {
 			break
 		}
 		id = int8(i + 1)
@@ -408,8 +423,8 @@ func (c *Client) NoPendingResends() bool {
 	return true
 }
 
-func addRequest(cid, b int, e Entry, lac int8, recovery bool) MsgKey {
-	return MsgFields{Type: AddEntryRequest, Bookie: b, Cid: cid, Entry: e, LAC: lac, Recovery: recovery}.Key()
+func addRequest(cid, b int, e Entry, lac, lafr int8, recovery bool) MsgKey {
+	return MsgFields{Type: AddEntryRequest, Bookie: b, Cid: cid, Entry: e, LAC: lac, LAFR: lafr, Recovery: recovery}.Key()
 }
 
 // ---------------------------------------------------------------- writer
@@ -451,7 +466,7 @@ func (g *gen) ClientSendsAddEntryRequests(cid int) {
 	cf, _ := c.CurrFragment()
 	a := clientAction(ClientSendsAddEntryRequests, cid)
 	a.Entry = e.ID
-	g.sendToBookies(a, cf.Ensemble, func(b int) MsgKey { return addRequest(cid, b, e, c.LAC, false) }, func() {
+	g.sendToBookies(a, cf.Ensemble, func(b int) MsgKey { return addRequest(cid, b, e, c.LAC, c.LAFR, false) }, func() {
 		nc := g.begin(cid)
 		nc.LAP = e.ID
 		nc.addPending(PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble})
@@ -477,11 +492,22 @@ func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery boo
 		if lac > nc.LAC {
 			nc.LAC = lac
 		}
-		// MayBeRemoveFromPending with the freshly computed lac.
-		for i := int(nc.NumPending) - 1; i >= 0; i-- {
-			op := nc.Pending[i]
-			if nc.Confirmed[op.Entry.ID-1].Len() >= g.p.AckQuorum && op.Entry.ID <= lac {
-				nc.removePendingAt(i)
+		if g.m.V.GuaranteedWriteQuorum {
+			// gwq: an add stays pending until it and its prefix reached Qw.
+			lafr := g.p.maxContiguousAtQuorum(&nc.Confirmed, g.p.WriteQuorum)
+			nc.LAFR = max(nc.LAFR, lafr)
+			for i := int(nc.NumPending) - 1; i >= 0; i-- {
+				if nc.Pending[i].Entry.ID <= lafr {
+					nc.removePendingAt(i)
+				}
+			}
+		} else {
+			// MayBeRemoveFromPending with the freshly computed lac.
+			for i := int(nc.NumPending) - 1; i >= 0; i-- {
+				op := nc.Pending[i]
+				if nc.Confirmed[op.Entry.ID-1].Len() >= g.p.AckQuorum && op.Entry.ID <= lac {
+					nc.removePendingAt(i)
+				}
 			}
 		}
 		g.processed(msgAction(kind, k), k)
@@ -547,6 +573,17 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 		return
 	}
 	first := c.LAC + 1
+	if g.m.V.GuaranteedWriteQuorum {
+		// gwq: the new fragment starts after the last fully replicated
+		// entry, and a failed bookie holding an acknowledged entry of it
+		// is pinned: replacing it would leave that entry below Qw.
+		first = c.LAFR + 1
+		for id := first; id <= c.LAC; id++ {
+			if id >= 1 && c.Confirmed[id-1]&failed != 0 {
+				return
+			}
+		}
+	}
 	nc := g.begin(cid)
 	if first == cf.First {
 		// UpdatedFragments replaces the last fragment's ensemble in place.
@@ -604,7 +641,7 @@ func (g *gen) resendPendingAddOp(kind ActionKind, cid int, recovery bool) {
 		a := clientAction(kind, cid)
 		a.Entry = op.Entry.ID
 		i, op := i, op
-		g.sendToBookies(a, newBookies, func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, recovery) }, func() {
+		g.sendToBookies(a, newBookies, func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, recovery) }, func() {
 			nc := g.begin(cid)
 			nc.removePendingAt(i)
 			nc.addPending(PendingAddOp{Entry: op.Entry, FragmentID: cf.ID, Ensemble: cf.Ensemble})
@@ -627,6 +664,9 @@ func (g *gen) ClientClosesLedgerSuccess(cid int) {
 	c := &g.s.Clients[cid]
 	if c.MetaVersion != g.s.MetaVersion || c.Status != StatusOpen || g.s.MetaStatus != StatusOpen {
 		return
+	}
+	if g.m.V.GuaranteedWriteQuorum && c.NumPending != 0 {
+		return // gwq: close only when every add reached Qw
 	}
 	nc := g.begin(cid)
 	nc.MetaVersion = c.MetaVersion + 1
@@ -688,6 +728,9 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 		}
 		f := k.Fields()
 		lac := f.LAC
+		if g.m.V.GuaranteedWriteQuorum {
+			lac = f.LAFR // gwq: recovery starts after the last fully replicated entry
+		}
 		if lac <= cf.First-1 {
 			lac = cf.First - 1
 		}
@@ -698,6 +741,9 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 		}
 		if lac > nc.LAP {
 			nc.LAP = lac
+		}
+		if g.m.V.GuaranteedWriteQuorum && lac > nc.LAFR {
+			nc.LAFR = lac
 		}
 		g.processed(msgAction(ClientReceivesFencingReadLacResponse, k), k)
 	}
@@ -843,7 +889,7 @@ func (g *gen) ClientWritesBackEntry(cid int) {
 		a := clientAction(ClientWritesBackEntry, cid)
 		a.Entry = op.Entry.ID
 		op := op
-		g.sendToBookies(a, cf.Ensemble, func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, true) }, func() {
+		g.sendToBookies(a, cf.Ensemble, func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
 			g.begin(-1)
 		})
 	}

@@ -28,8 +28,12 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		dst = append(dst, byte(f.ID), byte(f.Ensemble), byte(f.First))
 	}
 	dst = append(dst, byte(s.BFenced))
+	gwq := m.V.GuaranteedWriteQuorum
 	for b := 0; b < p.Bookies; b++ {
 		dst = append(dst, byte(s.BLAC[b]))
+		if gwq {
+			dst = append(dst, byte(s.BLAFR[b]))
+		}
 		dst = binary.AppendUvarint(dst, uint64(s.BEntries[b]))
 	}
 	for i := 0; i < p.Clients; i++ {
@@ -43,6 +47,9 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 			dst = append(dst, byte(op.Entry.ID), byte(op.Entry.Data), byte(op.FragmentID), byte(op.Ensemble))
 		}
 		dst = append(dst, byte(c.LAP), byte(c.LAC))
+		if gwq {
+			dst = append(dst, byte(c.LAFR))
+		}
 		for e := 0; e < p.Entries; e++ {
 			dst = append(dst, byte(c.Confirmed[e]))
 		}
@@ -165,6 +172,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 	s.BFenced = r.bookies("fenced bookies", p.Bookies)
 	for b := 0; b < p.Bookies && r.err == nil; b++ {
 		s.BLAC[b] = r.small("bookie lac", 0, MaxEntries)
+		if m.V.GuaranteedWriteQuorum {
+			s.BLAFR[b] = r.small("bookie lafr", 0, MaxEntries)
+		}
 		es := r.uvarint()
 		if r.err == nil && es>>(uint(p.Entries)*MaxEntries) != 0 {
 			r.fail("bookie b%d stores an entry beyond e%d", b+1, p.Entries)
@@ -189,6 +199,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		}
 		c.LAP = r.small("lap", 0, MaxEntries)
 		c.LAC = r.small("lac", 0, MaxEntries)
+		if m.V.GuaranteedWriteQuorum {
+			c.LAFR = r.small("lafr", 0, MaxEntries)
+		}
 		for e := 0; e < p.Entries; e++ {
 			c.Confirmed[e] = r.bookies("confirmed", p.Bookies)
 		}

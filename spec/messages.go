@@ -39,7 +39,7 @@ const (
 //	bits  0-2  type        3-5  bookie     6-7  cid
 //	bit   8    recovery    9    success    10   fence   11-12 code
 //	bits 13-16 entry id (entry.id, or entry_id of a read request)
-//	bits 17-20 entry data (0 = Nil)     21-24 lac
+//	bits 17-20 entry data (0 = Nil)     21-24 lac     25-28 lafr (gwq)
 type MsgKey uint32
 
 const (
@@ -53,7 +53,8 @@ const (
 	shEntryID  = 13
 	shData     = 17
 	shLAC      = 21
-	msgKeyBits = 25
+	shLAFR     = 25
+	msgKeyBits = 29
 )
 
 // Msg is one element of the message history.
@@ -73,6 +74,7 @@ type MsgFields struct {
 	Code     uint8
 	Entry    Entry // entry (data 0 = Nil); for a ReadRequest, Entry.ID is entry_id
 	LAC      int8
+	LAFR     int8 // last add fully replicated (gwq variant only)
 }
 
 func b2u(b bool) MsgKey {
@@ -87,7 +89,7 @@ func (f MsgFields) Key() MsgKey {
 	return MsgKey(f.Type)<<shType | MsgKey(f.Bookie)<<shBookie | MsgKey(f.Cid)<<shCid |
 		b2u(f.Recovery)<<shRecovery | b2u(f.Success)<<shSuccess | b2u(f.Fence)<<shFence |
 		MsgKey(f.Code)<<shCode | MsgKey(f.Entry.ID)<<shEntryID | MsgKey(f.Entry.Data)<<shData |
-		MsgKey(f.LAC)<<shLAC
+		MsgKey(f.LAC)<<shLAC | MsgKey(f.LAFR)<<shLAFR
 }
 
 // Fields unpacks the key.
@@ -102,6 +104,7 @@ func (k MsgKey) Fields() MsgFields {
 		Code:     uint8(k >> shCode & 3),
 		Entry:    k.Entry(),
 		LAC:      int8(k >> shLAC & 15),
+		LAFR:     int8(k >> shLAFR & 15),
 	}
 }
 

@@ -91,6 +91,7 @@ type Client struct {
 	NumPending      int8
 	Pending         [MaxEntries]PendingAddOp // sorted set
 	LAP, LAC        int8
+	LAFR            int8                // last add fully replicated (gwq variant only)
 	Confirmed       [MaxEntries]Bookies // confirmed[id] at index id-1
 	Fenced          Bookies
 	RecoveryEns     Bookies // recovery_ensemble
@@ -191,6 +192,7 @@ type State struct {
 	BEntries [MaxBookies]EntrySet
 	BFenced  Bookies
 	BLAC     [MaxBookies]int8
+	BLAFR    [MaxBookies]int8 // gwq variant only
 
 	Clients [MaxClients]Client
 }
@@ -319,4 +321,10 @@ func (s EntrySet) IDsEqualData() bool {
 		diag |= 1 << uint(id*MaxEntries+id)
 	}
 	return s&^diag == 0
+}
+
+// WriteSet is the set of bookies of fragment f that store entry id. Without
+// striping (E = Qw) it is the whole ensemble.
+func (p Params) WriteSet(id int8, f Fragment) Bookies {
+	return f.Ensemble
 }

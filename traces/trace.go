@@ -26,6 +26,7 @@ type Trace struct {
 	Invariant string
 	Statement string
 	Deadlock  bool
+	Terminal  bool // the last state has no successor and fails a terminal-state property
 	Steps     []Step
 }
 
@@ -197,6 +198,9 @@ func Diff(prev, next []Var) []Var {
 func RenderText(w io.Writer, t *Trace) error {
 	var b strings.Builder
 	what := "violates " + t.Invariant
+	if t.Terminal {
+		what = "has no successor and violates " + t.Invariant
+	}
 	if t.Deadlock {
 		what = "is a deadlock (no successor)"
 	}

@@ -31,6 +31,7 @@ const (
 	exitUnknown     = 3   // a bound stopped the search: neither proved nor refuted
 	exitDeadlock    = 11  // TLC: deadlock reached
 	exitViolation   = 12  // TLC: safety violation
+	exitTerminal    = 13  // TLC: liveness violation; here a terminal-state property
 	exitInterrupted = 130 // stopped by SIGINT/SIGTERM; the verdict is unknown
 )
 
@@ -49,6 +50,7 @@ Exit codes:
   3    unknown: --max-depth or --max-states stopped the search first
   11   deadlock: a state without successor (only with --check-deadlock)
   12   an invariant is violated; the shortest counterexample is printed
+  13   a property of terminal states fails in a state without successor
   130  interrupted (Ctrl-C / SIGTERM); partial statistics, verdict unknown
 `
 
@@ -311,6 +313,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitOK
 	case rep.Status == explorer.Violation && rep.Violation.Deadlock:
 		return exitDeadlock
+	case rep.Status == explorer.Violation && rep.Violation.Terminal:
+		return exitTerminal
 	case rep.Status == explorer.Violation:
 		return exitViolation
 	case ctx.Err() != nil:
@@ -375,6 +379,7 @@ type jsonStep struct {
 type jsonViolation struct {
 	Invariant string     `json:"invariant"`
 	Deadlock  bool       `json:"deadlock"`
+	Terminal  bool       `json:"terminal"`
 	Length    int        `json:"length"`
 	Trace     []jsonStep `json:"trace"`
 }
@@ -409,7 +414,7 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 			StoreBytesPerState:   storeBytesPerState,
 		}
 		if rep.Trace != nil {
-			v := &jsonViolation{Invariant: rep.Trace.Invariant, Deadlock: rep.Trace.Deadlock, Length: len(rep.Trace.Steps)}
+			v := &jsonViolation{Invariant: rep.Trace.Invariant, Deadlock: rep.Trace.Deadlock, Terminal: rep.Trace.Terminal, Length: len(rep.Trace.Steps)}
 			var prev []traces.Var
 			for _, st := range rep.Trace.Steps {
 				vars := traces.Vars(rep.Trace.Params, &st.State)
@@ -435,6 +440,8 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 	case explorer.Violation:
 		if rep.Trace.Deadlock {
 			fmt.Fprintln(w, "Error: Deadlock reached.")
+		} else if rep.Trace.Terminal {
+			fmt.Fprintf(w, "Error: Property %s fails in a terminal state.\n", rep.Trace.Invariant)
 		} else {
 			fmt.Fprintf(w, "Error: Invariant %s is violated.\n", rep.Trace.Invariant)
 		}
