@@ -27,6 +27,14 @@ const (
 	RecoveryClientChangesEnsemble
 	RecoveryClientSendsPendingAddOp
 	RecoveryClientClosesLedger
+	// Extensions beyond the TLA+ spec (enabled by fault budgets).
+	BookieCrashes
+	BookieRestarts
+	BookieLosesData
+	BookieBecomesReadOnly
+	ClientReceivesAddErrorResponse
+	ClientFailsToCreateLedger
+	BookieSendsAddReadOnlyResponse
 	numActionKinds
 )
 
@@ -38,6 +46,8 @@ var actionNames = [...]string{"?",
 	"ClientReceivesFencingReadLacResponse", "ClientSendsRecoveryReadRequests", "ClientReceivesRecoveryReadResponse",
 	"ClientWritesBackEntry", "RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientChangesEnsemble",
 	"RecoveryClientSendsPendingAddOp", "RecoveryClientClosesLedger",
+	"BookieCrashes", "BookieRestarts", "BookieLosesData", "BookieBecomesReadOnly",
+	"ClientReceivesAddErrorResponse", "ClientFailsToCreateLedger", "BookieSendsAddReadOnlyResponse",
 }
 
 func (k ActionKind) String() string {
@@ -78,6 +88,11 @@ func (a Action) String() string {
 		s += fmt.Sprintf("(b%d, c%d)", a.Bookie+1, a.Client+1)
 	case a.Client >= 0:
 		s += fmt.Sprintf("(c%d)", a.Client+1)
+	case a.Bookie >= 0:
+		s += fmt.Sprintf("(b%d)", a.Bookie+1)
+	}
+	if a.Kind == ClientFailsToCreateLedger {
+		s += " NotEnoughBookies"
 	}
 	if a.Entry > 0 {
 		s += fmt.Sprintf(" e%d", a.Entry)
@@ -114,8 +129,20 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 	p := m.P
 	g := gen{p: p, m: m, s: s, n: scratch, emit: emit}
 	g.bookieActions()
+	if p.Faulty() {
+		for b := 0; b < p.Bookies; b++ {
+			g.BookieCrashes(b)
+			g.BookieRestarts(b)
+			g.BookieLosesData(b)
+			g.BookieBecomesReadOnly(b)
+		}
+	}
 	for cid := 0; cid < p.Clients; cid++ {
 		g.ClientCreatesLedger(cid)
+		if p.Faulty() {
+			g.ClientFailsToCreateLedger(cid)
+			g.ClientReceivesAddErrorResponse(cid)
+		}
 		g.ClientSendsAddEntryRequests(cid)
 		g.ClientReceivesAddConfirmedResponse(cid)
 		g.ClientReceivesAddFencedResponse(cid)
@@ -154,6 +181,9 @@ type gen struct {
 
 // out emits the successor built in n (twice under TLC's disjunct branching).
 func (g *gen) out(a Action) {
+	if g.m.excluded&(1<<uint(a.Kind)) != 0 {
+		return
+	}
 	g.emit(a, g.n)
 	if g.twice {
 		g.emit(a, g.n)
@@ -207,8 +237,11 @@ func (g *gen) sendToBookies(a Action, ens Bookies, mk func(b int) MsgKey, build 
 	for i := 0; i < n; i++ {
 		g.n.insert(g.keys[i], 1)
 	}
-	// Enumerate loss patterns as subsets of ens, counting up.
-	for lost := Bookies(0); ; lost = (lost - ens) & ens {
+	// Enumerate loss patterns as subsets of ens, counting up. A message to
+	// a crashed bookie is always lost.
+	free, forced := ens&^g.s.BDown, ens&g.s.BDown
+	for sub := Bookies(0); ; sub = (sub - free) & free {
+		lost := sub | forced
 		for i := 0; i < n; i++ {
 			cnt := int8(1)
 			if lost.Has(g.keys[i].Bookie()) {
@@ -218,7 +251,7 @@ func (g *gen) sendToBookies(a Action, ens Bookies, mk func(b int) MsgKey, build 
 		}
 		a.Lost = lost
 		g.out(a)
-		if lost == ens {
+		if sub == free {
 			break
 		}
 	}
@@ -259,7 +292,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 			continue
 		}
 		b := k.Bookie()
-		if g.s.BFenced.Has(b) && !k.Recovery() {
+		if g.s.BFenced.Has(b) && !k.Recovery() || g.s.BDown.Has(b) || g.s.BReadOnly.Has(b) {
 			continue
 		}
 		resp := addResponse(k, true)
@@ -286,15 +319,27 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 func (g *gen) BookieSendsAddFencedResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if m.Count < 1 || k.Type() != AddEntryRequest || k.Recovery() || !g.s.BFenced.Has(k.Bookie()) || !g.s.IsEarliestMsg(k) {
+		if m.Count < 1 || k.Type() != AddEntryRequest || g.s.BDown.Has(k.Bookie()) || !g.s.IsEarliestMsg(k) {
 			continue
 		}
-		resp := addResponse(k, false)
+		var resp MsgKey
+		kind := BookieSendsAddFencedResponse
+		switch b := k.Bookie(); {
+		case g.s.BReadOnly.Has(b) && !(g.s.BFenced.Has(b) && !k.Recovery()):
+			// A read-only bookie rejects every add (recovery adds too).
+			f := k.Fields()
+			resp = MsgFields{Type: AddEntryResponse, Bookie: f.Bookie, Cid: f.Cid, Entry: f.Entry, Recovery: f.Recovery, Code: CodeReadOnly}.Key()
+			kind = BookieSendsAddReadOnlyResponse
+		case !k.Recovery() && g.s.BFenced.Has(b):
+			resp = addResponse(k, false)
+		default:
+			continue
+		}
 		if g.s.Sent(resp) {
 			continue
 		}
 		g.begin(-1)
-		g.reply(msgAction(BookieSendsAddFencedResponse, k), k, resp)
+		g.reply(msgAction(kind, k), k, resp)
 	}
 }
 
@@ -303,7 +348,7 @@ func (g *gen) BookieSendsAddFencedResponse() {
 func (g *gen) BookieSendsFencingReadLacResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if m.Count < 1 || k.Type() != FenceRequest {
+		if m.Count < 1 || k.Type() != FenceRequest || g.s.BDown.Has(k.Bookie()) {
 			continue
 		}
 		b := k.Bookie()
@@ -325,14 +370,17 @@ func (g *gen) BookieSendsFencingReadLacResponse() {
 func (g *gen) BookieSendsReadResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if m.Count < 1 || k.Type() != ReadRequest {
+		if m.Count < 1 || k.Type() != ReadRequest || g.s.BDown.Has(k.Bookie()) {
 			continue
 		}
 		f := k.Fields()
 		resp := MsgFields{Type: ReadResponse, Bookie: f.Bookie, Cid: f.Cid, Fence: f.Fence}
-		if e, ok := g.s.BEntries[f.Bookie].WithID(f.Entry.ID); ok {
+		switch e, ok := g.s.BEntries[f.Bookie].WithID(f.Entry.ID); {
+		case ok:
 			resp.Entry, resp.Code = e, CodeOK
-		} else {
+		case g.s.BLimbo.Has(f.Bookie):
+			resp.Entry, resp.Code = Entry{ID: f.Entry.ID}, CodeUnknown
+		default:
 			resp.Entry, resp.Code = Entry{ID: f.Entry.ID}, CodeNoSuchEntry
 		}
 		rk := resp.Key()
@@ -354,6 +402,7 @@ func (g *gen) BookieSendsReadResponse() {
 // WriteQuorum bookies, so lexicographic order of their sorted members).
 // ValidEnsemble also excludes every ensemble of meta_fragments.
 func (g *gen) SelectEnsemble(incl, excl Bookies) (Bookies, bool) {
+	excl |= g.s.BDown | g.s.BReadOnly // extensions: only writable bookies join an ensemble
 	for _, e := range g.m.ensembles {
 		if e&excl != 0 || e&incl != incl {
 			continue
@@ -432,7 +481,10 @@ func addRequest(cid, b int, e Entry, lac, lafr int8, recovery bool) MsgKey {
 // ClientCreatesLedger: the first client to act creates the ledger with the
 // first available ensemble.
 func (g *gen) ClientCreatesLedger(cid int) {
-	if g.s.MetaStatus != StatusNil || g.s.Clients[cid].MetaVersion != Nil {
+	// The status test is implied in the reference spec (only a client that
+	// withdrew has a Nil version and a non-Nil status, after the ledger
+	// existed); it matters once creation can fail.
+	if g.s.MetaStatus != StatusNil || g.s.Clients[cid].MetaVersion != Nil || g.s.Clients[cid].Status != StatusNil {
 		return
 	}
 	ens, ok := g.SelectEnsemble(0, 0)
@@ -535,7 +587,7 @@ func (g *gen) ClientReceivesAddFencedResponse(cid int) {
 			continue
 		}
 		f := k.Fields()
-		if f.Recovery || f.Success || !cf.Ensemble.Has(f.Bookie) {
+		if f.Recovery || f.Success || f.Code == CodeReadOnly || !cf.Ensemble.Has(f.Bookie) {
 			continue
 		}
 		nc := g.begin(cid)
@@ -804,9 +856,10 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 			if r == k {
 				counted = true
 			}
-			if r.Fields().Code == CodeOK {
+			switch r.Fields().Code {
+			case CodeOK:
 				anyOK = true
-			} else {
+			case CodeNoSuchEntry:
 				nse++
 			}
 		}
@@ -934,4 +987,117 @@ func (g *gen) RecoveryClientClosesLedger(cid int) {
 	g.n.MetaStatus = StatusClosed
 	g.n.MetaLastEntry = c.LastRecoverable
 	g.out(clientAction(RecoveryClientClosesLedger, cid))
+}
+
+// ---------------------------------------------------------------- faults
+//
+// Beyond the TLA+ spec: bookie crashes, data loss and read-only bookies,
+// each bounded by a budget. With every budget 0 none is enabled.
+
+// lose marks every deliverable message to or from bookie b as lost: the
+// connections of a stopping bookie break, its peers see timeouts.
+func (g *gen) lose(b int) {
+	for i := range g.n.Msgs {
+		if m := &g.n.Msgs[i]; m.Count == 1 && m.Key.Bookie() == b {
+			m.Count = -1
+		}
+	}
+}
+
+// BookieCrashes: bookie b stops.
+func (g *gen) BookieCrashes(b int) {
+	if int(g.s.CrashesUsed) >= g.p.Crashes || g.s.BDown.Has(b) {
+		return
+	}
+	g.begin(-1)
+	g.n.BDown |= 1 << uint(b)
+	g.n.CrashesUsed++
+	g.lose(b)
+	g.out(Action{Kind: BookieCrashes, Client: -1, Bookie: int8(b)})
+}
+
+// BookieRestarts: a crashed bookie comes back with its journal intact.
+func (g *gen) BookieRestarts(b int) {
+	if !g.s.BDown.Has(b) {
+		return
+	}
+	g.begin(-1)
+	g.n.BDown &^= 1 << uint(b)
+	g.out(Action{Kind: BookieRestarts, Client: -1, Bookie: int8(b)})
+}
+
+// BookieLosesData: bookie b restarts with an empty disk. Its entries, LAC
+// and fencing are gone and its connections break. In limbo mode (BP-44) it
+// comes back fenced and answers Unknown for entries it does not have.
+func (g *gen) BookieLosesData(b int) {
+	if int(g.s.DataLossUsed) >= g.p.DataLoss || g.s.BDown.Has(b) || g.s.MetaStatus == StatusNil {
+		return
+	}
+	g.begin(-1)
+	bit := Bookies(1) << uint(b)
+	g.n.DataLossUsed++
+	g.n.BEntries[b], g.n.BLAC[b], g.n.BLAFR[b] = 0, 0, 0
+	g.n.BFenced &^= bit
+	if g.p.Limbo() {
+		g.n.BFenced |= bit
+		g.n.BLimbo |= bit
+	}
+	g.lose(b)
+	g.out(Action{Kind: BookieLosesData, Client: -1, Bookie: int8(b)})
+}
+
+// BookieBecomesReadOnly: bookie b's disk passes the usage threshold; from
+// now on it rejects adds and still serves reads and fencing.
+func (g *gen) BookieBecomesReadOnly(b int) {
+	if int(g.s.ReadOnlyUsed) >= g.p.ReadOnly || g.s.BReadOnly.Has(b) {
+		return
+	}
+	g.begin(-1)
+	g.n.BReadOnly |= 1 << uint(b)
+	g.n.ReadOnlyUsed++
+	g.out(Action{Kind: BookieBecomesReadOnly, Client: -1, Bookie: int8(b)})
+}
+
+// ClientReceivesAddErrorResponse: a writer or recovery client gets a
+// read-only rejection. BookKeeper treats it as a failed write to that
+// bookie, like a timeout: the response is marked as a failure (-1) so that
+// the next ensemble change replaces the bookie and clears it.
+func (g *gen) ClientReceivesAddErrorResponse(cid int) {
+	c := &g.s.Clients[cid]
+	var recovery bool
+	switch c.Status {
+	case StatusOpen:
+	case StatusInRecovery:
+		recovery = true
+	default:
+		return
+	}
+	cf, _ := c.CurrFragment()
+	for _, m := range g.s.Msgs {
+		k := m.Key
+		if k.Cid() != cid || m.Count < 1 || k.Type() != AddEntryResponse || !g.s.IsEarliestMsg(k) {
+			continue
+		}
+		if f := k.Fields(); f.Recovery != recovery || f.Code != CodeReadOnly || !cf.Ensemble.Has(f.Bookie) {
+			continue
+		}
+		g.begin(cid)
+		g.n.setCount(k, -1)
+		g.out(msgAction(ClientReceivesAddErrorResponse, k))
+	}
+}
+
+// ClientFailsToCreateLedger: fewer than E writable bookies are available;
+// creation fails with NotEnoughBookies and the client gives up.
+func (g *gen) ClientFailsToCreateLedger(cid int) {
+	c := &g.s.Clients[cid]
+	if g.s.MetaStatus != StatusNil || c.MetaVersion != Nil || c.Status != StatusNil {
+		return
+	}
+	if _, ok := g.SelectEnsemble(0, 0); ok {
+		return
+	}
+	nc := g.begin(cid)
+	nc.Status = ClientWithdrawn
+	g.out(clientAction(ClientFailsToCreateLedger, cid))
 }

@@ -59,6 +59,10 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		}
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
 	}
+	if p.Faulty() {
+		dst = append(dst, byte(s.BDown), byte(s.BReadOnly), byte(s.BLimbo),
+			byte(s.CrashesUsed), byte(s.DataLossUsed), byte(s.ReadOnlyUsed))
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(s.Msgs)))
 	for _, msg := range s.Msgs {
 		dst = binary.AppendUvarint(dst, uint64(msg.Key)<<2|uint64(msg.Count+1))
@@ -221,6 +225,14 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		}
 		c.RecoveryPhase = uint8(r.small("recovery phase", 0, int(ReadWritePhase)))
 		c.LastRecoverable = r.small("last recoverable entry", -1, MaxEntries+1)
+	}
+	if p.Faulty() {
+		s.BDown = r.bookies("down bookies", p.Bookies)
+		s.BReadOnly = r.bookies("read-only bookies", p.Bookies)
+		s.BLimbo = r.bookies("limbo bookies", p.Bookies)
+		s.CrashesUsed = r.small("crashes used", 0, p.Crashes)
+		s.DataLossUsed = r.small("data losses used", 0, p.DataLoss)
+		s.ReadOnlyUsed = r.small("read-only faults used", 0, p.ReadOnly)
 	}
 	n := r.uvarint()
 	if r.err == nil && n > uint64(len(r.b)-r.i) {

@@ -30,6 +30,10 @@ func (t MsgType) String() string {
 const (
 	CodeOK          uint8 = 0
 	CodeNoSuchEntry uint8 = 1
+	CodeUnknown     uint8 = 2 // a limbo bookie cannot say whether it ever had the entry
+	// CodeReadOnly marks an AddEntryResponse rejected by a read-only bookie
+	// (success FALSE, as a fenced rejection, but a different error).
+	CodeReadOnly uint8 = 3
 )
 
 // MsgKey packs a message record into an integer. Records of one type have

@@ -7,6 +7,7 @@ type Model struct {
 	P         Params
 	V         Variant
 	ensembles []Bookies
+	excluded  uint64 // bit k: ActionKind k may not occur
 }
 
 // NewModel validates p and prepares the model.
@@ -15,7 +16,12 @@ func NewModel(p Params) (*Model, error) {
 		return nil, err
 	}
 	v, _ := VariantByName(p.Variant)
-	return &Model{P: p, V: v, ensembles: p.ensembles()}, nil
+	m := &Model{P: p, V: v, ensembles: p.ensembles()}
+	for _, name := range p.Exclude {
+		k, _ := ActionKindByName(name)
+		m.excluded |= 1 << uint(k)
+	}
+	return m, nil
 }
 
 // Init returns the unique initial state.

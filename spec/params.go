@@ -21,6 +21,7 @@ const (
 	MaxClients   = 4
 	MaxEntries   = 8 // b_entries is a bitmask over (entry id, data) pairs
 	maxFragments = MaxEntries + 2
+	maxFaults    = 7
 )
 
 // Params is one parameter set of the model: the CONSTANTS of the TLA+ spec.
@@ -33,7 +34,25 @@ type Params struct {
 	Entries     int    // SendLimit: entries the writer may create
 	Inflight    int    // InflightLimit: unacknowledged entries the writer may have
 	Variant     string // protocol variant (see Variants); "" is the reference
+
+	// Fault budgets: how many times each fault may happen in a run. All
+	// zero is the reference model, whose state space they leave untouched.
+	Crashes      int    // a bookie stops (in-flight messages to and from it are lost) and later restarts intact
+	DataLoss     int    // a bookie restarts with an empty disk
+	DataLossMode string // "blank" (answers like a new bookie) or "limbo" (BP-44: comes back fenced, answers Unknown)
+	ReadOnly     int    // a bookie turns read-only (disk full): rejects adds, serves reads and fencing
+
+	// Exclude lists actions (by TLA+ name) that may not occur: a way to
+	// ask for the shortest counterexample of one kind, or to shrink a model
+	// to what a question needs. Results are then about the restricted model.
+	Exclude []string
 }
+
+// Faulty reports whether any fault is enabled.
+func (p Params) Faulty() bool { return p.Crashes > 0 || p.DataLoss > 0 || p.ReadOnly > 0 }
+
+// Limbo reports whether data loss follows the BP-44 limbo proposal.
+func (p Params) Limbo() bool { return p.DataLossMode == "limbo" }
 
 // DefaultParams is a small model that finishes in well under a second yet
 // exercises every action: two bookies, two clients, Qw 2, Qa 1, one entry.
@@ -89,6 +108,24 @@ func (p Params) Validate() error {
 	if _, err := VariantByName(p.Variant); err != nil {
 		add("%v", err)
 	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"crashes", p.Crashes}, {"data-loss", p.DataLoss}, {"read-only", p.ReadOnly}} {
+		if b.v < 0 || b.v > maxFaults {
+			add("--%s must be between 0 and %d (got %d)", b.name, maxFaults, b.v)
+		}
+	}
+	for _, name := range p.Exclude {
+		if _, ok := ActionKindByName(name); !ok {
+			add("--exclude-actions: unknown action %q (see bkcheck actions)", name)
+		}
+	}
+	switch p.DataLossMode {
+	case "", "blank", "limbo":
+	default:
+		add("--data-loss-mode must be blank or limbo (got %q)", p.DataLossMode)
+	}
 	if len(probs) == 0 {
 		return nil
 	}
@@ -108,6 +145,23 @@ func (p Params) String() string {
 	if v == "" {
 		v = Variants[0].Name
 	}
-	return fmt.Sprintf("bookies=%d clients=%d ensemble=%d write-quorum=%d ack-quorum=%d entries=%d inflight=%d variant=%s",
+	out := fmt.Sprintf("bookies=%d clients=%d ensemble=%d write-quorum=%d ack-quorum=%d entries=%d inflight=%d variant=%s",
 		p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight, v)
+	if p.Crashes > 0 {
+		out += fmt.Sprintf(" crashes=%d", p.Crashes)
+	}
+	if p.DataLoss > 0 {
+		mode := p.DataLossMode
+		if mode == "" {
+			mode = "blank"
+		}
+		out += fmt.Sprintf(" data-loss=%d data-loss-mode=%s", p.DataLoss, mode)
+	}
+	if p.ReadOnly > 0 {
+		out += fmt.Sprintf(" read-only=%d", p.ReadOnly)
+	}
+	if len(p.Exclude) > 0 {
+		out += " exclude=" + strings.Join(p.Exclude, ",")
+	}
+	return out
 }

@@ -194,6 +194,14 @@ type State struct {
 	BLAC     [MaxBookies]int8
 	BLAFR    [MaxBookies]int8 // gwq variant only
 
+	// Faults (only with fault budgets).
+	BDown        Bookies // crashed, not yet restarted
+	BReadOnly    Bookies // read-only (disk full)
+	BLimbo       Bookies // lost their data in limbo mode: answer Unknown for missing entries
+	CrashesUsed  int8
+	DataLossUsed int8
+	ReadOnlyUsed int8
+
 	Clients [MaxClients]Client
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"reflect"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -26,28 +28,39 @@ type BadgerOptions struct {
 const DefaultBadgerMemoryBudget = 256 << 20
 
 // Key spaces. Both key suffixes are big-endian so that Badger's key order
-// is numeric order: the s/ space iterates by sequence number.
+// is numeric order: the b/ space iterates by block, hence by sequence
+// number.
 //
-//	f/<fp>  -> seq             (8 bytes)
-//	s/<seq> -> fp, parent seq  (8 + 8 bytes)
+//	b/<block> -> (fp, parent seq) of states block*blockStates, ... (16 bytes each)
+//	f/<fp>    -> seq (8 bytes)
 var (
-	prefixFP  = []byte("f/")
-	prefixSeq = []byte("s/")
+	prefixFP    = []byte("f/")
+	prefixBlock = []byte("b/")
 	// keyFPIndex marks that the f/ space is complete. The f/ space (fp ->
 	// seq) serves only look-ups the in-memory cache cannot answer, which
 	// happen once the exact table outgrows the budget. Until then it is not
-	// written at all: s/ keys are sequential and cheap for Badger to insert,
-	// random f/ keys are not (they dominated the insert cost). When the
-	// cache overflows, the f/ space is built from s/ once and kept from then on.
+	// written at all: b/ keys are few, sequential and cheap for Badger to
+	// insert, random per-state f/ keys are not (they dominated the insert
+	// cost). When the cache overflows, the f/ space is built from b/ once
+	// and kept from then on.
 	keyFPIndex = []byte("m/fp-index")
 )
 
 const (
 	keyLen = 2 + 8
-	// pendingMax is how many inserts are buffered (in a Badger WriteBatch,
-	// which commits full transactions in the background, and in v.pending
-	// for Lookup) before the batch is flushed automatically.
-	pendingMax = 1 << 16
+	// recLen is the size of a state's record in a block: fp, parent.
+	recLen = 16
+	// blockStates is how many states a b/ block holds: Badger then
+	// writes one 64 KiB value per 4096 states instead of one key per
+	// state (skiplist inserts, transaction entries and compaction work
+	// per key were most of the store's cost).
+	blockStates = 4096
+	blockBytes  = blockStates * recLen
+	// pendingMax is how many states (a multiple of blockStates) are kept
+	// in v.pending, their complete blocks queued in a Badger WriteBatch
+	// (which commits full transactions in the background), before the
+	// batch is flushed automatically.
+	pendingMax = 16 * blockStates
 	// windowLoad is the load (out of 10) at which a recent-window table
 	// rotates; exactMaxLoad (out of 100) is how full the exact table may
 	// get once the budget forbids growing it.
@@ -57,9 +70,10 @@ const (
 )
 
 // BadgerVisited is a disk-backed Visited store: every state is persisted in
-// a Badger database (fingerprint -> seq and seq -> fingerprint, parent), so
-// a run can outgrow RAM, survive a crash (up to the last Flush) and be
-// resumed.
+// a Badger database, so a run can outgrow RAM, survive a crash (up to the
+// last Flush) and be resumed. The states' records (fingerprint, parent seq)
+// are packed by sequence number in blocks of blockStates; a fingerprint ->
+// seq index is added once the in-memory cache overflows.
 //
 // Badger is fronted by an in-memory cache so that most Contains calls never
 // reach it:
@@ -73,11 +87,13 @@ const (
 //     "certainly new" for most new states; two rotating tables hold the most
 //     recently inserted fingerprints (in a BFS most duplicates are states of
 //     the current or previous level) and answer "certainly seen"; only what
-//     remains goes to a Badger read.
+//     remains goes to a Badger read of the f/ index.
 //
-// Writes go through a Badger WriteBatch, flushed every pendingMax inserts
-// and by Flush; the inserts since the last flush are also kept in memory so
-// that Lookup works before they reach Badger.
+// Writes go through a Badger WriteBatch: a block is queued when it is
+// complete, the last, partial one is written (and rewritten as it grows) by
+// Flush; the batch is flushed every pendingMax states and by Flush. The
+// states of the blocks not yet committed and of the partial block are also
+// kept in memory (v.pending) for Lookup and for rewriting the partial block.
 //
 // Insert, Flush, Truncate and Close must be called from one goroutine at a
 // time; Contains may be called from any number of goroutines while none of
@@ -99,10 +115,19 @@ type BadgerVisited struct {
 	cur, old fpTable    // overflow mode: recent windows
 	bloom    layerBloom // overflow mode: every fingerprint
 
-	// Write path.
-	wb      *badger.WriteBatch
-	pending []pendingState // states n-len(pending) .. n-1, not yet flushed
-	err     error          // sticky write error
+	// Write path. pending holds the states n-len(pending) .. n-1, where
+	// n-len(pending) is a multiple of blockStates: blocks that are
+	// complete (queued in wb, not yet known to be committed) and the
+	// partial last block. Blocks before them are committed to Badger.
+	wb       *badger.WriteBatch
+	pending  []pendingState
+	durableN uint64 // Len when the partial block was last written
+	err      error  // sticky write error
+
+	// Lookup's cache of the block it read last.
+	lookMu    sync.Mutex
+	lookBlock uint64 // index of the block in lookData
+	lookData  []byte // nil: none
 }
 
 type pendingState struct{ fp, parent uint64 }
@@ -110,9 +135,10 @@ type pendingState struct{ fp, parent uint64 }
 var _ Visited = (*BadgerVisited)(nil)
 
 // OpenBadgerVisited opens (creating if needed) the store in opt.Dir. If the
-// directory holds a store, its states are recovered: Len is the length of
-// the longest run of sequence numbers 0, 1, ... present, and anything beyond
-// (left by a crash between flushes) is dropped, so the two key spaces agree.
+// directory holds a store, its states are recovered: Len is the number of
+// states in the run of blocks 0, 1, ... present, up to the first partial
+// block, and anything beyond (left by a crash between flushes) is dropped,
+// so the two key spaces agree.
 func OpenBadgerVisited(opt BadgerOptions) (*BadgerVisited, error) {
 	if opt.Dir == "" {
 		return nil, errors.New("state: BadgerOptions.Dir is empty")
@@ -159,9 +185,14 @@ func badgerOptions(dir string, budget int64) (badger.Options, int64) {
 		WithSyncWrites(false).
 		WithDetectConflicts(false).
 		WithCompression(options.None).
-		// Values are 8 or 16 bytes: keep them all in the LSM tree.
+		// f/ values (8 bytes) stay in the LSM tree; b/ blocks (up to 64
+		// KiB) go to the value log, appended once and never rewritten.
+		// (In the LSM tree, compactions kept copying them along with the
+		// f/ keys: overflow-mode runs took twice as long.)
 		WithValueThreshold(1 << 10).
-		WithValueLogFileSize(1 << 20).
+		// Files of 16 MiB: about a million states each, so that huge runs
+		// keep few files open. (Badger preallocates 2x, sparsely.)
+		WithValueLogFileSize(16 << 20).
 		WithMemTableSize(memTable).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(4).
@@ -174,7 +205,8 @@ func badgerOptions(dir string, budget int64) (badger.Options, int64) {
 	// Compactions and memtable flushes build tables in memory: reserve
 	// for a memtable flush and a few table builders.
 	builders := 2*memTable + 16*tableSize
-	fpBudget := budget - arenas - blockCache - indexCache - builders - pendingMax*16
+	// pending, plus the blocks Badger holds until the batch commits.
+	fpBudget := budget - arenas - blockCache - indexCache - builders - 2*pendingMax*recLen
 	if fpBudget < 0 {
 		fpBudget = 0
 	}
@@ -192,10 +224,10 @@ func fpKey(fp uint64) []byte {
 	return k
 }
 
-func seqKey(seq uint64) []byte {
+func blockKey(block uint64) []byte {
 	k := make([]byte, keyLen)
-	copy(k, prefixSeq)
-	binary.BigEndian.PutUint64(k[2:], seq)
+	copy(k, prefixBlock)
+	binary.BigEndian.PutUint64(k[2:], block)
 	return k
 }
 
@@ -216,8 +248,8 @@ func (v *BadgerVisited) Contains(fp uint64) bool {
 	if !v.bloom.mayContain(fp) {
 		return false
 	}
-	// Everything outside the windows has been flushed (rotate flushes), so
-	// Badger has it if anyone has.
+	// Every f/ key of a state outside the windows has been committed
+	// (rotate flushes), so Badger has it if anyone has.
 	found, err := v.dbHas(fp)
 	if err != nil {
 		panic(fmt.Sprintf("state: badger read in Contains: %v", err))
@@ -255,45 +287,66 @@ func (v *BadgerVisited) Insert(fp uint64, parent uint64) (uint64, bool) {
 	return seq, true
 }
 
-// write queues the two records of state seq.
+// pendingBase is the seq of v.pending[0], a multiple of blockStates.
+func (v *BadgerVisited) pendingBase() uint64 { return v.n - uint64(len(v.pending)) }
+
+// write records state seq (== v.n-1): in pending, in the f/ index if it is
+// kept, and in Badger once its block is complete.
 func (v *BadgerVisited) write(seq, fp, parent uint64) {
 	v.pending = append(v.pending, pendingState{fp, parent})
-	if v.err == nil {
-		if v.wb == nil {
-			v.wb = v.db.NewWriteBatch()
-		}
-		// One allocation for both records: Badger keeps references to
-		// keys and values until the batch is committed.
-		b := make([]byte, 2*keyLen+8+16)
-		fk, fv := b[0:keyLen:keyLen], b[keyLen:keyLen+8:keyLen+8]
-		sk, sv := b[keyLen+8:2*keyLen+8:2*keyLen+8], b[2*keyLen+8:]
-		copy(fk, prefixFP)
-		binary.BigEndian.PutUint64(fk[2:], fp)
-		binary.BigEndian.PutUint64(fv, seq)
-		copy(sk, prefixSeq)
-		binary.BigEndian.PutUint64(sk[2:], seq)
-		binary.BigEndian.PutUint64(sv, fp)
-		binary.BigEndian.PutUint64(sv[8:], parent)
-		// f/ before s/: Badger applies a batch's transactions in order,
-		// so whatever prefix survives a crash has f/ for every s/ (recover
-		// relies on the s/ space and drops stray f/ keys).
-		if v.fpIndex {
-			if err := v.wb.Set(fk, fv); err != nil {
-				v.err = fmt.Errorf("state: badger write: %w", err)
-			}
-		}
-		if v.err != nil {
-		} else if err := v.wb.Set(sk, sv); err != nil {
-			v.err = fmt.Errorf("state: badger write: %w", err)
-		}
+	if v.fpIndex && v.err == nil {
+		// f/ before the block: Badger applies a batch's transactions in
+		// order, so whatever prefix survives a crash has f/ for every
+		// state in b/ (recover relies on the b/ space and drops stray f/
+		// keys).
+		b := make([]byte, keyLen+8)
+		copy(b, prefixFP)
+		binary.BigEndian.PutUint64(b[2:], fp)
+		binary.BigEndian.PutUint64(b[keyLen:], seq)
+		v.batchSet(b[:keyLen:keyLen], b[keyLen:])
+	}
+	if (seq+1)%blockStates == 0 {
+		v.queueBlock(seq / blockStates)
 	}
 	if len(v.pending) >= pendingMax {
 		v.flushBatch()
 	}
 }
 
+// batchSet queues a write in the write batch. Badger keeps references to k
+// and val until the batch is committed.
+func (v *BadgerVisited) batchSet(k, val []byte) {
+	if v.err != nil {
+		return
+	}
+	if v.wb == nil {
+		v.wb = v.db.NewWriteBatch()
+	}
+	if err := v.wb.Set(k, val); err != nil {
+		v.err = fmt.Errorf("state: badger write: %w", err)
+	}
+}
+
+// queueBlock queues the write of block (complete or not) from pending.
+func (v *BadgerVisited) queueBlock(block uint64) {
+	if v.err != nil {
+		return
+	}
+	off := block*blockStates - v.pendingBase()
+	recs := v.pending[off:min(off+blockStates, uint64(len(v.pending)))]
+	buf := make([]byte, keyLen+len(recs)*recLen)
+	copy(buf, prefixBlock)
+	binary.BigEndian.PutUint64(buf[2:], block)
+	val := buf[keyLen:]
+	for i, r := range recs {
+		binary.BigEndian.PutUint64(val[i*recLen:], r.fp)
+		binary.BigEndian.PutUint64(val[i*recLen+8:], r.parent)
+	}
+	v.batchSet(buf[:keyLen:keyLen], val)
+}
+
 // flushBatch waits until every queued write is committed to Badger (and
-// visible to reads), then forgets the pending states.
+// visible to reads), then forgets the pending states of complete blocks.
 func (v *BadgerVisited) flushBatch() {
 	if v.wb != nil {
 		if err := v.wb.Flush(); err != nil && v.err == nil {
@@ -301,16 +354,26 @@ func (v *BadgerVisited) flushBatch() {
 		}
 		v.wb = nil
 	}
-	v.pending = v.pending[:0]
+	if v.err != nil {
+		// Keep pending: Lookup must not read blocks never written.
+		return
+	}
+	if k := len(v.pending) / blockStates * blockStates; k > 0 {
+		v.pending = v.pending[:copy(v.pending, v.pending[k:])]
+	}
 }
 
-// Flush makes every Insert so far durable: it waits for the write batch and
-// syncs Badger's files to disk.
+// Flush makes every Insert so far durable: it writes the partial block,
+// waits for the write batch and syncs Badger's files to disk.
 func (v *BadgerVisited) Flush() error {
+	if v.n%blockStates != 0 && v.n != v.durableN {
+		v.queueBlock(v.n / blockStates)
+	}
 	v.flushBatch()
 	if v.err != nil {
 		return v.err
 	}
+	v.durableN = v.n
 	if err := v.db.Sync(); err != nil {
 		return fmt.Errorf("state: badger sync: %w", err)
 	}
@@ -323,28 +386,38 @@ func (v *BadgerVisited) Lookup(seq uint64) (fp uint64, parent uint64) {
 	if seq >= v.n {
 		panic(fmt.Sprintf("state: Lookup(%d) with only %d states", seq, v.n))
 	}
-	if base := v.n - uint64(len(v.pending)); seq >= base {
+	if base := v.pendingBase(); seq >= base {
 		p := v.pending[seq-base]
 		return p.fp, p.parent
 	}
-	var val [16]byte
+	v.lookMu.Lock()
+	defer v.lookMu.Unlock()
+	block, i := seq/blockStates, seq%blockStates
+	if v.lookData == nil || v.lookBlock != block {
+		data, err := v.readBlock(block, v.lookData[:0])
+		if err == nil && uint64(len(data)) != blockBytes {
+			err = fmt.Errorf("block %d has %d bytes", block, len(data))
+		}
+		if err != nil {
+			panic(fmt.Sprintf("state: badger Lookup(%d): %v", seq, err))
+		}
+		v.lookBlock, v.lookData = block, data
+	}
+	r := v.lookData[i*recLen:]
+	return binary.BigEndian.Uint64(r), binary.BigEndian.Uint64(r[8:])
+}
+
+// readBlock appends the value of block to buf.
+func (v *BadgerVisited) readBlock(block uint64, buf []byte) ([]byte, error) {
 	err := v.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(seqKey(seq))
+		it, err := txn.Get(blockKey(block))
 		if err != nil {
 			return err
 		}
-		return it.Value(func(b []byte) error {
-			if len(b) != 16 {
-				return fmt.Errorf("s/%d has a %d-byte value", seq, len(b))
-			}
-			copy(val[:], b)
-			return nil
-		})
+		buf, err = it.ValueCopy(buf)
+		return err
 	})
-	if err != nil {
-		panic(fmt.Sprintf("state: badger Lookup(%d): %v", seq, err))
-	}
-	return binary.BigEndian.Uint64(val[:8]), binary.BigEndian.Uint64(val[8:])
+	return buf, err
 }
 
 // Truncate forgets every state with seq >= n, durably; afterwards Len() ==
@@ -360,10 +433,14 @@ func (v *BadgerVisited) Truncate(n uint64) error {
 	if n == v.n {
 		return nil
 	}
+	// Everything is in Badger now.
 	if err := v.deleteFrom(n); err != nil {
 		return err
 	}
 	v.n = n
+	if err := v.loadPartial(); err != nil {
+		return err
+	}
 	if err := v.rebuildCache(); err != nil {
 		return err
 	}
@@ -373,33 +450,54 @@ func (v *BadgerVisited) Truncate(n uint64) error {
 	return nil
 }
 
-// deleteFrom deletes the s/ keys with seq >= n and the f/ keys they name.
+// deleteFrom deletes the records of seq >= n from the b/ space (deleting
+// the blocks after n's, cutting n's block short) and, if the index is
+// kept, the f/ keys they name.
 func (v *BadgerVisited) deleteFrom(n uint64) error {
+	v.lookMu.Lock()
+	v.lookData = nil
+	v.lookMu.Unlock()
 	wb := v.db.NewWriteBatch()
 	defer wb.Cancel()
 	err := v.db.View(func(txn *badger.Txn) error {
 		io := badger.DefaultIteratorOptions
-		io.Prefix = prefixSeq
+		io.Prefix = prefixBlock
+		io.PrefetchSize = 4
 		it := txn.NewIterator(io)
 		defer it.Close()
-		for it.Seek(seqKey(n)); it.Valid(); it.Next() {
+		for it.Seek(blockKey(n / blockStates)); it.Valid(); it.Next() {
 			item := it.Item()
-			var fp uint64
-			if err := item.Value(func(b []byte) error {
-				if len(b) >= 8 {
-					fp = binary.BigEndian.Uint64(b)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := wb.Delete(item.KeyCopy(nil)); err != nil {
-				return err
-			}
-			if v.fpIndex {
-				if err := wb.Delete(fpKey(fp)); err != nil {
+			k := item.KeyCopy(nil)
+			if len(k) != keyLen {
+				if err := wb.Delete(k); err != nil {
 					return err
 				}
+				continue
+			}
+			start := binary.BigEndian.Uint64(k[2:]) * blockStates
+			val, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			keep := 0
+			if start < n {
+				keep = int(min(n-start, uint64(len(val)/recLen))) * recLen
+			}
+			if v.fpIndex {
+				for r := keep; r+recLen <= len(val); r += recLen {
+					if err := wb.Delete(fpKey(binary.BigEndian.Uint64(val[r:]))); err != nil {
+						return err
+					}
+				}
+			}
+			switch {
+			case keep == 0:
+				err = wb.Delete(k)
+			case keep < len(val):
+				err = wb.Set(k, val[:keep])
+			}
+			if err != nil {
+				return err
 			}
 		}
 		return nil
@@ -413,27 +511,63 @@ func (v *BadgerVisited) deleteFrom(n uint64) error {
 	return nil
 }
 
-// recover establishes Len from the s/ space and makes the f/ space agree
+// loadPartial sets pending to the states of the partial block of a store
+// whose every state is in Badger.
+func (v *BadgerVisited) loadPartial() error {
+	v.pending = v.pending[:0]
+	v.durableN = v.n
+	k := v.n % blockStates
+	if k == 0 {
+		return nil
+	}
+	data, err := v.readBlock(v.n/blockStates, nil)
+	if err == nil && uint64(len(data)) < k*recLen {
+		err = fmt.Errorf("block %d has %d bytes, want %d", v.n/blockStates, len(data), k*recLen)
+	}
+	if err != nil {
+		return fmt.Errorf("state: badger read: %w", err)
+	}
+	for i := range k {
+		r := data[i*recLen:]
+		v.pending = append(v.pending, pendingState{binary.BigEndian.Uint64(r), binary.BigEndian.Uint64(r[8:])})
+	}
+	return nil
+}
+
+// recover establishes Len from the b/ space and makes the f/ space agree
 // with it, then fills the in-memory cache.
 func (v *BadgerVisited) recover() error {
-	// Len: the first missing seq. Normally that is the highest s/ key + 1;
-	// a hole (possible only if a crash interrupted a Truncate) ends the
-	// store there.
-	var n uint64
-	var beyond bool
+	// Len: blocks must be 0, 1, ... each full but the last. A hole or a
+	// block after a partial one (possible only if a crash interrupted a
+	// Truncate) ends the store there.
+	var n, next uint64
+	var partial, beyond bool
 	err := v.db.View(func(txn *badger.Txn) error {
 		io := badger.DefaultIteratorOptions
-		io.Prefix = prefixSeq
+		io.Prefix = prefixBlock
 		io.PrefetchValues = false
 		it := txn.NewIterator(io)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			k := it.Item().Key()
-			if len(k) != keyLen || binary.BigEndian.Uint64(k[2:]) != n {
+			item := it.Item()
+			k := item.Key()
+			if partial || len(k) != keyLen || binary.BigEndian.Uint64(k[2:]) != next {
 				beyond = true
 				return nil
 			}
-			n++
+			var size int
+			if err := item.Value(func(b []byte) error {
+				size = len(b)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if size > blockBytes || size%recLen != 0 {
+				return fmt.Errorf("block %d has %d bytes", next, size)
+			}
+			n += uint64(size / recLen)
+			partial = size < blockBytes
+			next++
 		}
 		return nil
 	})
@@ -446,6 +580,9 @@ func (v *BadgerVisited) recover() error {
 		}
 	}
 	v.n = n
+	if err := v.loadPartial(); err != nil {
+		return err
+	}
 	err = v.db.View(func(txn *badger.Txn) error {
 		_, err := txn.Get(keyFPIndex)
 		v.fpIndex = err == nil
@@ -467,9 +604,9 @@ func (v *BadgerVisited) recover() error {
 	if err := v.rebuildCache(); err != nil {
 		return err
 	}
-	// Drop f/ keys naming a seq >= n (their s/ record did not make it to
+	// Drop f/ keys naming a seq >= n (their block did not make it to
 	// disk); count the others. If they are not exactly one per state, or
-	// name a fingerprint the s/ space does not hold, rewrite the f/ space.
+	// name a fingerprint the b/ space does not hold, rewrite the f/ space.
 	var good uint64
 	var stray [][]byte
 	consistent := true
@@ -529,7 +666,7 @@ func (v *BadgerVisited) recover() error {
 	return nil
 }
 
-// rewriteFP rebuilds the f/ space from the s/ space.
+// rewriteFP rebuilds the f/ space from the b/ space.
 func (v *BadgerVisited) rewriteFP() error {
 	if err := v.db.DropPrefix(prefixFP); err != nil {
 		return fmt.Errorf("state: badger recover: %w", err)
@@ -553,39 +690,55 @@ func (v *BadgerVisited) rewriteFP() error {
 	return nil
 }
 
-// scanStates calls f for every stored state with seq < v.n, in seq order.
+// scanStates calls f for every state, in seq order: those of the blocks
+// committed to Badger, then the pending ones.
 func (v *BadgerVisited) scanStates(f func(seq, fp uint64) error) error {
-	return v.db.View(func(txn *badger.Txn) error {
+	base := v.pendingBase()
+	err := v.db.View(func(txn *badger.Txn) error {
 		io := badger.DefaultIteratorOptions
-		io.Prefix = prefixSeq
-		io.PrefetchSize = 1000
+		io.Prefix = prefixBlock
+		io.PrefetchSize = 4
 		it := txn.NewIterator(io)
 		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
+		var seq uint64
+		for it.Rewind(); it.Valid() && seq < base; it.Next() {
 			item := it.Item()
-			seq := binary.BigEndian.Uint64(item.Key()[2:])
-			if seq >= v.n {
-				return nil
+			k := item.Key()
+			if len(k) != keyLen || binary.BigEndian.Uint64(k[2:]) != seq/blockStates {
+				return fmt.Errorf("block %d missing", seq/blockStates)
 			}
-			var fp uint64
 			if err := item.Value(func(b []byte) error {
-				if len(b) != 16 {
-					return fmt.Errorf("s/%d has a %d-byte value", seq, len(b))
+				if len(b) != blockBytes {
+					return fmt.Errorf("block %d has %d bytes", seq/blockStates, len(b))
 				}
-				fp = binary.BigEndian.Uint64(b)
+				for r := 0; r < len(b); r += recLen {
+					if err := f(seq, binary.BigEndian.Uint64(b[r:])); err != nil {
+						return err
+					}
+					seq++
+				}
 				return nil
 			}); err != nil {
 				return err
 			}
-			if err := f(seq, fp); err != nil {
-				return err
-			}
+		}
+		if seq != base {
+			return fmt.Errorf("blocks end at %d states, want %d", seq, base)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for i, p := range v.pending {
+		if err := f(base+uint64(i), p.fp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// rebuildCache refills the in-memory cache from the s/ space.
+// rebuildCache refills the in-memory cache from the stored states.
 func (v *BadgerVisited) rebuildCache() error {
 	v.overflow = false
 	v.exact = fpTable{}
@@ -723,10 +876,10 @@ func (v *BadgerVisited) BytesPerState() float64 {
 // CacheBytes is the memory held by the in-memory cache.
 func (v *BadgerVisited) CacheBytes() int64 {
 	b := 8*int64(len(v.exact.table)+len(v.cur.table)+len(v.old.table)) + v.bloom.bytes()
-	return b + 16*int64(cap(v.pending))
+	return b + recLen*int64(cap(v.pending)) + int64(cap(v.lookData))
 }
 
-// DiskBytes is the size of the store's files: LSM tables, value log,
+// DiskBytes is the disk space of the store's files: LSM tables, value log,
 // memtable write-ahead logs and manifest. (Badger's own db.Size is only
 // refreshed once a minute, so the directory is listed instead.)
 func (v *BadgerVisited) DiskBytes() int64 {
@@ -738,10 +891,24 @@ func (v *BadgerVisited) DiskBytes() int64 {
 	var n int64
 	for _, e := range ents {
 		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			n += info.Size()
+			n += allocatedSize(info)
 		}
 	}
 	return n
+}
+
+// allocatedSize is the disk space of a file: its size, or less if it is
+// sparse (Badger preallocates value log and memtable files sparsely) and
+// the platform reports allocated blocks (Unix: Stat_t.Blocks, in 512-byte
+// units).
+func allocatedSize(info os.FileInfo) int64 {
+	size := info.Size()
+	if sys := reflect.ValueOf(info.Sys()); sys.Kind() == reflect.Pointer && !sys.IsNil() && sys.Elem().Kind() == reflect.Struct {
+		if b := sys.Elem().FieldByName("Blocks"); b.IsValid() && b.CanInt() {
+			return min(size, 512*b.Int())
+		}
+	}
+	return size
 }
 
 // Overflowed reports whether the exact fingerprint set has outgrown the

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 func openBadger(t testing.TB, dir string, budget int64) *BadgerVisited {
@@ -388,5 +391,176 @@ func BenchmarkBadgerContains(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(v.BytesPerState(), "bytes/state")
 		})
+	}
+}
+
+// TestBadgerBlocks crosses block boundaries with and without flushes and
+// truncates at, just before and just after boundaries, reopening the store
+// and looking up every state each time.
+func TestBadgerBlocks(t *testing.T) {
+	const bs = blockStates
+	for _, budget := range []int64{0, 1} {
+		dir := t.TempDir()
+		rng := rand.New(rand.NewPCG(15, 16))
+		b := openBadger(t, dir, budget)
+		var ref []pendingState
+		insert := func(k int) {
+			t.Helper()
+			for range k {
+				fp, parent := rng.Uint64(), NoParent
+				if len(ref) > 0 {
+					parent = rng.Uint64N(uint64(len(ref)))
+				}
+				seq, added := b.Insert(fp, parent)
+				if !added || seq != uint64(len(ref)) {
+					t.Fatalf("Insert = %d, %v; want %d, true", seq, added, len(ref))
+				}
+				ref = append(ref, pendingState{fp, parent})
+			}
+		}
+		check := func(stage string) {
+			t.Helper()
+			if b.Len() != uint64(len(ref)) {
+				t.Fatalf("%s: Len = %d, want %d", stage, b.Len(), len(ref))
+			}
+			// Backwards, so that the block cache is missed at each block.
+			for seq := len(ref) - 1; seq >= 0; seq-- {
+				fp, parent := b.Lookup(uint64(seq))
+				if fp != ref[seq].fp || parent != ref[seq].parent {
+					t.Fatalf("%s: Lookup(%d) = %#x, %d; want %#x, %d", stage, seq, fp, parent, ref[seq].fp, ref[seq].parent)
+				}
+				if !b.Contains(fp) {
+					t.Fatalf("%s: Contains(%#x) (seq %d) = false", stage, fp, seq)
+				}
+			}
+		}
+		reopen := func(stage string) {
+			t.Helper()
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b = openBadger(t, dir, budget)
+			check(stage + ", reopened")
+		}
+		flush := func() {
+			t.Helper()
+			if err := b.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// A partial block is flushed, then completed and followed by
+		// another without a flush.
+		insert(bs - 1)
+		flush()
+		check("partial block flushed")
+		insert(2)
+		check("across the first boundary")
+		reopen("across the first boundary")
+		// Then more blocks than the write batch holds (pendingMax).
+		insert(pendingMax + 5*bs)
+		check("many blocks")
+		flush()
+		flush() // nothing new: must not rewrite anything wrongly
+		insert(3)
+		reopen("many blocks")
+
+		for _, boundary := range []int{12 * bs, 8 * bs, bs} {
+			for _, d := range []int{1, 0, -1} {
+				cut := boundary + d
+				stage := fmt.Sprintf("Truncate(%d*%d%+d)", boundary/bs, bs, d)
+				dropped := ref[cut:]
+				if err := b.Truncate(uint64(cut)); err != nil {
+					t.Fatal(err)
+				}
+				ref = ref[:cut:cut]
+				check(stage)
+				for _, p := range dropped {
+					if b.Contains(p.fp) {
+						t.Fatalf("%s: Contains(%#x) of a dropped state", stage, p.fp)
+					}
+				}
+				// A few inserts (maybe crossing the boundary again), some
+				// flushed, then a reopen.
+				insert(rng.IntN(3))
+				if d != 0 {
+					flush()
+				}
+				insert(rng.IntN(3))
+				reopen(stage)
+			}
+		}
+		// Grow again across several boundaries, truncate to 0, reopen.
+		insert(3*bs + 7)
+		flush()
+		insert(bs)
+		reopen("regrown")
+		if err := b.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		ref = ref[:0]
+		reopen("Truncate(0)")
+		insert(bs + 1)
+		reopen("after Truncate(0)")
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBadgerRecoverBlocks damages the b/ space as an interrupted Truncate
+// could (a partial block followed by full ones, a hole): reopening keeps
+// the states up to the first partial block or hole and drops the rest.
+func TestBadgerRecoverBlocks(t *testing.T) {
+	const bs = blockStates
+	for _, budget := range []int64{0, 1} {
+		dir := t.TempDir()
+		rng := rand.New(rand.NewPCG(17, 18))
+		b := openBadger(t, dir, budget)
+		m := NewMemVisited(0)
+		compareWithMem(t, b, m, rng, 6*bs, 1<<62)
+		if err := b.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if m.Len() < 5*bs {
+			t.Fatalf("only %d states", m.Len())
+		}
+		// Block 1 cut to 100 states; block 4 removed (a hole).
+		short, err := b.readBlock(1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.db.Update(func(txn *badger.Txn) error {
+			if err := txn.Set(blockKey(1), short[:100*recLen]); err != nil {
+				return err
+			}
+			return txn.Delete(blockKey(4))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b = openBadger(t, dir, budget)
+		const n = bs + 100
+		mp := NewMemVisited(0)
+		for seq := range uint64(n) {
+			fp, parent := m.Lookup(seq)
+			mp.Insert(fp, parent)
+		}
+		checkSame(t, b, mp, rng)
+		for seq := uint64(n); seq < m.Len(); seq++ {
+			if fp, _ := m.Lookup(seq); b.Contains(fp) {
+				t.Fatalf("recovered store contains seq %d beyond Len %d", seq, n)
+			}
+		}
+		compareWithMem(t, b, mp, rng, 2*bs, 1<<62)
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b = openBadger(t, dir, budget)
+		checkSame(t, b, mp, rng)
+		b.Close()
 	}
 }

@@ -50,9 +50,23 @@ func Vars(p spec.Params, s *spec.State) []Var {
 		add(fmt.Sprintf("b_fenced[b%d]", b+1), "%s", tlaBool(s.BFenced.Has(b)))
 		add(fmt.Sprintf("b_lac[b%d]", b+1), "%d", s.BLAC[b])
 	}
+	if p.Faulty() {
+		add("b_down", "%s", spec.FormatBookies(s.BDown))
+		add("b_read_only", "%s", spec.FormatBookies(s.BReadOnly))
+		add("b_limbo", "%s", spec.FormatBookies(s.BLimbo))
+		add("faults_used", "crashes %d, data losses %d, read-only %d", s.CrashesUsed, s.DataLossUsed, s.ReadOnlyUsed)
+	}
+	if p.Variant == "gwq" {
+		for b := 0; b < p.Bookies; b++ {
+			add(fmt.Sprintf("b_lafr[b%d]", b+1), "%d", s.BLAFR[b])
+		}
+	}
 	for i := 0; i < p.Clients; i++ {
 		c := &s.Clients[i]
 		pre := fmt.Sprintf("clients[c%d].", i+1)
+		if p.Variant == "gwq" {
+			add(pre+"lafr", "%d", c.LAFR)
+		}
 		add(pre+"status", "%s", c.Status)
 		add(pre+"meta_version", "%s", nilInt(c.MetaVersion))
 		add(pre+"fragments", "%s", FormatFragments(c.FragmentList()))
@@ -149,16 +163,25 @@ func FormatMessage(k spec.MsgKey) string {
 	}
 	switch f.Type {
 	case spec.AddEntryRequest:
+		if f.LAFR > 0 {
+			return fmt.Sprintf("AddEntryRequest %s->%s e%d lac=%d lafr=%d%s", c, b, f.Entry.ID, f.LAC, f.LAFR, rec)
+		}
 		return fmt.Sprintf("AddEntryRequest %s->%s e%d lac=%d%s", c, b, f.Entry.ID, f.LAC, rec)
 	case spec.AddEntryResponse:
 		res := "ok"
-		if !f.Success {
+		switch {
+		case f.Code == spec.CodeReadOnly:
+			res = "read-only"
+		case !f.Success:
 			res = "fenced"
 		}
 		return fmt.Sprintf("AddEntryResponse %s->%s e%d %s%s", b, c, f.Entry.ID, res, rec)
 	case spec.FenceRequest:
 		return fmt.Sprintf("FenceRequest %s->%s", c, b)
 	case spec.FenceResponse:
+		if f.LAFR > 0 {
+			return fmt.Sprintf("FenceResponse %s->%s lac=%d lafr=%d", b, c, f.LAC, f.LAFR)
+		}
 		return fmt.Sprintf("FenceResponse %s->%s lac=%d", b, c, f.LAC)
 	case spec.ReadRequest:
 		fence := ""
@@ -168,8 +191,11 @@ func FormatMessage(k spec.MsgKey) string {
 		return fmt.Sprintf("ReadRequest %s->%s e%d%s", c, b, f.Entry.ID, fence)
 	case spec.ReadResponse:
 		code := "OK"
-		if f.Code == spec.CodeNoSuchEntry {
+		switch f.Code {
+		case spec.CodeNoSuchEntry:
 			code = "NoSuchEntry"
+		case spec.CodeUnknown:
+			code = "Unknown"
 		}
 		return fmt.Sprintf("ReadResponse %s->%s e%d %s", b, c, f.Entry.ID, code)
 	}

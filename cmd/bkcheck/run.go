@@ -91,7 +91,7 @@ type checkFlags struct {
 // modelFlags are the flags that shape the state space; a resumed run must
 // not change them.
 var modelFlags = []string{"bookies", "clients", "ensemble", "e", "write-quorum", "w", "ack-quorum", "a",
-	"entries", "inflight", "variant", "invariants", "check-deadlock"}
+	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions"}
 
 func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	f := &checkFlags{params: spec.DefaultParams()}
@@ -113,6 +113,12 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	fs.IntVar(&p.Entries, "entries", p.Entries, "entries the writer may create (SendLimit)")
 	fs.IntVar(&p.Inflight, "inflight", p.Inflight, "unacknowledged entries the writer may have in flight (InflightLimit)")
 	fs.StringVar(&p.Variant, "variant", spec.Variants[0].Name, "protocol variant: "+variantNames())
+	fs.IntVar(&p.Crashes, "crashes", 0, "bookie crashes allowed (a crashed bookie loses its connections and later restarts with its journal)")
+	fs.IntVar(&p.DataLoss, "data-loss", 0, "bookie restarts with an empty disk allowed")
+	fs.StringVar(&p.DataLossMode, "data-loss-mode", "blank", "how a bookie that lost its disk answers: blank (like a new bookie) or limbo (BP-44: fenced, answers Unknown)")
+	var exclude string
+	fs.StringVar(&exclude, "exclude-actions", "", "comma-separated actions that may not occur (names as in 'bkcheck actions')")
+	fs.IntVar(&p.ReadOnly, "read-only", 0, "bookies that may turn read-only (disk full: adds rejected, reads and fencing served)")
 	fs.StringVar(&f.invariants, "invariants", strings.Join(invariants.Default, ","), "comma-separated invariants to check; known: "+knownInvariants())
 	fs.BoolVar(&f.checkDeadlock, "check-deadlock", false, "report states without successors as violations (TLC's default; off here as with TLC -deadlock)")
 	fs.IntVar(&f.maxDepth, "max-depth", 0, "stop after this many BFS levels (initial state = depth 1); 0 = no bound; verdict unknown if states remain")
@@ -128,6 +134,7 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	p.Exclude = splitList(exclude)
 	f.setFlags = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.setFlags[fl.Name] = true })
 	var probs []string
@@ -347,17 +354,23 @@ func newReporter(stdout, stderr io.Writer, asJSON bool) *reporter {
 }
 
 type jsonParams struct {
-	Bookies     int `json:"bookies"`
-	Clients     int `json:"clients"`
-	Ensemble    int `json:"ensemble"`
-	WriteQuorum int `json:"write_quorum"`
-	AckQuorum   int `json:"ack_quorum"`
-	Entries     int `json:"entries"`
-	Inflight    int `json:"inflight"`
+	Bookies      int    `json:"bookies"`
+	Clients      int    `json:"clients"`
+	Ensemble     int    `json:"ensemble"`
+	WriteQuorum  int    `json:"write_quorum"`
+	AckQuorum    int    `json:"ack_quorum"`
+	Entries      int    `json:"entries"`
+	Inflight     int    `json:"inflight"`
+	Variant      string `json:"variant"`
+	Crashes      int    `json:"crashes"`
+	DataLoss     int    `json:"data_loss"`
+	DataLossMode string `json:"data_loss_mode"`
+	ReadOnly     int    `json:"read_only"`
 }
 
 func toJSONParams(p spec.Params) jsonParams {
-	return jsonParams{p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight}
+	return jsonParams{p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight,
+		p.Variant, p.Crashes, p.DataLoss, p.DataLossMode, p.ReadOnly}
 }
 
 func (r *reporter) start(f *checkFlags, invs []string) {

@@ -97,6 +97,21 @@ func (f *checkFlags) adoptStored(stored runParams) []string {
 	if g.Variant != s.Variant {
 		differ([]string{"variant"}, g.Variant, s.Variant)
 	}
+	if g.Crashes != s.Crashes {
+		differ([]string{"crashes"}, g.Crashes, s.Crashes)
+	}
+	if g.DataLoss != s.DataLoss {
+		differ([]string{"data-loss"}, g.DataLoss, s.DataLoss)
+	}
+	if g.DataLossMode != s.DataLossMode {
+		differ([]string{"data-loss-mode"}, g.DataLossMode, s.DataLossMode)
+	}
+	if strings.Join(g.Exclude, ",") != strings.Join(s.Exclude, ",") {
+		differ([]string{"exclude-actions"}, strings.Join(g.Exclude, ","), strings.Join(s.Exclude, ","))
+	}
+	if g.ReadOnly != s.ReadOnly {
+		differ([]string{"read-only"}, g.ReadOnly, s.ReadOnly)
+	}
 	if strings.Join(given.Invariants, ",") != strings.Join(stored.Invariants, ",") {
 		differ([]string{"invariants"}, strings.Join(given.Invariants, ","), strings.Join(stored.Invariants, ","))
 	}
