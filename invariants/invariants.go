@@ -143,7 +143,7 @@ func typeOK(p spec.Params, s *spec.State) bool {
 			return false
 		}
 		for _, f := range c.FragmentList() {
-			if f.Ensemble&^all != 0 || f.Ensemble.Len() != p.WriteQuorum {
+			if f.Ensemble&^all != 0 || f.Ensemble.Len() != p.Ensemble {
 				return false
 			}
 		}

@@ -421,7 +421,8 @@ func (g *gen) SelectEnsemble(incl, excl Bookies) (Bookies, bool) {
 	return 0, false
 }
 
-// ensembles lists every set of WriteQuorum bookies in TLC's CHOOSE order.
+// ensembles lists every set of E bookies in TLC's CHOOSE order (E = Qw in
+// the TLA+ spec).
 func (p Params) ensembles() []Bookies {
 	var out []Bookies
 	var rec func(start int, set Bookies, left int)
@@ -434,7 +435,7 @@ func (p Params) ensembles() []Bookies {
 			rec(b+1, set|1<<uint(b), left-1)
 		}
 	}
-	rec(0, 0, p.WriteQuorum)
+	rec(0, 0, p.Ensemble)
 	return out
 }
 
@@ -459,7 +460,90 @@ func (p Params) maxContiguousAtQuorum(conf *[MaxEntries]Bookies, q int) int8 {
 
 func (c *Client) needsResend(op PendingAddOp) bool {
 	cf, _ := c.CurrFragment()
-	return op.FragmentID != cf.ID || op.Ensemble != cf.Ensemble
+	return op.FragmentID != cf.ID || op.Ensemble != cf.Ensemble || op.Layout != cf.Layout
+}
+
+// sortedLayout lays a set out in increasing bookie order (striping only).
+func (p Params) sortedLayout(ens Bookies) Layout {
+	if !p.Striped() {
+		return 0
+	}
+	var l Layout
+	i := 0
+	for b := 0; b < p.Bookies; b++ {
+		if ens.Has(b) {
+			l = l.With(i, b)
+			i++
+		}
+	}
+	return l
+}
+
+// replaceFailed is the striped ensemble change: each failed position gets a
+// replacement bookie, positions keep their order. Candidates are tried in
+// lexicographic order of the replacement set (assigned in position order);
+// the first whose ensemble differs from every fragment in the metadata wins,
+// mirroring SelectEnsemble's CHOOSE.
+func (g *gen) replaceFailed(cf Fragment, failed Bookies) (Bookies, Layout, bool) {
+	avail := Bookies(1<<uint(g.p.Bookies)-1) &^ (cf.Ensemble | failed | g.s.BDown | g.s.BReadOnly)
+	k := failed.Len()
+	var cands []int
+	for b := 0; b < g.p.Bookies; b++ {
+		if avail.Has(b) {
+			cands = append(cands, b)
+		}
+	}
+	var pick [MaxBookies]int
+	var found bool
+	var ens Bookies
+	var lay Layout
+	var rec func(start, depth int)
+	rec = func(start, depth int) {
+		if found {
+			return
+		}
+		if depth == k {
+			l, j := cf.Layout, 0
+			set := cf.Ensemble &^ failed
+			for pos := 0; pos < g.p.Ensemble; pos++ {
+				if failed.Has(l.At(pos)) {
+					l = l.With(pos, pick[j])
+					set |= 1 << uint(pick[j])
+					j++
+				}
+			}
+			for _, f := range g.s.MetaFragmentList() {
+				if f.Ensemble == set && f.Layout == l {
+					return
+				}
+			}
+			found, ens, lay = true, set, l
+			return
+		}
+		for i := start; i < len(cands); i++ {
+			pick[depth] = cands[i]
+			rec(i+1, depth+1)
+		}
+	}
+	rec(0, 0)
+	return ens, lay, found
+}
+
+// fenceCovered: no ack quorum of any write set of the recovery ensemble
+// is left unfenced. Without striping that is HasQuorumCoverage(fenced,
+// |recovery_ensemble|); with striping every one of the E write sets needs
+// Qw - Qa + 1 fenced bookies (BookKeeper's QuorumCoverageSet).
+func (g *gen) fenceCovered(c *Client) bool {
+	if !g.p.Striped() {
+		return g.p.HasQuorumCoverage(c.Fenced, c.RecoveryEns.Len())
+	}
+	for start := 0; start < g.p.Ensemble; start++ {
+		ws := g.p.writeSet(int8(start), c.RecoveryEns, c.RecoveryLay)
+		if (ws & c.Fenced).Len() < g.p.WriteQuorum-g.p.AckQuorum+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // NoPendingResends: no pending op still has to be sent to a newer ensemble.
@@ -491,7 +575,7 @@ func (g *gen) ClientCreatesLedger(cid int) {
 	if !ok {
 		return
 	}
-	f := Fragment{ID: 1, Ensemble: ens, First: 1}
+	f := Fragment{ID: 1, Ensemble: ens, First: 1, Layout: g.p.sortedLayout(ens)}
 	c := g.begin(cid)
 	c.Status = StatusOpen
 	c.MetaVersion = 1
@@ -518,10 +602,10 @@ func (g *gen) ClientSendsAddEntryRequests(cid int) {
 	cf, _ := c.CurrFragment()
 	a := clientAction(ClientSendsAddEntryRequests, cid)
 	a.Entry = e.ID
-	g.sendToBookies(a, cf.Ensemble, func(b int) MsgKey { return addRequest(cid, b, e, c.LAC, c.LAFR, false) }, func() {
+	g.sendToBookies(a, g.p.WriteSet(e.ID, cf), func(b int) MsgKey { return addRequest(cid, b, e, c.LAC, c.LAFR, false) }, func() {
 		nc := g.begin(cid)
 		nc.LAP = e.ID
-		nc.addPending(PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble})
+		nc.addPending(PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
 	})
 }
 
@@ -535,7 +619,7 @@ func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery boo
 			continue
 		}
 		f := k.Fields()
-		if f.Recovery != recovery || !f.Success || !cf.Ensemble.Has(f.Bookie) {
+		if f.Recovery != recovery || !f.Success || !g.p.WriteSet(f.Entry.ID, cf).Has(f.Bookie) {
 			continue
 		}
 		nc := g.begin(cid)
@@ -620,7 +704,14 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 		return
 	}
 	good := cf.Ensemble &^ failed
-	newEns, ok := g.SelectEnsemble(good, failed)
+	var newEns Bookies
+	var newLay Layout
+	var ok bool
+	if g.p.Striped() {
+		newEns, newLay, ok = g.replaceFailed(cf, failed)
+	} else {
+		newEns, ok = g.SelectEnsemble(good, failed)
+	}
 	if !ok {
 		return
 	}
@@ -640,8 +731,9 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 	if first == cf.First {
 		// UpdatedFragments replaces the last fragment's ensemble in place.
 		nc.Fragments[nc.NumFragments-1].Ensemble = newEns
+		nc.Fragments[nc.NumFragments-1].Layout = newLay
 	} else {
-		nc.appendFragment(Fragment{ID: c.NumFragments + 1, Ensemble: newEns, First: first})
+		nc.appendFragment(Fragment{ID: c.NumFragments + 1, Ensemble: newEns, First: first, Layout: newLay})
 	}
 	if !recovery {
 		g.n.NumMetaFragments = nc.NumFragments
@@ -679,7 +771,7 @@ func (g *gen) resendPendingAddOp(kind ActionKind, cid int, recovery bool) {
 		}
 		lowest := true
 		for _, op2 := range c.PendingList() {
-			if op2.FragmentID == op.FragmentID && op2.Ensemble == op.Ensemble && op2.Entry.ID < op.Entry.ID {
+			if op2.FragmentID == op.FragmentID && op2.Ensemble == op.Ensemble && op2.Layout == op.Layout && op2.Entry.ID < op.Entry.ID {
 				lowest = false
 				break
 			}
@@ -687,7 +779,7 @@ func (g *gen) resendPendingAddOp(kind ActionKind, cid int, recovery bool) {
 		if !lowest {
 			continue
 		}
-		newBookies := cf.Ensemble &^ op.Ensemble
+		newBookies := g.p.WriteSet(op.Entry.ID, cf) &^ g.p.OpWriteSet(op)
 		// NeedsResend is a disjunction; both sides may hold.
 		g.twice = op.FragmentID != cf.ID && op.Ensemble != cf.Ensemble
 		a := clientAction(kind, cid)
@@ -696,7 +788,7 @@ func (g *gen) resendPendingAddOp(kind ActionKind, cid int, recovery bool) {
 		g.sendToBookies(a, newBookies, func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, recovery) }, func() {
 			nc := g.begin(cid)
 			nc.removePendingAt(i)
-			nc.addPending(PendingAddOp{Entry: op.Entry, FragmentID: cf.ID, Ensemble: cf.Ensemble})
+			nc.addPending(PendingAddOp{Entry: op.Entry, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
 		})
 		g.twice = false
 	}
@@ -762,6 +854,7 @@ func (g *gen) ClientStartsRecovery(cid int) {
 		nc.NumFragments = g.s.NumMetaFragments
 		nc.Fragments = g.s.MetaFragments
 		nc.RecoveryEns = last.Ensemble
+		nc.RecoveryLay = last.Layout
 	})
 }
 
@@ -815,14 +908,14 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 		return
 	}
 	ok := (c.RecoveryPhase == ReadWritePhase && c.LastRecoverable == Nil && c.CurrReadEntry == Nil) ||
-		(c.RecoveryPhase == FencingPhase && g.p.HasQuorumCoverage(c.Fenced, c.RecoveryEns.Len()))
+		(c.RecoveryPhase == FencingPhase && g.fenceCovered(c))
 	if !ok {
 		return
 	}
 	next := c.LAP + 1
 	a := clientAction(ClientSendsRecoveryReadRequests, cid)
 	a.Entry = next
-	g.sendToBookies(a, c.RecoveryEns, func(b int) MsgKey {
+	g.sendToBookies(a, g.p.writeSet(next, c.RecoveryEns, c.RecoveryLay), func(b int) MsgKey {
 		return MsgFields{Type: ReadRequest, Bookie: b, Cid: cid, Entry: Entry{ID: next}, Fence: g.m.V.RecoveryReadsFence}.Key()
 	}, func() {
 		nc := g.begin(cid)
@@ -879,7 +972,7 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 			nc.CurrReadEntry = Nil
 			nc.clearResponses()
 			nc.LAP = c.LAP + 1
-			nc.addPending(PendingAddOp{Entry: Entry{ID: c.LAP + 1, Data: k.Entry().Data}, FragmentID: cf.ID, Ensemble: cf.Ensemble})
+			nc.addPending(PendingAddOp{Entry: Entry{ID: c.LAP + 1, Data: k.Entry().Data}, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
 		case nse >= g.p.WriteQuorum-g.p.AckQuorum+1: // ReadNegative
 			if !g.s.onlyReadInFlight(k, c.RecoveryEns) {
 				continue
@@ -887,9 +980,9 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 			nc := g.begin(cid)
 			nc.CurrReadEntry = Nil
 			nc.clearResponses()
-			nc.RecoveryEns = 0
+			nc.RecoveryEns, nc.RecoveryLay = 0, 0
 			nc.LastRecoverable = k.Entry().ID - 1
-		case total+g.s.ReadTimeoutCount(cid, c.RecoveryEns) == g.p.WriteQuorum: // ReadUnknown
+		case total+g.s.ReadTimeoutCount(cid, g.p.writeSet(c.CurrReadEntry, c.RecoveryEns, c.RecoveryLay)) == g.p.WriteQuorum: // ReadUnknown
 			if !g.s.onlyReadInFlight(k, c.RecoveryEns) {
 				continue
 			}
@@ -897,7 +990,7 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 			nc.Status = RecoveryAborted
 			nc.CurrReadEntry = Nil
 			nc.clearResponses()
-			nc.RecoveryEns = 0
+			nc.RecoveryEns, nc.RecoveryLay = 0, 0
 		default: // NotEnoughReadResponses
 			nc := g.begin(cid)
 			nc.addResponse(k)
@@ -942,7 +1035,7 @@ func (g *gen) ClientWritesBackEntry(cid int) {
 		a := clientAction(ClientWritesBackEntry, cid)
 		a.Entry = op.Entry.ID
 		op := op
-		g.sendToBookies(a, cf.Ensemble, func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
+		g.sendToBookies(a, g.p.WriteSet(op.Entry.ID, cf), func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
 			g.begin(-1)
 		})
 	}

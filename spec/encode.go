@@ -23,9 +23,13 @@ import (
 // Encode appends the canonical encoding of s to dst.
 func (m *Model) Encode(dst []byte, s *State) []byte {
 	p := m.P
+	striped := p.Striped()
 	dst = append(dst, byte(s.MetaStatus), byte(s.MetaVersion), byte(s.MetaLastEntry), byte(s.NumMetaFragments))
 	for _, f := range s.MetaFragmentList() {
 		dst = append(dst, byte(f.ID), byte(f.Ensemble), byte(f.First))
+		if striped {
+			dst = binary.AppendUvarint(dst, uint64(f.Layout))
+		}
 	}
 	dst = append(dst, byte(s.BFenced))
 	gwq := m.V.GuaranteedWriteQuorum
@@ -41,10 +45,16 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		dst = append(dst, byte(c.MetaVersion), byte(c.Status), byte(c.NumFragments))
 		for _, f := range c.FragmentList() {
 			dst = append(dst, byte(f.ID), byte(f.Ensemble), byte(f.First))
+			if striped {
+				dst = binary.AppendUvarint(dst, uint64(f.Layout))
+			}
 		}
 		dst = append(dst, byte(c.NumPending))
 		for _, op := range c.PendingList() {
 			dst = append(dst, byte(op.Entry.ID), byte(op.Entry.Data), byte(op.FragmentID), byte(op.Ensemble))
+			if striped {
+				dst = binary.AppendUvarint(dst, uint64(op.Layout))
+			}
 		}
 		dst = append(dst, byte(c.LAP), byte(c.LAC))
 		if gwq {
@@ -53,7 +63,11 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		for e := 0; e < p.Entries; e++ {
 			dst = append(dst, byte(c.Confirmed[e]))
 		}
-		dst = append(dst, byte(c.Fenced), byte(c.RecoveryEns), byte(c.CurrReadEntry), byte(c.NumResponses))
+		dst = append(dst, byte(c.Fenced), byte(c.RecoveryEns))
+		if striped {
+			dst = binary.AppendUvarint(dst, uint64(c.RecoveryLay))
+		}
+		dst = append(dst, byte(c.CurrReadEntry), byte(c.NumResponses))
 		for _, k := range c.Responses() {
 			dst = binary.AppendUvarint(dst, uint64(k))
 		}
@@ -156,9 +170,22 @@ func (r *reader) fragments(p Params, dst *[maxFragments]Fragment) int8 {
 			ID:       r.small("fragment id", 0, 127),
 			Ensemble: r.bookies("fragment ensemble", p.Bookies),
 			First:    r.small("first entry id", 0, MaxEntries+1),
+			Layout:   r.layout(p),
 		}
 	}
 	return n
+}
+
+// layout reads an ensemble layout (present only with striping).
+func (r *reader) layout(p Params) Layout {
+	if !p.Striped() {
+		return 0
+	}
+	v := r.uvarint()
+	if v>>(3*uint(p.Ensemble)) != 0 {
+		r.fail("layout %#x has more than %d positions", v, p.Ensemble)
+	}
+	return Layout(v)
 }
 
 // Decode parses an encoding made by Encode with the same parameters into s,
@@ -196,6 +223,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 				Entry:      Entry{ID: r.small("pending entry id", 1, p.Entries), Data: r.small("pending entry data", 1, p.Entries)},
 				FragmentID: r.small("pending fragment id", 0, 127),
 				Ensemble:   r.bookies("pending ensemble", p.Bookies),
+				Layout:     r.layout(p),
 			}
 			if j > 0 && r.err == nil && !c.Pending[j-1].less(c.Pending[j]) {
 				r.fail("pending ops not in canonical order")
@@ -211,6 +239,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		}
 		c.Fenced = r.bookies("client fenced", p.Bookies)
 		c.RecoveryEns = r.bookies("recovery ensemble", p.Bookies)
+		c.RecoveryLay = r.layout(p)
 		c.CurrReadEntry = r.small("curr read entry", -1, MaxEntries+1)
 		c.NumResponses = r.small("read response count", 0, MaxBookies)
 		for j := 0; j < int(c.NumResponses) && r.err == nil; j++ {

@@ -93,9 +93,6 @@ func (p Params) Validate() error {
 	if p.Ensemble >= 1 && p.Ensemble < p.WriteQuorum {
 		add("ensemble size (-e %d) must be at least the write quorum (-w %d)", p.Ensemble, p.WriteQuorum)
 	}
-	if p.Ensemble > p.WriteQuorum && p.WriteQuorum >= 1 {
-		add("ensemble size (-e %d) larger than write quorum (-w %d) needs striping, which the reference model does not have yet; use -e %d", p.Ensemble, p.WriteQuorum, p.WriteQuorum)
-	}
 	if p.Ensemble > p.Bookies && p.Bookies >= 1 {
 		add("ensemble size (-e %d) exceeds the number of bookies (%d)", p.Ensemble, p.Bookies)
 	}

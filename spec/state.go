@@ -53,18 +53,36 @@ const (
 // appears in NoSuchEntry read responses.
 type Entry struct{ ID, Data int8 }
 
-// Fragment is [id, ensemble, first_entry_id].
+// Fragment is [id, ensemble, first_entry_id]. With striping (E > Qw) the
+// ensemble is an ordered list: Layout gives the bookie at each position,
+// and Ensemble is the same bookies as a set. Without striping the ensemble
+// is a set, as in the TLA+ spec, and Layout is 0.
 type Fragment struct {
 	ID       int8
 	Ensemble Bookies
 	First    int8
+	Layout   Layout
 }
 
-// PendingAddOp is [entry, fragment_id, ensemble].
+// Layout is an ordered ensemble: position i (0-based) holds a bookie index
+// in bits 3i..3i+2.
+type Layout uint32
+
+// At returns the bookie at position i.
+func (l Layout) At(i int) int { return int(l >> (3 * uint(i)) & 7) }
+
+// With returns the layout with bookie b at position i.
+func (l Layout) With(i, b int) Layout {
+	return l&^(7<<(3*uint(i))) | Layout(b)<<(3*uint(i))
+}
+
+// PendingAddOp is [entry, fragment_id, ensemble] (and the ensemble's
+// layout with striping).
 type PendingAddOp struct {
 	Entry      Entry
 	FragmentID int8
 	Ensemble   Bookies
+	Layout     Layout
 }
 
 func (a PendingAddOp) less(b PendingAddOp) bool {
@@ -77,7 +95,10 @@ func (a PendingAddOp) less(b PendingAddOp) bool {
 	if a.FragmentID != b.FragmentID {
 		return a.FragmentID < b.FragmentID
 	}
-	return a.Ensemble < b.Ensemble
+	if a.Ensemble != b.Ensemble {
+		return a.Ensemble < b.Ensemble
+	}
+	return a.Layout < b.Layout
 }
 
 // Client is one element of the clients variable. curr_fragment is not
@@ -95,6 +116,7 @@ type Client struct {
 	Confirmed       [MaxEntries]Bookies // confirmed[id] at index id-1
 	Fenced          Bookies
 	RecoveryEns     Bookies // recovery_ensemble
+	RecoveryLay     Layout  // its layout, with striping
 	CurrReadEntry   int8    // Nil or an entry id
 	NumResponses    int8
 	ReadResponses   [MaxBookies]MsgKey // sorted set of ReadResponse records
@@ -331,8 +353,30 @@ func (s EntrySet) IDsEqualData() bool {
 	return s&^diag == 0
 }
 
+// Striped reports whether entries are striped over a larger ensemble (E > Qw).
+func (p Params) Striped() bool { return p.Ensemble > p.WriteQuorum }
+
 // WriteSet is the set of bookies of fragment f that store entry id. Without
-// striping (E = Qw) it is the whole ensemble.
+// striping (E = Qw) it is the whole ensemble. With striping it is the Qw
+// ensemble positions starting at id mod E, wrapping: BookKeeper's
+// round-robin distribution schedule.
 func (p Params) WriteSet(id int8, f Fragment) Bookies {
-	return f.Ensemble
+	return p.writeSet(id, f.Ensemble, f.Layout)
+}
+
+func (p Params) writeSet(id int8, ens Bookies, lay Layout) Bookies {
+	if !p.Striped() {
+		return ens
+	}
+	var ws Bookies
+	start := int(id) % p.Ensemble
+	for i := 0; i < p.WriteQuorum; i++ {
+		ws |= 1 << uint(lay.At((start+i)%p.Ensemble))
+	}
+	return ws
+}
+
+// OpWriteSet is the write set an add op was sent to.
+func (p Params) OpWriteSet(op PendingAddOp) Bookies {
+	return p.writeSet(op.Entry.ID, op.Ensemble, op.Layout)
 }
