@@ -38,6 +38,13 @@ const (
 	numActionKinds
 )
 
+// NumActionKinds is one more than the largest ActionKind.
+const NumActionKinds = numActionKinds
+
+const (
+	_ = iota
+)
+
 var actionNames = [...]string{"?",
 	"BookieSendsAddConfirmedResponse", "BookieSendsAddFencedResponse", "BookieSendsFencingReadLacResponse",
 	"BookieSendsReadResponse", "ClientCreatesLedger", "ClientSendsAddEntryRequests",
@@ -205,6 +212,9 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 	g.n.setCount(rcv, 0)
 	g.n.insert(snd, 1)
 	g.out(a)
+	if g.p.ReliableNetwork {
+		return
+	}
 	g.n.setCount(snd, -1)
 	a.Lost = 1 << uint(snd.Bookie())
 	g.out(a)
@@ -240,6 +250,9 @@ func (g *gen) sendToBookies(a Action, ens Bookies, mk func(b int) MsgKey, build 
 	// Enumerate loss patterns as subsets of ens, counting up. A message to
 	// a crashed bookie is always lost.
 	free, forced := ens&^g.s.BDown, ens&g.s.BDown
+	if g.p.ReliableNetwork {
+		free = 0
+	}
 	for sub := Bookies(0); ; sub = (sub - free) & free {
 		lost := sub | forced
 		for i := 0; i < n; i++ {

@@ -42,6 +42,11 @@ type Params struct {
 	DataLossMode string // "blank" (answers like a new bookie) or "limbo" (BP-44: comes back fenced, answers Unknown)
 	ReadOnly     int    // a bookie turns read-only (disk full): rejects adds, serves reads and fencing
 
+	// ReliableNetwork: no message is lost (sends and replies are always
+	// delivered); timeouts then come only from crashed bookies. A way to
+	// isolate what bookie faults alone do.
+	ReliableNetwork bool
+
 	// Exclude lists actions (by TLA+ name) that may not occur: a way to
 	// ask for the shortest counterexample of one kind, or to shrink a model
 	// to what a question needs. Results are then about the restricted model.
@@ -156,6 +161,9 @@ func (p Params) String() string {
 	}
 	if p.ReadOnly > 0 {
 		out += fmt.Sprintf(" read-only=%d", p.ReadOnly)
+	}
+	if p.ReliableNetwork {
+		out += " reliable-network"
 	}
 	if len(p.Exclude) > 0 {
 		out += " exclude=" + strings.Join(p.Exclude, ",")

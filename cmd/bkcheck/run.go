@@ -39,6 +39,9 @@ const usageText = `bkcheck model-checks the Apache BookKeeper replication protoc
 
 Usage:
   bkcheck check [flags]   explore every reachable state of one parameter set
+  bkcheck variants        list the protocol variants (--variant)
+  bkcheck invariants      list the properties (--invariants)
+  bkcheck actions         list the action names (--exclude-actions)
   bkcheck help            show this text
 
 Run 'bkcheck check -h' for the flags of check.
@@ -62,6 +65,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "check":
 		return runCheck(ctx, args[1:], stdout, stderr)
+	case "variants":
+		for _, v := range spec.Variants {
+			fmt.Fprintf(stdout, "%s\n    %s\n    source: %s\n", v.Name, v.Description, v.Source)
+		}
+		return exitOK
+	case "invariants":
+		for _, inv := range invariants.All {
+			kind := "invariant"
+			if inv.HoldsTerminal != nil {
+				kind = "invariant and terminal-state property"
+			}
+			fmt.Fprintf(stdout, "%s (%s)\n    %s\n    source: %s\n", inv.Name, kind, inv.Statement, inv.Source)
+		}
+		return exitOK
+	case "actions":
+		for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
+			fmt.Fprintln(stdout, k)
+		}
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usageText)
 		return exitOK
@@ -91,7 +113,7 @@ type checkFlags struct {
 // modelFlags are the flags that shape the state space; a resumed run must
 // not change them.
 var modelFlags = []string{"bookies", "clients", "ensemble", "e", "write-quorum", "w", "ack-quorum", "a",
-	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions"}
+	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions", "reliable-network"}
 
 func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	f := &checkFlags{params: spec.DefaultParams()}
@@ -116,6 +138,7 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	fs.IntVar(&p.Crashes, "crashes", 0, "bookie crashes allowed (a crashed bookie loses its connections and later restarts with its journal)")
 	fs.IntVar(&p.DataLoss, "data-loss", 0, "bookie restarts with an empty disk allowed")
 	fs.StringVar(&p.DataLossMode, "data-loss-mode", "blank", "how a bookie that lost its disk answers: blank (like a new bookie) or limbo (BP-44: fenced, answers Unknown)")
+	fs.BoolVar(&p.ReliableNetwork, "reliable-network", false, "no message is ever lost (timeouts come only from crashed bookies)")
 	var exclude string
 	fs.StringVar(&exclude, "exclude-actions", "", "comma-separated actions that may not occur (names as in 'bkcheck actions')")
 	fs.IntVar(&p.ReadOnly, "read-only", 0, "bookies that may turn read-only (disk full: adds rejected, reads and fencing served)")
@@ -354,23 +377,25 @@ func newReporter(stdout, stderr io.Writer, asJSON bool) *reporter {
 }
 
 type jsonParams struct {
-	Bookies      int    `json:"bookies"`
-	Clients      int    `json:"clients"`
-	Ensemble     int    `json:"ensemble"`
-	WriteQuorum  int    `json:"write_quorum"`
-	AckQuorum    int    `json:"ack_quorum"`
-	Entries      int    `json:"entries"`
-	Inflight     int    `json:"inflight"`
-	Variant      string `json:"variant"`
-	Crashes      int    `json:"crashes"`
-	DataLoss     int    `json:"data_loss"`
-	DataLossMode string `json:"data_loss_mode"`
-	ReadOnly     int    `json:"read_only"`
+	Bookies      int      `json:"bookies"`
+	Clients      int      `json:"clients"`
+	Ensemble     int      `json:"ensemble"`
+	WriteQuorum  int      `json:"write_quorum"`
+	AckQuorum    int      `json:"ack_quorum"`
+	Entries      int      `json:"entries"`
+	Inflight     int      `json:"inflight"`
+	Variant      string   `json:"variant"`
+	Reliable     bool     `json:"reliable_network"`
+	Exclude      []string `json:"exclude_actions"`
+	Crashes      int      `json:"crashes"`
+	DataLoss     int      `json:"data_loss"`
+	DataLossMode string   `json:"data_loss_mode"`
+	ReadOnly     int      `json:"read_only"`
 }
 
 func toJSONParams(p spec.Params) jsonParams {
 	return jsonParams{p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight,
-		p.Variant, p.Crashes, p.DataLoss, p.DataLossMode, p.ReadOnly}
+		p.Variant, p.ReliableNetwork, p.Exclude, p.Crashes, p.DataLoss, p.DataLossMode, p.ReadOnly}
 }
 
 func (r *reporter) start(f *checkFlags, invs []string) {

@@ -147,3 +147,35 @@ func TestSizes(t *testing.T) {
 		}
 	}
 }
+
+func TestListings(t *testing.T) {
+	for cmd, want := range map[string][]string{
+		"variants":   {"reference", "no-recovery-fence", "gwq", "source:"},
+		"invariants": {"TypeOK", "EntriesReachWriteQuorum (invariant and terminal-state property)", "AckedEntriesHaveAckQuorumCopies"},
+		"actions":    {"ClientChangesEnsemble", "BookieLosesData", "RecoveryClientClosesLedger"},
+	} {
+		code, out, _ := runArgs(t, cmd)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d", cmd, code)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s output lacks %q", cmd, w)
+			}
+		}
+	}
+}
+
+// TestReferenceVersusGWQ: the reference protocol leaves a closed ledger's
+// entry below Qw; the gwq variant never does, on the same parameters.
+func TestReferenceVersusGWQ(t *testing.T) {
+	args := []string{"check", "--bookies", "2", "-w", "2", "-a", "1", "--invariants", "EntriesReachWriteQuorum", "--json"}
+	code, out, _ := runArgs(t, args...)
+	if res := lastJSON(t, out); code != exitViolation || res["violation"].(map[string]any)["invariant"] != "EntriesReachWriteQuorum" {
+		t.Fatalf("reference: exit %d, %v", code, res)
+	}
+	code, out, _ = runArgs(t, append(args, "--variant", "gwq")...)
+	if res := lastJSON(t, out); code != exitOK || res["status"] != "ok" {
+		t.Fatalf("gwq: exit %d, %v", code, res)
+	}
+}

@@ -109,6 +109,9 @@ func (f *checkFlags) adoptStored(stored runParams) []string {
 	if strings.Join(g.Exclude, ",") != strings.Join(s.Exclude, ",") {
 		differ([]string{"exclude-actions"}, strings.Join(g.Exclude, ","), strings.Join(s.Exclude, ","))
 	}
+	if g.ReliableNetwork != s.ReliableNetwork {
+		differ([]string{"reliable-network"}, g.ReliableNetwork, s.ReliableNetwork)
+	}
 	if g.ReadOnly != s.ReadOnly {
 		differ([]string{"read-only"}, g.ReadOnly, s.ReadOnly)
 	}
