@@ -26,6 +26,8 @@ var docTraces = []struct {
 	{"no-recovery-fence-2614.txt", []string{"check", "--bookies", "2", "-w", "2", "-a", "2", "--variant", "no-recovery-fence"}, false},
 	{"data-loss-qa1.txt", []string{"check", "--bookies", "2", "-w", "2", "-a", "1", "--data-loss", "1"}, false},
 	{"data-loss-w3-a2-limbo-2.txt", []string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--data-loss", "2", "--data-loss-mode", "limbo", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData"}, false},
+	{"data-loss-w3-a2-blank-1.txt", []string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--data-loss", "1", "--data-loss-mode", "blank", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData",
+		"--exclude-actions", "ClientReceivesAddFencedResponse,BookieSendsAddFencedResponse,ClientResendsPendingAddOp,ClientClosesLedgerSuccess,ClientClosesLedgerFail,ClientWritesBackEntry,RecoveryClientReceivesAddConfirmedResponse,RecoveryClientChangesEnsemble,RecoveryClientSendsPendingAddOp"}, true},
 	{"data-loss-w3-a2-blank-2.txt", []string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--data-loss", "2", "--data-loss-mode", "blank", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData"}, false},
 }
 
