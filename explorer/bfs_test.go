@@ -659,3 +659,31 @@ func TestAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestTerminalProperty: a property of terminal states is checked on leaves
+// only; the first failing leaf in level order is reported with its trace.
+func TestTerminalProperty(t *testing.T) {
+	const d = 5
+	m := treeModel(d)
+	// Leaves are 16..31; the property fails on odd leaves.
+	m.terminal = func(s []int64) string {
+		if s[0]%2 == 1 {
+			return "EvenLeaves"
+		}
+		return ""
+	}
+	// Inner nodes are odd too (1, 3, ...), but they have successors.
+	res := run(t, m, Options{Workers: 2})
+	if res.Status != Violation || res.Violation == nil || !res.Violation.Terminal || res.Violation.Invariant != "EvenLeaves" {
+		t.Fatalf("result %+v", res)
+	}
+	tr := decodeTrace(t, res.Violation.Trace)
+	if last := tr[len(tr)-1][0]; last != 17 || len(tr) != d {
+		t.Fatalf("reported leaf %d at length %d, want 17 at %d", last, len(tr), d)
+	}
+	checkTrace(t, m, res.Violation.Trace)
+	m.terminal = func([]int64) string { return "" }
+	if res := run(t, m, Options{}); res.Status != OK {
+		t.Fatalf("holding terminal property: %v", res.Status)
+	}
+}
