@@ -44,6 +44,7 @@ func newProgress(r *reporter, interval time.Duration) *progress {
 func (p *progress) every() time.Duration { return p.interval }
 
 func (p *progress) report(st explorer.Stats) {
+	sampleAnon()
 	now := time.Now()
 	dt := now.Sub(p.last)
 	if dt < p.interval {
@@ -93,6 +94,27 @@ func residentBytes() int64 {
 		return 0
 	}
 	return pages * int64(os.Getpagesize())
+}
+
+// peakAnon is the highest anonymous resident memory sampled (at every
+// progress call and at the end). Anonymous memory is what the process
+// itself holds; the rest of the resident set is file pages Badger maps,
+// which the kernel can drop under pressure.
+var peakAnon int64
+
+func sampleAnon() {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "RssAnon:") {
+			if f := strings.Fields(line); len(f) >= 2 {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				peakAnon = max(peakAnon, kb<<10)
+			}
+		}
+	}
 }
 
 // peakResidentBytes is the high-water mark of the resident set (Linux VmHWM), or 0.

@@ -435,10 +435,12 @@ type jsonResult struct {
 	StatesPerS           float64        `json:"distinct_per_s"`
 	CollisionProbability float64        `json:"collision_probability"`
 	PeakRSSBytes         int64          `json:"peak_rss_bytes"`
+	PeakAnonBytes        int64          `json:"peak_anon_rss_bytes"`
 	StoreBytesPerState   float64        `json:"store_bytes_per_state,omitempty"`
 }
 
 func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted bool, storeBytesPerState float64) {
+	sampleAnon()
 	// Elapsed of the result covers every session of a resumed run.
 	elapsed = rep.Elapsed
 	rate := float64(rep.Distinct) / elapsed.Seconds()
@@ -449,6 +451,7 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 			ElapsedS: elapsed.Seconds(), StatesPerS: rate,
 			CollisionProbability: state.CollisionProbability(rep.Distinct, rep.Generated),
 			PeakRSSBytes:         peakResidentBytes(),
+			PeakAnonBytes:        peakAnon,
 			StoreBytesPerState:   storeBytesPerState,
 		}
 		if rep.Trace != nil {
@@ -496,6 +499,6 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 		}
 	}
 	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
-	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s). Fingerprint collision probability (optimistic): %.1e\n",
-		elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), state.CollisionProbability(rep.Distinct, rep.Generated))
+	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic): %.1e\n",
+		elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), humanBytes(peakAnon), state.CollisionProbability(rep.Distinct, rep.Generated))
 }
