@@ -3,10 +3,12 @@ package check
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/state"
 )
 
 // BenchmarkCheck runs whole searches of reference models and reports
@@ -20,19 +22,38 @@ func BenchmarkCheck(b *testing.B) {
 		{"b2-w2-a2", spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1}},
 	}
 	for _, mc := range models {
-		for _, workers := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/workers=%d", mc.name, workers), func(b *testing.B) {
-				b.ReportAllocs()
-				var distinct int64
-				for i := 0; i < b.N; i++ {
-					rep, err := Run(context.Background(), Config{Params: mc.p, Search: explorer.Options{Workers: workers}})
-					if err != nil || rep.Status != explorer.OK {
-						b.Fatal(err, rep.Status)
+		for _, store := range []string{"mem", "badger"} {
+			for _, workers := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/store=%s/workers=%d", mc.name, store, workers), func(b *testing.B) {
+					b.ReportAllocs()
+					var distinct int64
+					var bytesPerState float64
+					for i := 0; i < b.N; i++ {
+						opt := explorer.Options{Workers: workers}
+						var closer func() error
+						if store == "badger" {
+							dir := b.TempDir()
+							bv, err := state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(dir, "visited")})
+							if err != nil {
+								b.Fatal(err)
+							}
+							opt.Visited, opt.Dir, opt.ModelID, closer = bv, dir, "bench", bv.Close
+						} else {
+							mv := state.NewMemVisited(0)
+							opt.Visited, closer = mv, mv.Close
+						}
+						rep, err := Run(context.Background(), Config{Params: mc.p, Search: opt})
+						if err != nil || rep.Status != explorer.OK {
+							b.Fatal(err, rep.Status)
+						}
+						distinct = rep.Distinct
+						bytesPerState = opt.Visited.BytesPerState()
+						closer()
 					}
-					distinct = rep.Distinct
-				}
-				b.ReportMetric(float64(distinct)*float64(b.N)/b.Elapsed().Seconds(), "states/s")
-			})
+					b.ReportMetric(float64(distinct)*float64(b.N)/b.Elapsed().Seconds(), "states/s")
+					b.ReportMetric(bytesPerState, "store-bytes/state")
+				})
+			}
 		}
 	}
 }
