@@ -69,11 +69,11 @@ func BenchmarkExpand(b *testing.B) {
 	// Collect a sample of encoded states by a short BFS.
 	var encs [][]byte
 	seen := map[string]bool{}
-	m.Init(func(enc []byte) { encs = append(encs, append([]byte(nil), enc...)); seen[string(enc)] = true })
+	m.Init(func(enc, _ []byte) { encs = append(encs, append([]byte(nil), enc...)); seen[string(enc)] = true })
 	e := m.NewExpander()
 	for i := 0; i < len(encs) && len(encs) < 50000; i++ {
 		e.Load(encs[i])
-		e.Successors(func(_ explorer.Action, enc []byte) {
+		e.Successors(func(_ explorer.Action, enc, _ []byte) {
 			if !seen[string(enc)] {
 				seen[string(enc)] = true
 				encs = append(encs, append([]byte(nil), enc...))
@@ -89,7 +89,7 @@ func BenchmarkExpand(b *testing.B) {
 			b.Fatal(err)
 		}
 		e.Check()
-		e.Successors(func(explorer.Action, []byte) { succ++ })
+		e.Successors(func(explorer.Action, []byte, []byte) { succ++ })
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "states/s")
 }

@@ -18,6 +18,7 @@ import (
 type Config struct {
 	Params     spec.Params
 	Invariants []string // names; nil means invariants.Default
+	Symmetry   spec.Symmetry
 	Search     explorer.Options
 }
 
@@ -32,6 +33,7 @@ type Report struct {
 type Model struct {
 	spec *spec.Model
 	invs []invariants.Invariant
+	sym  spec.Symmetry
 }
 
 // NewModel validates the parameters and invariant names, reporting every
@@ -54,13 +56,27 @@ func NewModel(p spec.Params, invNames []string) (*Model, error) {
 	return &Model{spec: sm, invs: invs}, nil
 }
 
+// WithSymmetry makes the model deduplicate states up to relabelling of
+// bookies and/or clients, refusing combinations that would be unsound.
+func (m *Model) WithSymmetry(sym spec.Symmetry) error {
+	if err := m.spec.P.CheckSymmetry(sym); err != nil {
+		return &spec.ValidationError{Problems: []string{err.Error()}}
+	}
+	m.sym = sym
+	return nil
+}
+
 // Spec returns the underlying protocol model.
 func (m *Model) Spec() *spec.Model { return m.spec }
 
 // Init implements explorer.Model.
-func (m *Model) Init(emit func([]byte)) {
+func (m *Model) Init(emit func(enc, key []byte)) {
 	s := m.spec.Init()
-	emit(m.spec.Encode(nil, &s))
+	var key []byte
+	if m.sym != (spec.Symmetry{}) {
+		key = m.spec.NewCanonicalizer(m.sym).Canonical(&s)
+	}
+	emit(m.spec.Encode(nil, &s), key)
 }
 
 // DescribeAction implements explorer.Model.
@@ -78,7 +94,11 @@ func FromLabel(a explorer.Action) spec.Action {
 
 // NewExpander implements explorer.Model.
 func (m *Model) NewExpander() explorer.Expander {
-	return &expander{m: m, buf: make([]byte, 0, 256)}
+	e := &expander{m: m, buf: make([]byte, 0, 256)}
+	if m.sym != (spec.Symmetry{}) {
+		e.canon = m.spec.NewCanonicalizer(m.sym)
+	}
+	return e
 }
 
 type expander struct {
@@ -86,7 +106,8 @@ type expander struct {
 	cur      spec.State
 	scratch  spec.State
 	buf      []byte
-	emitNext func(explorer.Action, []byte)
+	canon    *spec.Canonicalizer // nil without symmetry
+	emitNext func(explorer.Action, []byte, []byte)
 	emitFn   func(spec.Action, *spec.State) // bound once, so Successors does not allocate a closure
 }
 
@@ -112,11 +133,15 @@ func (e *expander) CheckTerminal() string {
 	return ""
 }
 
-func (e *expander) Successors(emit func(explorer.Action, []byte)) {
+func (e *expander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	if e.emitFn == nil {
 		e.emitFn = func(a spec.Action, s *spec.State) {
 			e.buf = e.m.spec.Encode(e.buf[:0], s)
-			e.emitNext(ToLabel(a), e.buf)
+			var key []byte
+			if e.canon != nil {
+				key = e.canon.Canonical(s)
+			}
+			e.emitNext(ToLabel(a), e.buf, key)
 		}
 	}
 	e.emitNext = emit
@@ -128,6 +153,9 @@ func (e *expander) Successors(emit func(explorer.Action, []byte)) {
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	m, err := NewModel(cfg.Params, cfg.Invariants)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.WithSymmetry(cfg.Symmetry); err != nil {
 		return nil, err
 	}
 	res, err := explorer.Run(ctx, m, cfg.Search)

@@ -14,6 +14,7 @@ import (
 
 type tlcRow struct {
 	p                   spec.Params
+	sym                 bool
 	distinct, generated int64
 	depth               int
 	slow                bool
@@ -36,6 +37,10 @@ func readTLCCounts(t *testing.T) []tlcRow {
 			continue
 		}
 		fs := strings.Fields(line)
+		sym := fs[0] == "sym"
+		if sym {
+			fs = fs[1:]
+		}
 		if len(fs) != 10 {
 			t.Fatalf("bad line %q", line)
 		}
@@ -52,7 +57,7 @@ func readTLCCounts(t *testing.T) []tlcRow {
 		w := int(n(2))
 		rows = append(rows, tlcRow{
 			p:        spec.Params{Bookies: int(n(0)), Clients: int(n(1)), Ensemble: w, WriteQuorum: w, AckQuorum: int(n(3)), Entries: int(n(4)), Inflight: int(n(5))},
-			distinct: n(6), generated: n(7), depth: int(n(8)), slow: fs[9] == "slow",
+			distinct: n(6), generated: n(7), depth: int(n(8)), slow: fs[9] == "slow", sym: sym,
 		})
 	}
 	return rows
@@ -64,8 +69,14 @@ func TestTLCCounts(t *testing.T) {
 		if row.slow && testing.Short() {
 			continue
 		}
-		t.Run(row.p.String(), func(t *testing.T) {
-			rep, err := Run(context.Background(), Config{Params: row.p})
+		name := row.p.String()
+		var sym spec.Symmetry
+		if row.sym {
+			sym = spec.Symmetry{Bookies: true, Clients: true}
+			name += " symmetry"
+		}
+		t.Run(name, func(t *testing.T) {
+			rep, err := Run(context.Background(), Config{Params: row.p, Symmetry: sym})
 			if err != nil {
 				t.Fatal(err)
 			}

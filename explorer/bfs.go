@@ -172,7 +172,7 @@ type worker struct {
 	exp      Expander
 	visited  state.Visited // read only (Contains) while workers run
 	deadlock bool
-	emit     func(Action, []byte) // w.onSuccessor, bound once to avoid a closure per state
+	emit     func(Action, []byte, []byte) // w.onSuccessor, bound once to avoid a closure per state
 
 	out    *chunkOut
 	probe  bool // at the depth bound: only learn whether a successor is new
@@ -180,9 +180,17 @@ type worker struct {
 	hasNew bool
 }
 
-func (w *worker) onSuccessor(a Action, enc []byte) {
+// keyOf is the bytes that identify a state: its key, or its encoding.
+func keyOf(enc, key []byte) []byte {
+	if key != nil {
+		return key
+	}
+	return enc
+}
+
+func (w *worker) onSuccessor(a Action, enc, key []byte) {
 	w.nSucc++
-	fp := state.Fingerprint(enc)
+	fp := state.Fingerprint(keyOf(enc, key))
 	// Safe without locking: nothing inserts while workers run. A state found
 	// here is visited for good; one not found may still be found by an
 	// earlier state of the batch, which the commit settles.
@@ -306,12 +314,12 @@ func (s *search) begin() (cur levelReader, depth int, done *Result, err error) {
 		return nil, 0, nil, err
 	}
 	full := false
-	s.m.Init(func(enc []byte) {
+	s.m.Init(func(enc, key []byte) {
 		if full || err != nil {
 			return
 		}
 		s.stats.Generated++
-		if seq, added := s.visited.Insert(state.Fingerprint(enc), state.NoParent); added {
+		if seq, added := s.visited.Insert(state.Fingerprint(keyOf(enc, key)), state.NoParent); added {
 			err = w.add(enc, seq)
 			s.stats.Distinct++
 			full = s.maxStatesReached()
@@ -549,8 +557,8 @@ func (s *search) trace(seq uint64) ([]Step, error) {
 
 	steps := make([]Step, 0, len(fps))
 	found := false
-	s.m.Init(func(enc []byte) {
-		if !found && state.Fingerprint(enc) == fps[0] {
+	s.m.Init(func(enc, key []byte) {
+		if !found && state.Fingerprint(keyOf(enc, key)) == fps[0] {
 			found = true
 			steps = append(steps, Step{Initial: true, State: bytes.Clone(enc)})
 		}
@@ -564,8 +572,8 @@ func (s *search) trace(seq uint64) ([]Step, error) {
 			return nil, fmt.Errorf("explorer: replaying trace step %d: %w", k, err)
 		}
 		found = false
-		exp.Successors(func(a Action, enc []byte) {
-			if !found && state.Fingerprint(enc) == fps[k] {
+		exp.Successors(func(a Action, enc, key []byte) {
+			if !found && state.Fingerprint(keyOf(enc, key)) == fps[k] {
 				found = true
 				steps = append(steps, Step{Action: a, State: bytes.Clone(enc)})
 			}

@@ -26,10 +26,10 @@ type funcModel struct {
 	terminal func(s []int64) string
 }
 
-func (m *funcModel) Init(emit func(enc []byte)) {
+func (m *funcModel) Init(emit func(enc, key []byte)) {
 	var w state.Writer
 	for _, s := range m.init {
-		emit(encode(&w, s))
+		emit(encode(&w, s), nil)
 	}
 }
 
@@ -72,7 +72,7 @@ type funcExpander struct {
 	m    *funcModel
 	cur  []int64
 	w    state.Writer
-	emit func(Action, []byte)
+	emit func(Action, []byte, []byte)
 	fn   func(a Action, t []int64)
 }
 
@@ -96,10 +96,10 @@ func (e *funcExpander) Check() string {
 	return e.m.check(e.cur)
 }
 
-func (e *funcExpander) Successors(emit func(a Action, enc []byte)) {
+func (e *funcExpander) Successors(emit func(a Action, enc, key []byte)) {
 	e.emit = emit
 	if e.fn == nil { // bound once: keeps the benchmark free of per-state closures
-		e.fn = func(a Action, t []int64) { e.emit(a, encode(&e.w, t)) }
+		e.fn = func(a Action, t []int64) { e.emit(a, encode(&e.w, t), nil) }
 	}
 	e.m.next(e.cur, e.fn)
 }
@@ -198,7 +198,7 @@ func hashWalkModel(p int64, bad int64) *funcModel {
 func refBFS(m Model) (distinct, generated int64, depth int) {
 	seen := map[string]bool{}
 	var cur [][]byte
-	m.Init(func(enc []byte) {
+	m.Init(func(enc, _ []byte) {
 		generated++
 		if !seen[string(enc)] {
 			seen[string(enc)] = true
@@ -213,7 +213,7 @@ func refBFS(m Model) (distinct, generated int64, depth int) {
 			if err := e.Load(s); err != nil {
 				panic(err)
 			}
-			e.Successors(func(_ Action, enc []byte) {
+			e.Successors(func(_ Action, enc, _ []byte) {
 				generated++
 				if !seen[string(enc)] {
 					seen[string(enc)] = true
@@ -238,7 +238,7 @@ func checkTrace(t *testing.T, m Model, tr []Step) {
 		t.Errorf("trace[0] = %+v, want an initial step", tr[0])
 	}
 	isInit := false
-	m.Init(func(enc []byte) { isInit = isInit || string(enc) == string(tr[0].State) })
+	m.Init(func(enc, _ []byte) { isInit = isInit || string(enc) == string(tr[0].State) })
 	if !isInit {
 		t.Errorf("trace[0] is not an initial state")
 	}
@@ -251,7 +251,7 @@ func checkTrace(t *testing.T, m Model, tr []Step) {
 			t.Fatal(err)
 		}
 		ok := false
-		e.Successors(func(a Action, enc []byte) {
+		e.Successors(func(a Action, enc, _ []byte) {
 			ok = ok || (a == tr[k].Action && string(enc) == string(tr[k].State))
 		})
 		if !ok {
@@ -600,12 +600,12 @@ func BenchmarkBFS(b *testing.B) {
 // benchmark uses it so that what it measures is the explorer.
 type walkModel struct{ p uint64 }
 
-func (m walkModel) Init(emit func([]byte)) {
+func (m walkModel) Init(emit func(enc, key []byte)) {
 	var w state.Writer
 	for _, v := range []uint64{1, 2} {
 		w.Reset()
 		w.Uvarint(v)
-		emit(w.Bytes())
+		emit(w.Bytes(), nil)
 	}
 }
 func (m walkModel) NewExpander() Expander          { return &walkExpander{p: m.p} }
@@ -624,11 +624,11 @@ func (e *walkExpander) Load(enc []byte) error {
 }
 func (e *walkExpander) Check() string         { return "" }
 func (e *walkExpander) CheckTerminal() string { return "" }
-func (e *walkExpander) Successors(emit func(Action, []byte)) {
+func (e *walkExpander) Successors(emit func(Action, []byte, []byte)) {
 	for k, next := range [3]uint64{(e.v*3 + 1) % e.p, (e.v*7 + 5) % e.p, (e.v*e.v + 11) % e.p} {
 		e.w.Reset()
 		e.w.Uvarint(next)
-		emit(Action{Kind: uint8(k)}, e.w.Bytes())
+		emit(Action{Kind: uint8(k)}, e.w.Bytes(), nil)
 	}
 }
 

@@ -16,9 +16,11 @@ type Action struct {
 // deterministic: the same encoded state always yields the same successors in
 // the same order, whichever goroutine asks.
 type Model interface {
-	// Init emits the encoded initial states in a fixed order. The slice is
-	// only valid during the call.
-	Init(emit func(enc []byte))
+	// Init emits the encoded initial states in a fixed order. The slices
+	// are only valid during the call. key is what identifies the state for
+	// deduplication (its fingerprint is taken): a canonical form under
+	// symmetry, or nil to use enc itself.
+	Init(emit func(enc, key []byte))
 	// NewExpander returns scratch space for one goroutine. Expanders are not
 	// shared between goroutines; models may be.
 	NewExpander() Expander
@@ -39,7 +41,8 @@ type Expander interface {
 	// the first that fails, or "".
 	CheckTerminal() string
 	// Successors emits every successor of the loaded state in a fixed
-	// order, including successors equal to states already seen. The encoded
-	// slice is only valid during the call to emit.
-	Successors(emit func(a Action, enc []byte))
+	// order, including successors equal to states already seen. The slices
+	// are only valid during the call to emit; key is as for Init. The
+	// search continues from enc (the actual state), deduplicated by key.
+	Successors(emit func(a Action, enc, key []byte))
 }

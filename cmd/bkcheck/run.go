@@ -107,13 +107,15 @@ type checkFlags struct {
 	memoryText    string
 	progress      time.Duration
 	cpuProfile    string
+	symmetry      string
+	sym           spec.Symmetry
 	setFlags      map[string]bool // flags given on the command line
 }
 
 // modelFlags are the flags that shape the state space; a resumed run must
 // not change them.
 var modelFlags = []string{"bookies", "clients", "ensemble", "e", "write-quorum", "w", "ack-quorum", "a",
-	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions", "reliable-network"}
+	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions", "reliable-network", "symmetry"}
 
 func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	f := &checkFlags{params: spec.DefaultParams()}
@@ -138,6 +140,7 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	fs.IntVar(&p.Crashes, "crashes", 0, "bookie crashes allowed (a crashed bookie loses its connections and later restarts with its journal)")
 	fs.IntVar(&p.DataLoss, "data-loss", 0, "bookie restarts with an empty disk allowed")
 	fs.StringVar(&p.DataLossMode, "data-loss-mode", "blank", "how a bookie that lost its disk answers: blank (like a new bookie) or limbo (BP-44: fenced, answers Unknown)")
+	fs.StringVar(&f.symmetry, "symmetry", "none", "deduplicate states up to relabelling of: none, bookies, clients, bookies,clients (TLC's SYMMETRY)")
 	fs.BoolVar(&p.ReliableNetwork, "reliable-network", false, "no message is ever lost (timeouts come only from crashed bookies)")
 	var exclude string
 	fs.StringVar(&exclude, "exclude-actions", "", "comma-separated actions that may not occur (names as in 'bkcheck actions')")
@@ -206,6 +209,12 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	}
 	if err := p.Validate(); err != nil {
 		probs = append(probs, err.(*spec.ValidationError).Problems...)
+	} else if sym, err := spec.ParseSymmetry(f.symmetry); err != nil {
+		probs = append(probs, err.Error())
+	} else if err := p.CheckSymmetry(sym); err != nil {
+		probs = append(probs, err.Error())
+	} else {
+		f.sym = sym
 	}
 	if _, err := invariants.Lookup(strings.Split(f.invariants, ",")); err != nil {
 		probs = append(probs, err.Error())
@@ -263,6 +272,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := check.Config{
 		Params:     f.params,
 		Invariants: invNames,
+		Symmetry:   f.sym,
 		Search: explorer.Options{
 			Workers:       f.workers,
 			MaxDepth:      f.maxDepth,
@@ -402,11 +412,15 @@ func (r *reporter) start(f *checkFlags, invs []string) {
 	if r.json {
 		r.enc.Encode(map[string]any{
 			"type": "start", "params": toJSONParams(f.params), "invariants": invs,
-			"workers": f.workers, "check_deadlock": f.checkDeadlock, "max_depth": f.maxDepth, "max_states": f.maxStates,
+			"workers": f.workers, "check_deadlock": f.checkDeadlock, "symmetry": f.sym.String(), "max_depth": f.maxDepth, "max_states": f.maxStates,
 		})
 		return
 	}
-	fmt.Fprintf(r.stdout, "bkcheck: checking %s\n  invariants: %s; workers: %d\n", f.params, strings.Join(invs, ", "), f.workers)
+	sym := ""
+	if f.sym != (spec.Symmetry{}) {
+		sym = "; symmetry: " + f.sym.String()
+	}
+	fmt.Fprintf(r.stdout, "bkcheck: checking %s\n  invariants: %s%s; workers: %d\n", f.params, strings.Join(invs, ", "), sym, f.workers)
 }
 
 type jsonStep struct {

@@ -19,6 +19,7 @@ type runParams struct {
 	Params        spec.Params `json:"params"`
 	Invariants    []string    `json:"invariants"`
 	CheckDeadlock bool        `json:"check_deadlock"`
+	Symmetry      string      `json:"symmetry"`
 }
 
 const runParamsFile = "params.json"
@@ -30,7 +31,7 @@ func (r runParams) modelID() string {
 }
 
 func (f *checkFlags) runParams() runParams {
-	return runParams{Params: f.params, Invariants: splitList(f.invariants), CheckDeadlock: f.checkDeadlock}
+	return runParams{Params: f.params, Invariants: splitList(f.invariants), CheckDeadlock: f.checkDeadlock, Symmetry: f.sym.String()}
 }
 
 func loadRunParams(dir string) (runParams, error) {
@@ -121,6 +122,10 @@ func (f *checkFlags) adoptStored(stored runParams) []string {
 	if given.CheckDeadlock != stored.CheckDeadlock {
 		differ([]string{"check-deadlock"}, given.CheckDeadlock, stored.CheckDeadlock)
 	}
+	if sym, _ := spec.ParseSymmetry(f.symmetry); f.setFlags["symmetry"] && sym.String() != stored.Symmetry {
+		differ([]string{"symmetry"}, sym.String(), stored.Symmetry)
+	}
+	f.symmetry = stored.Symmetry
 	f.params = stored.Params
 	f.invariants = strings.Join(stored.Invariants, ",")
 	f.checkDeadlock = stored.CheckDeadlock

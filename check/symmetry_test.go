@@ -1,0 +1,111 @@
+package check
+
+import (
+	"context"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// orbits counts the distinct canonical forms among every state reachable
+// without symmetry: the number of orbits the symmetric search must find.
+func orbits(t *testing.T, p spec.Params, sym spec.Symmetry) (states, classes int) {
+	t.Helper()
+	m, err := spec.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon := m.NewCanonicalizer(sym)
+	init := m.Init()
+	seen := map[string]bool{string(m.Encode(nil, &init)): true}
+	forms := map[string]bool{string(canon.Canonical(&init)): true}
+	queue := []spec.State{init}
+	var scratch spec.State
+	for i := 0; i < len(queue); i++ {
+		cur := queue[i]
+		m.Next(&cur, &scratch, func(_ spec.Action, s *spec.State) {
+			if k := string(m.Encode(nil, s)); !seen[k] {
+				seen[k] = true
+				forms[string(canon.Canonical(s))] = true
+				var c spec.State
+				c.CopyFrom(s)
+				queue = append(queue, c)
+			}
+		})
+	}
+	return len(seen), len(forms)
+}
+
+// TestSymmetryOrbits: on small parameter sets, the symmetric search finds
+// exactly one state per orbit of the states found without symmetry, with
+// the same verdict.
+func TestSymmetryOrbits(t *testing.T) {
+	sets := []spec.Params{
+		{Bookies: 1, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1},
+		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1},
+		{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1},
+		{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}, // striped
+	}
+	if testing.Short() {
+		sets = sets[:2]
+	}
+	for _, p := range sets {
+		for _, sym := range []spec.Symmetry{{Bookies: true}, {Clients: true}, {Bookies: true, Clients: true}} {
+			if p.CheckSymmetry(sym) != nil {
+				continue
+			}
+			states, classes := orbits(t, p, sym)
+			plain, err := Run(context.Background(), Config{Params: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			red, err := Run(context.Background(), Config{Params: p, Symmetry: sym})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%v symmetry %v: %d states, %d orbits, symmetric search %d", p, sym, states, classes, red.Distinct)
+			if plain.Status != red.Status {
+				t.Errorf("%v %v: verdict %v with symmetry, %v without", p, sym, red.Status, plain.Status)
+			}
+			if plain.Status == explorer.OK && (int(plain.Distinct) != states || int(red.Distinct) != classes) {
+				t.Errorf("%v %v: symmetric search found %d states, want %d orbits (of %d states)", p, sym, red.Distinct, classes, states)
+			}
+		}
+	}
+}
+
+// TestSymmetricCounterexampleReplays: a counterexample found under
+// symmetry is a real execution: it starts in the initial state and each
+// step is a transition of the model with the recorded action.
+func TestSymmetricCounterexampleReplays(t *testing.T) {
+	p := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, DataLoss: 2, DataLossMode: "limbo"}
+	rep, err := Run(context.Background(), Config{Params: p, Symmetry: spec.Symmetry{Bookies: true, Clients: true},
+		Invariants: []string{"AllAckedEntriesAreReadable"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != explorer.Violation {
+		t.Fatalf("status %v", rep.Status)
+	}
+	m, _ := spec.NewModel(p)
+	tr := rep.Trace.Steps
+	init := m.Init()
+	if string(m.Encode(nil, &init)) != string(m.Encode(nil, &tr[0].State)) {
+		t.Fatal("trace does not start in the initial state")
+	}
+	var scratch spec.State
+	for i := 1; i < len(tr); i++ {
+		want := string(m.Encode(nil, &tr[i].State))
+		found := false
+		m.Next(&tr[i-1].State, &scratch, func(a spec.Action, s *spec.State) {
+			found = found || (a == tr[i].Action && string(m.Encode(nil, s)) == want)
+		})
+		if !found {
+			t.Fatalf("step %d (%v) is not a transition of the model", i+1, tr[i].Action)
+		}
+	}
+	if len(tr) != 9 {
+		t.Errorf("trace of %d states, want the shortest (9)", len(tr))
+	}
+}
