@@ -180,41 +180,42 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 }
 
 // Canonicalizer computes a canonical representative of a state's orbit
-// under a symmetry: the smallest encoding over every permutation in the
-// group. It holds scratch space; one per goroutine.
+// under a symmetry: the smallest encoding over a set of relabellings that
+// depends only on the orbit.
+//
+// Trying every permutation (4! x 2! = 48 for the shipped configuration)
+// would encode each successor 48 times. Instead each bookie and each
+// client gets a signature built only from what relabelling preserves (its
+// LAC, entries, flags, the shape of the messages to and from it, ...);
+// ids are then assigned in signature order, and only ties are resolved by
+// trying every order within the tied group. The candidate set is the same
+// for every state of an orbit, so its smallest encoding is canonical, and
+// in most states signatures differ and a single relabelling is encoded.
 type Canonicalizer struct {
 	m       *Model
-	perms   []permutation
+	sym     Symmetry
 	scratch State
 	buf     []byte
 	best    []byte
+	// per call
+	bsig           [MaxBookies]uint64
+	csig           [MaxClients]uint64
+	border, corder []int8 // ids sorted by signature
+	pm             permutation
+	tried          int
 }
 
-// NewCanonicalizer prepares the permutation group of sym (all bookie
-// permutations, all client permutations, or their product).
+// NewCanonicalizer prepares a canonicalizer for sym.
 func (m *Model) NewCanonicalizer(sym Symmetry) *Canonicalizer {
-	bps := permutationsOf(m.P.Bookies, sym.Bookies)
-	cps := permutationsOf(m.P.Clients, sym.Clients)
-	c := &Canonicalizer{m: m}
-	for _, bp := range bps {
-		for _, cp := range cps {
-			var pm permutation
-			for i := range pm.bp {
-				pm.bp[i] = int8(i)
-			}
-			for i := range pm.cp {
-				pm.cp[i] = int8(i)
-			}
-			copy(pm.bp[:], bp)
-			copy(pm.cp[:], cp)
-			c.perms = append(c.perms, pm)
-		}
-	}
-	return c
+	return &Canonicalizer{m: m, sym: sym}
 }
 
-// GroupSize is the number of permutations tried per state.
-func (c *Canonicalizer) GroupSize() int { return len(c.perms) }
+// Tried reports how many relabellings were encoded since the last call to
+// ResetTried (a measure of the cost of canonicalisation).
+func (c *Canonicalizer) Tried() int { return c.tried }
+
+// ResetTried sets Tried to 0.
+func (c *Canonicalizer) ResetTried() { c.tried = 0 }
 
 // permutationsOf lists the permutations of 0..n-1 (only the identity when
 // !all).
@@ -243,16 +244,219 @@ func permutationsOf(n int, all bool) [][]int8 {
 	return out
 }
 
-// Canonical returns the canonical encoding of s: the smallest encoding of
-// any relabelling of s. The slice is valid until the next call.
-func (c *Canonicalizer) Canonical(s *State) []byte {
-	c.best = c.m.Encode(c.best[:0], s) // the identity is the first permutation
-	for i := 1; i < len(c.perms); i++ {
-		c.m.permute(&c.scratch, s, &c.perms[i])
-		c.buf = c.m.Encode(c.buf[:0], &c.scratch)
-		if bytes.Compare(c.buf, c.best) < 0 {
-			c.best, c.buf = c.buf, c.best
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// signatures fills bsig and csig with relabelling-invariant summaries.
+func (c *Canonicalizer) signatures(s *State) {
+	p := c.m.P
+	// The parts of a message key that survive relabelling.
+	var mask MsgKey = ^MsgKey(0)
+	if c.sym.Bookies {
+		mask &^= 7 << shBookie
+	}
+	if c.sym.Clients {
+		mask &^= 3 << shCid
+	}
+	for b := 0; b < p.Bookies; b++ {
+		bit := Bookies(1) << uint(b)
+		h := uint64(s.BEntries[b])*31 + uint64(s.BLAC[b])<<8 + uint64(s.BLAFR[b])<<16
+		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo} {
+			if set&bit != 0 {
+				h += 1 << (24 + uint(i))
+			}
+		}
+		c.bsig[b] = mix(h)
+	}
+	for cl := 0; cl < p.Clients; cl++ {
+		x := &s.Clients[cl]
+		h := uint64(x.Status) | uint64(uint8(x.MetaVersion))<<8 | uint64(uint8(x.LAP))<<16 | uint64(uint8(x.LAC))<<24 |
+			uint64(uint8(x.LAFR))<<32 | uint64(x.RecoveryPhase)<<40 | uint64(uint8(x.CurrReadEntry))<<44 |
+			uint64(uint8(x.LastRecoverable))<<52 | uint64(x.NumFragments)<<60
+		h = mix(h) + mix(uint64(x.NumPending)<<8|uint64(x.NumResponses)|uint64(x.Fenced.Len())<<16|uint64(x.RecoveryEns.Len())<<24)
+		c.csig[cl] = h
+	}
+	// Messages: each adds to the signature of its bookie and its client a
+	// hash of its relabelled-away key, and ties the two together.
+	for _, m := range s.Msgs {
+		h := mix(uint64(m.Key&mask)<<2 | uint64(m.Count+1))
+		c.bsig[m.Key.Bookie()] += h
+		c.csig[m.Key.Cid()] += h * 3
+	}
+	// Fragments: a bookie's membership (and position, when striped) in each
+	// fragment of the metadata.
+	for i, f := range s.MetaFragmentList() {
+		for b := 0; b < p.Bookies; b++ {
+			if f.Ensemble.Has(b) {
+				c.bsig[b] += mix(uint64(i+1)<<8 | uint64(positionOf(f, b, p)))
+			}
 		}
 	}
+	// Client records: which bookies a client confirmed, fenced, holds in
+	// its fragments; mixes bookie and client signatures both ways. The
+	// client signatures are read from a snapshot so that the result does
+	// not depend on the order bookies are visited in.
+	csig := c.csig
+	for cl := 0; cl < p.Clients; cl++ {
+		x := &s.Clients[cl]
+		for b := 0; b < p.Bookies; b++ {
+			var h uint64
+			for e := 0; e < p.Entries; e++ {
+				if x.Confirmed[e].Has(b) {
+					h += mix(uint64(e + 1))
+				}
+			}
+			if x.Fenced.Has(b) {
+				h += 1 << 40
+			}
+			if x.RecoveryEns.Has(b) {
+				h += 1 << 41
+			}
+			for i, f := range x.FragmentList() {
+				if f.Ensemble.Has(b) {
+					h += mix(uint64(i+1)<<8|uint64(positionOf(f, b, p))) << 1
+				}
+			}
+			for _, op := range x.PendingList() {
+				if op.Ensemble.Has(b) {
+					h += mix(uint64(op.Entry.ID)<<8 | uint64(op.FragmentID)<<16)
+				}
+			}
+			if h != 0 {
+				c.bsig[b] += mix(h + csig[cl]*5)
+				c.csig[cl] += mix(h) * 7
+			}
+		}
+	}
+}
+
+func positionOf(f Fragment, b int, p Params) int {
+	if !p.Striped() {
+		return 0
+	}
+	for i := 0; i < p.Ensemble; i++ {
+		if f.Layout.At(i) == b {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// order returns ids 0..n-1 sorted by sig (stable on ties).
+func order(dst []int8, sig []uint64, n int) []int8 {
+	dst = dst[:0]
+	for i := 0; i < n; i++ {
+		dst = append(dst, int8(i))
+	}
+	slices.SortStableFunc(dst, func(a, b int8) int {
+		switch {
+		case sig[a] < sig[b]:
+			return -1
+		case sig[a] > sig[b]:
+			return 1
+		}
+		return 0
+	})
+	return dst
+}
+
+// Canonical returns the canonical encoding of s. The slice is valid until
+// the next call.
+func (c *Canonicalizer) Canonical(s *State) []byte {
+	p := c.m.P
+	c.signatures(s)
+	c.border = order(c.border, c.bsig[:], p.Bookies)
+	c.corder = order(c.corder, c.csig[:], p.Clients)
+	if !c.sym.Bookies {
+		for i := range c.border {
+			c.border[i] = int8(i)
+		}
+	}
+	if !c.sym.Clients {
+		for i := range c.corder {
+			c.corder[i] = int8(i)
+		}
+	}
+	for i := range c.pm.bp {
+		c.pm.bp[i] = int8(i)
+	}
+	for i := range c.pm.cp {
+		c.pm.cp[i] = int8(i)
+	}
+	c.best = c.best[:0]
+	c.permuteGroups(s, 0, true)
 	return c.best
+}
+
+// permuteGroups enumerates every order within each group of equal
+// signatures (bookie groups, then client groups) and keeps the smallest
+// encoding. pos walks the concatenation of both orders.
+func (c *Canonicalizer) permuteGroups(s *State, pos int, first bool) bool {
+	p := c.m.P
+	nb := p.Bookies
+	if pos == nb+p.Clients {
+		// The element at rank r gets id r.
+		for r, b := range c.border {
+			c.pm.bp[b] = int8(r)
+		}
+		for r, cl := range c.corder {
+			c.pm.cp[cl] = int8(r)
+		}
+		c.m.permute(&c.scratch, s, &c.pm)
+		c.buf = c.m.Encode(c.buf[:0], &c.scratch)
+		c.tried++
+		if len(c.best) == 0 || bytes.Compare(c.buf, c.best) < 0 {
+			c.best, c.buf = c.buf, c.best
+		}
+		return false
+	}
+	ord, sig, i := c.border, c.bsig[:], pos
+	sym := c.sym.Bookies
+	if pos >= nb {
+		ord, sig, i = c.corder, c.csig[:], pos-nb
+		sym = c.sym.Clients
+	}
+	// The tie group starting at i: [i, j).
+	j := i + 1
+	for sym && j < len(ord) && sig[ord[j]] == sig[ord[i]] {
+		j++
+	}
+	if j == i+1 {
+		return c.permuteGroups(s, pos+1, first)
+	}
+	// Try every order of ord[i:j]: Heap's algorithm via recursion on the
+	// first slot; the rest of the group follows as singletons by fixing
+	// one element at a time.
+	for k := i; k < j; k++ {
+		ord[i], ord[k] = ord[k], ord[i]
+		// Mark ord[i] as placed by treating the remainder as a new group.
+		c.permuteRest(s, pos, i+1, j)
+		ord[i], ord[k] = ord[k], ord[i]
+	}
+	return false
+}
+
+// permuteRest places the elements ord[from:j] of the current tie group in
+// every order, then continues after the group.
+func (c *Canonicalizer) permuteRest(s *State, pos, from, j int) {
+	nb := c.m.P.Bookies
+	ord, base := c.border, 0
+	if pos >= nb {
+		ord, base = c.corder, nb
+	}
+	if from >= j {
+		c.permuteGroups(s, base+j, false)
+		return
+	}
+	for k := from; k < j; k++ {
+		ord[from], ord[k] = ord[k], ord[from]
+		c.permuteRest(s, pos, from+1, j)
+		ord[from], ord[k] = ord[k], ord[from]
+	}
 }
