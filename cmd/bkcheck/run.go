@@ -39,6 +39,7 @@ const usageText = `bkcheck model-checks the Apache BookKeeper replication protoc
 
 Usage:
   bkcheck check [flags]   explore every reachable state of one parameter set
+  bkcheck simulate [flags] random walks: a fast bug hunt on models too large to exhaust
   bkcheck variants        list the protocol variants (--variant)
   bkcheck invariants      list the properties (--invariants)
   bkcheck actions         list the action names (--exclude-actions)
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "check":
 		return runCheck(ctx, args[1:], stdout, stderr)
+	case "simulate":
+		return runSimulate(ctx, args[1:], stdout, stderr)
 	case "variants":
 		for _, v := range spec.Variants {
 			fmt.Fprintf(stdout, "%s\n    %s\n    source: %s\n", v.Name, v.Description, v.Source)
@@ -107,6 +110,10 @@ type checkFlags struct {
 	memoryText    string
 	progress      time.Duration
 	cpuProfile    string
+	seed          uint64
+	depth         int
+	traces        int64
+	duration      time.Duration
 	symmetry      string
 	sym           spec.Symmetry
 	setFlags      map[string]bool // flags given on the command line
@@ -118,9 +125,15 @@ var modelFlags = []string{"bookies", "clients", "ensemble", "e", "write-quorum",
 	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions", "reliable-network", "symmetry"}
 
 func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
+	return parseFlags("check", args, stderr)
+}
+
+// parseFlags parses the flags of check or simulate: the model flags are
+// shared, the search flags differ.
+func parseFlags(mode string, args []string, stderr io.Writer) (*checkFlags, error) {
 	f := &checkFlags{params: spec.DefaultParams()}
 	f.params.Ensemble = 0 // 0: same as the write quorum unless given
-	fs := flag.NewFlagSet("bkcheck check", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bkcheck "+mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	p := &f.params
 	fs.IntVar(&p.Bookies, "bookies", p.Bookies, "number of bookies (b1..bN)")
@@ -147,15 +160,26 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	fs.IntVar(&p.ReadOnly, "read-only", 0, "bookies that may turn read-only (disk full: adds rejected, reads and fencing served)")
 	fs.StringVar(&f.invariants, "invariants", strings.Join(invariants.Default, ","), "comma-separated invariants to check; known: "+knownInvariants())
 	fs.BoolVar(&f.checkDeadlock, "check-deadlock", false, "report states without successors as violations (TLC's default; off here as with TLC -deadlock)")
-	fs.IntVar(&f.maxDepth, "max-depth", 0, "stop after this many BFS levels (initial state = depth 1); 0 = no bound; verdict unknown if states remain")
-	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states; 0 = no bound; verdict unknown if states remain")
+	if mode == "check" {
+		fs.IntVar(&f.maxDepth, "max-depth", 0, "stop after this many BFS levels (initial state = depth 1); 0 = no bound; verdict unknown if states remain")
+		fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states; 0 = no bound; verdict unknown if states remain")
+	} else {
+		fs.Uint64Var(&f.seed, "seed", 1, "seed of the first walk; walk i uses seed+i, so a reported walk seed reruns it alone with --traces 1")
+		fs.IntVar(&f.depth, "depth", 100, "states per walk at most (initial state included)")
+		fs.Int64Var(&f.traces, "traces", 0, "number of walks (0: until --duration)")
+		fs.DurationVar(&f.duration, "duration", 0, "how long to simulate (0: until --traces walks)")
+	}
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "goroutines expanding states (results do not depend on it)")
 	fs.BoolVar(&f.json, "json", false, "write newline-delimited JSON to stdout; the last line is the result")
-	fs.StringVar(&f.store, "store", "mem", "visited-state store: mem (in memory) or badger (on disk in --dir, resumable)")
-	fs.StringVar(&f.dir, "dir", "", "run directory for --store badger: visited states, BFS levels, checkpoints")
-	fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory (implies --store badger)")
-	fs.StringVar(&f.memoryText, "memory", "", "memory budget, e.g. 2GiB or 512MiB: caps the Badger store's caches and sets the Go heap limit")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the search to this file")
+	if mode == "check" {
+		fs.StringVar(&f.store, "store", "mem", "visited-state store: mem (in memory) or badger (on disk in --dir, resumable)")
+		fs.StringVar(&f.dir, "dir", "", "run directory for --store badger: visited states, BFS levels, checkpoints")
+		fs.StringVar(&f.resume, "resume", "", "continue the interrupted run in this directory (implies --store badger)")
+		fs.StringVar(&f.memoryText, "memory", "", "memory budget, e.g. 2GiB or 512MiB: caps the Badger store's caches and sets the Go heap limit")
+		fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the search to this file")
+	} else {
+		f.store = "mem"
+	}
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "interval between progress reports when stderr is not a terminal (and for --json)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -227,6 +251,17 @@ func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	}
 	if f.workers < 1 {
 		probs = append(probs, fmt.Sprintf("--workers must be >= 1 (got %d)", f.workers))
+	}
+	if mode == "simulate" {
+		if f.depth < 1 {
+			probs = append(probs, fmt.Sprintf("--depth must be >= 1 (got %d)", f.depth))
+		}
+		if f.traces < 0 || f.duration < 0 {
+			probs = append(probs, "--traces and --duration must not be negative")
+		}
+		if f.traces == 0 && f.duration == 0 {
+			probs = append(probs, "give --traces N or --duration D (or both)")
+		}
 	}
 	if len(probs) > 0 {
 		return nil, &spec.ValidationError{Problems: probs}

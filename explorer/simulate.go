@@ -1,0 +1,203 @@
+package explorer
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bkcheck/bkcheck/state"
+)
+
+// SimOptions shape a random simulation.
+type SimOptions struct {
+	Seed     uint64        // walk i uses seed Seed+i, so any walk can be rerun alone
+	Depth    int           // states per walk at most (initial state included); must be > 0
+	Walks    int64         // stop after this many walks; 0 = until Duration
+	Duration time.Duration // stop after this long; 0 = until Walks
+	Workers  int           // <= 0: GOMAXPROCS
+	// CheckDeadlock reports a walk that reaches a state without successor.
+	CheckDeadlock bool
+}
+
+// SimResult summarises a simulation. A violation is always a real
+// execution of the model; its absence proves nothing (Status is then
+// Unknown, never OK).
+type SimResult struct {
+	Status     Status
+	Walks      int64   // walks completed
+	States     int64   // states visited, repeats included
+	Distinct   int64   // distinct fingerprints seen
+	MeanLength float64 // mean states per walk
+	Elapsed    time.Duration
+	Violation  *ViolationInfo
+	WalkSeed   uint64 // the seed of the violating walk: rerun it with Seed=WalkSeed, Walks=1
+}
+
+// batchWalks is how many walks run between checks for a violation: walks
+// are committed batch by batch, and the violation of the lowest-numbered
+// walk in the first batch that has one is reported, so the result does not
+// depend on the number of workers.
+const batchWalks = 256
+
+// Simulate runs random walks from the initial states. Each walk picks a
+// uniformly random successor at each step, checks the invariants on every
+// state it visits, and stops at Depth states or at a state without
+// successor (where terminal-state properties are checked).
+func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.Depth <= 0 {
+		opt.Depth = 100
+	}
+	start := time.Now()
+	var inits [][]byte
+	m.Init(func(enc, _ []byte) { inits = append(inits, bytes.Clone(enc)) })
+	seen := newFPSet()
+	var res SimResult
+	type walkOut struct {
+		steps     int
+		violation *ViolationInfo
+	}
+	outs := make([]walkOut, batchWalks)
+	exps := make([]Expander, opt.Workers)
+	for i := range exps {
+		exps[i] = m.NewExpander()
+	}
+	for batch := int64(0); ; batch++ {
+		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) >= opt.Duration) || (opt.Walks > 0 && res.Walks >= opt.Walks) {
+			break
+		}
+		n := int64(batchWalks)
+		if opt.Walks > 0 {
+			n = min(n, opt.Walks-res.Walks)
+		}
+		first := res.Walks
+		var next atomic.Int64
+		g, gctx := errgroup.WithContext(ctx)
+		for w := 0; w < opt.Workers; w++ {
+			exp := exps[w]
+			g.Go(func() error {
+				for {
+					i := next.Add(1) - 1
+					if i >= n || gctx.Err() != nil {
+						return nil
+					}
+					steps, v, err := walk(exp, inits, opt, opt.Seed+uint64(first+i), seen)
+					if err != nil {
+						return err
+					}
+					outs[i] = walkOut{steps, v}
+				}
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return res, err
+		}
+		if ctx.Err() != nil {
+			break // an interrupted batch is not counted
+		}
+		for i := int64(0); i < n; i++ {
+			res.Walks++
+			res.States += int64(outs[i].steps)
+			if v := outs[i].violation; v != nil {
+				res.Status, res.Violation, res.WalkSeed = Violation, v, opt.Seed+uint64(first+i)
+				break
+			}
+		}
+		if res.Violation != nil {
+			break
+		}
+	}
+	if res.Violation == nil {
+		res.Status = Unknown
+	}
+	res.Distinct = seen.len()
+	if res.Walks > 0 {
+		res.MeanLength = float64(res.States) / float64(res.Walks)
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// walk runs one random walk and returns its length and any violation.
+func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet) (int, *ViolationInfo, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x9E3779B97F4A7C15))
+	type succ struct {
+		a   Action
+		enc []byte
+	}
+	var path []Step
+	cur := inits[rng.IntN(len(inits))]
+	path = append(path, Step{Initial: true, State: cur})
+	var succs []succ
+	var arena []byte
+	for {
+		if err := exp.Load(cur); err != nil {
+			return len(path), nil, err
+		}
+		seen.add(state.Fingerprint(cur))
+		if bad := exp.Check(); bad != "" {
+			return len(path), &ViolationInfo{Invariant: bad, Trace: path}, nil
+		}
+		if len(path) >= opt.Depth {
+			return len(path), nil, nil
+		}
+		succs, arena = succs[:0], arena[:0]
+		exp.Successors(func(a Action, enc, _ []byte) {
+			off := len(arena)
+			arena = append(arena, enc...)
+			succs = append(succs, succ{a, arena[off:len(arena):len(arena)]})
+		})
+		if len(succs) == 0 {
+			if bad := exp.CheckTerminal(); bad != "" {
+				return len(path), &ViolationInfo{Invariant: bad, Terminal: true, Trace: path}, nil
+			}
+			if opt.CheckDeadlock {
+				return len(path), &ViolationInfo{Invariant: "Deadlock", Deadlock: true, Trace: path}, nil
+			}
+			return len(path), nil, nil
+		}
+		pick := succs[rng.IntN(len(succs))]
+		cur = bytes.Clone(pick.enc)
+		path = append(path, Step{Action: pick.a, State: cur})
+	}
+}
+
+// fpSet is a concurrent set of fingerprints, sharded to keep lock
+// contention low, for counting the distinct states simulations visit.
+type fpSet struct {
+	shards [64]struct {
+		mu sync.Mutex
+		m  map[uint64]struct{}
+	}
+}
+
+func newFPSet() *fpSet {
+	s := &fpSet{}
+	for i := range s.shards {
+		s.shards[i].m = map[uint64]struct{}{}
+	}
+	return s
+}
+
+func (s *fpSet) add(fp uint64) {
+	sh := &s.shards[fp%64]
+	sh.mu.Lock()
+	sh.m[fp] = struct{}{}
+	sh.mu.Unlock()
+}
+
+func (s *fpSet) len() int64 {
+	var n int64
+	for i := range s.shards {
+		n += int64(len(s.shards[i].m))
+	}
+	return n
+}
