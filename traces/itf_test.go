@@ -1,0 +1,92 @@
+package traces
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+func itfTraces(t testing.TB) []*Trace {
+	tt, ok := t.(*testing.T)
+	if !ok {
+		tt = &testing.T{}
+	}
+	var out []*Trace
+	base := spec.DefaultParams()
+	out = append(out, walk(tt, base,
+		[]spec.ActionKind{spec.ClientCreatesLedger, spec.ClientSendsAddEntryRequests, spec.BookieSendsAddConfirmedResponse, spec.ClientReceivesAddConfirmedResponse, spec.ClientStartsRecovery},
+		[]spec.Bookies{0, 0b10, 0, 0, 0}))
+	striped := spec.Params{Bookies: 4, Clients: 2, Ensemble: 3, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2, Variant: "gwq", Crashes: 1, DataLoss: 1, DataLossMode: "limbo"}
+	out = append(out, walk(tt, striped,
+		[]spec.ActionKind{spec.ClientCreatesLedger, spec.ClientSendsAddEntryRequests, spec.BookieCrashes, spec.BookieSendsAddConfirmedResponse, spec.BookieLosesData},
+		[]spec.Bookies{0, 0, 0, 0, 0}))
+	return out
+}
+
+func TestITFRoundTrip(t *testing.T) {
+	for _, tr := range itfTraces(t) {
+		var buf bytes.Buffer
+		if err := EncodeITF(&buf, tr); err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeITF(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatalf("%v: %v", tr.Params, err)
+		}
+		want := *tr
+		if want.Params.Variant == "" {
+			want.Params.Variant = "reference"
+		}
+		if diff := cmp.Diff(&want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("%v: round trip differs (-want +got):\n%s", tr.Params, diff)
+		}
+		for _, want := range []string{`"#set"`, `"#map"`, `"mbt::actionTaken"`, `"mbt::nondetPicks"`, `"#meta"`, `"vars"`} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("ITF lacks %s", want)
+			}
+		}
+	}
+}
+
+func TestITFMalformed(t *testing.T) {
+	var buf bytes.Buffer
+	EncodeITF(&buf, itfTraces(t)[0])
+	good := buf.String()
+	for name, in := range map[string]string{
+		"empty":       "",
+		"not json":    "{",
+		"no states":   strings.Replace(good, `"states"`, `"nostates"`, 1),
+		"bad status":  strings.Replace(good, `"STATUS_OPEN"`, `"STATUS_MAYBE"`, 1),
+		"bad bookie":  strings.Replace(good, `"b2"`, `"b9"`, 1),
+		"bad action":  strings.Replace(good, `"ClientCreatesLedger"`, `"ClientEatsLedger"`, 1),
+		"not bkcheck": strings.Replace(good, `"source": "bkcheck"`, `"source": "tlc"`, 1),
+	} {
+		if _, err := DecodeITF(strings.NewReader(in)); err == nil || !errors.Is(err, ErrITF) {
+			t.Errorf("%s: got %v, want an ErrITF", name, err)
+		}
+	}
+}
+
+func FuzzDecodeITF(f *testing.F) {
+	for _, tr := range itfTraces(f) {
+		var buf bytes.Buffer
+		EncodeITF(&buf, tr)
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := DecodeITF(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := EncodeITF(&buf, tr); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
