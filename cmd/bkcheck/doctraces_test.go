@@ -35,7 +35,7 @@ var docTraces = []struct {
 func docOutput(t *testing.T, args []string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), append(args, "--workers", "2"), &out, &errb)
+	code := run(context.Background(), append(args, "--workers", "2", "--trace-out", "none"), &out, &errb)
 	if code != exitViolation && code != exitTerminal {
 		t.Fatalf("bkcheck %s: exit %d, want a violation\n%s", strings.Join(args, " "), code, errb.String())
 	}

@@ -40,6 +40,9 @@ const usageText = `bkcheck model-checks the Apache BookKeeper replication protoc
 Usage:
   bkcheck check [flags]   explore every reachable state of one parameter set
   bkcheck simulate [flags] random walks: a fast bug hunt on models too large to exhaust
+  bkcheck replay FILE     re-check a saved trace (.itf.json) against the model
+  bkcheck trace render FILE --format text|mermaid|dot
+                          render a saved trace
   bkcheck variants        list the protocol variants (--variant)
   bkcheck invariants      list the properties (--invariants)
   bkcheck actions         list the action names (--exclude-actions)
@@ -68,6 +71,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runCheck(ctx, args[1:], stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(args[1:], stdout, stderr)
+	case "trace":
+		return runTrace(args[1:], stdout, stderr)
 	case "variants":
 		for _, v := range spec.Variants {
 			fmt.Fprintf(stdout, "%s\n    %s\n    source: %s\n", v.Name, v.Description, v.Source)
@@ -110,6 +117,7 @@ type checkFlags struct {
 	memoryText    string
 	progress      time.Duration
 	cpuProfile    string
+	traceOut      string
 	seed          uint64
 	depth         int
 	traces        int64
@@ -171,6 +179,7 @@ func parseFlags(mode string, args []string, stderr io.Writer) (*checkFlags, erro
 	}
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "goroutines expanding states (results do not depend on it)")
 	fs.BoolVar(&f.json, "json", false, "write newline-delimited JSON to stdout; the last line is the result")
+	fs.StringVar(&f.traceOut, "trace-out", "", "where to write a counterexample as ITF JSON (default: bkcheck-trace.itf.json in the run directory, or the current directory); none: do not write")
 	if mode == "check" {
 		fs.StringVar(&f.store, "store", "mem", "visited-state store: mem (in memory) or badger (on disk in --dir, resumable)")
 		fs.StringVar(&f.dir, "dir", "", "run directory for --store badger: visited states, BFS levels, checkpoints")
@@ -382,6 +391,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitError
 	}
 	bytesPerState := store.BytesPerState()
+	if rep.Trace != nil {
+		path, err := writeTrace(f, rep.Trace)
+		if err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: writing the trace: %v\n", err)
+			return exitError
+		}
+		out.traceFile = path
+	}
 	out.result(rep, time.Since(start), ctx.Err() != nil, bytesPerState)
 	switch {
 	case rep.Status == explorer.OK:
@@ -412,6 +429,7 @@ func splitList(s string) []string {
 // reporter writes either human-readable text or NDJSON.
 type reporter struct {
 	dir            string // run directory, for the resume hint
+	traceFile      string // where the counterexample was written, if anywhere
 	stdout, stderr io.Writer
 	json           bool
 	enc            *json.Encoder
@@ -485,6 +503,7 @@ type jsonResult struct {
 	CollisionProbability float64        `json:"collision_probability"`
 	PeakRSSBytes         int64          `json:"peak_rss_bytes"`
 	PeakAnonBytes        int64          `json:"peak_anon_rss_bytes"`
+	TraceFile            string         `json:"trace_file,omitempty"`
 	StoreBytesPerState   float64        `json:"store_bytes_per_state,omitempty"`
 }
 
@@ -501,6 +520,7 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 			CollisionProbability: state.CollisionProbability(rep.Distinct, rep.Generated),
 			PeakRSSBytes:         peakResidentBytes(),
 			PeakAnonBytes:        peakAnon,
+			TraceFile:            r.traceFile,
 			StoreBytesPerState:   storeBytesPerState,
 		}
 		if rep.Trace != nil {
@@ -537,6 +557,9 @@ func (r *reporter) result(rep *check.Report, elapsed time.Duration, interrupted 
 		}
 		traces.RenderText(w, rep.Trace)
 		fmt.Fprintln(w)
+		if r.traceFile != "" {
+			fmt.Fprintf(w, "Trace written to %s (bkcheck replay / bkcheck trace render read it).\n", r.traceFile)
+		}
 	case explorer.Unknown:
 		if interrupted {
 			fmt.Fprintln(w, "Interrupted: the search was stopped; the verdict is unknown.")

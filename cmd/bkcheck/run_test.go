@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	if len(args) > 0 && args[0] == "check" && !slices.Contains(args, "--trace-out") {
+		args = append(args, "--trace-out", filepath.Join(t.TempDir(), "trace.itf.json"))
+	}
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
@@ -177,5 +183,59 @@ func TestReferenceVersusGWQ(t *testing.T) {
 	code, out, _ = runArgs(t, append(args, "--variant", "gwq")...)
 	if res := lastJSON(t, out); code != exitOK || res["status"] != "ok" {
 		t.Fatalf("gwq: exit %d, %v", code, res)
+	}
+}
+
+// TestTraceFileReplayAndRender: a violation writes an ITF trace that
+// replay confirms and every renderer reads; a trace with one step edited
+// is rejected, naming that step.
+func TestTraceFileReplayAndRender(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.itf.json")
+	code, out, _ := runArgs(t, "check", "--bookies", "2", "-w", "2", "-a", "2", "--variant", "no-recovery-fence", "--json", "--trace-out", path)
+	if code != exitViolation || lastJSON(t, out)["trace_file"] != path {
+		t.Fatalf("exit %d, %s", code, out)
+	}
+	if code, out, errOut := runArgs(t, "replay", path); code != exitOK || !strings.Contains(out, "confirmed: 14 states") {
+		t.Fatalf("replay: exit %d %s %s", code, out, errOut)
+	}
+	for _, format := range []string{"text", "mermaid", "dot"} {
+		code, out, errOut := runArgs(t, "trace", "render", path, "--format", format)
+		if code != exitOK || len(out) < 200 {
+			t.Fatalf("render %s: exit %d %s", format, code, errOut)
+		}
+		switch format {
+		case "mermaid":
+			for _, want := range []string{"sequenceDiagram", "participant meta as metadata store", "-x", "Note over c1,b2: state 14 violates NoDivergenceBetweenClientAndMetaData"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("mermaid lacks %q", want)
+				}
+			}
+		case "dot":
+			if !strings.HasPrefix(out, "digraph trace {") || !strings.Contains(out, "color=red") {
+				t.Errorf("dot output:\n%s", out)
+			}
+		}
+	}
+	// Edit step 11: b2 stores the entry under another LAC.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	states := doc["states"].([]any)
+	st := states[10].(map[string]any)
+	st["meta_version"] = 7.0
+	edited, _ := json.Marshal(doc)
+	bad := filepath.Join(t.TempDir(), "bad.itf.json")
+	os.WriteFile(bad, edited, 0o644)
+	code, _, errOut := runArgs(t, "replay", bad)
+	if code != exitError || !strings.Contains(errOut, "step 11:") || !strings.Contains(errOut, "meta_version") {
+		t.Fatalf("edited trace: exit %d, %s", code, errOut)
+	}
+	if code, _, _ := runArgs(t, "replay", filepath.Join(t.TempDir(), "missing.itf.json")); code != exitUsage {
+		t.Errorf("missing file: exit %d", code)
 	}
 }

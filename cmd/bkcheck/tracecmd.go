@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// writeTrace saves a counterexample as ITF JSON, atomically (temporary file
+// then rename), and returns its path, or "" with --trace-out none.
+func writeTrace(f *checkFlags, tr *traces.Trace) (string, error) {
+	path := f.traceOut
+	switch {
+	case path == "none":
+		return "", nil
+	case path == "" && f.dir != "":
+		path = filepath.Join(f.dir, "bkcheck-trace.itf.json")
+	case path == "":
+		path = "bkcheck-trace.itf.json"
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".bkcheck-trace-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if err := traces.EncodeITF(tmp, tr); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp.Name(), path)
+}
+
+func readTrace(path string) (*traces.Trace, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return traces.DecodeITF(fh)
+}
+
+// runReplay is `bkcheck replay FILE`: exit 0 when the model confirms the
+// trace step by step, 1 naming the first step it does not confirm.
+func runReplay(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: bkcheck replay FILE.itf.json")
+		return exitUsage
+	}
+	tr, err := readTrace(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "bkcheck replay: %v\n", err)
+		if errors.Is(err, traces.ErrITF) || errors.Is(err, os.ErrNotExist) {
+			return exitUsage
+		}
+		return exitError
+	}
+	if err := check.Replay(tr); err != nil {
+		fmt.Fprintf(stderr, "bkcheck replay: %s: not confirmed: %v\n", args[0], err)
+		return exitError
+	}
+	what := "violates " + tr.Invariant
+	if tr.Deadlock {
+		what = "deadlocks"
+	}
+	fmt.Fprintf(stdout, "confirmed: %d states, every step a transition of the model (%s), and the last state %s\n", len(tr.Steps), tr.Params, what)
+	return exitOK
+}
+
+// runTrace is `bkcheck trace render FILE --format F`.
+func runTrace(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 1 || args[0] != "render" {
+		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot")
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("bkcheck trace render", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "text", "text, mermaid or dot")
+	// Accept the file before or after the flags.
+	rest := args[1:]
+	var file string
+	if len(rest) > 0 && len(rest[0]) > 0 && rest[0][0] != '-' {
+		file, rest = rest[0], rest[1:]
+	}
+	if err := fs.Parse(rest); err != nil {
+		return exitUsage
+	}
+	if file == "" && fs.NArg() == 1 {
+		file = fs.Arg(0)
+	}
+	if file == "" {
+		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot")
+		return exitUsage
+	}
+	tr, err := readTrace(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
+		return exitUsage
+	}
+	switch *format {
+	case "text":
+		err = traces.RenderText(stdout, tr)
+	case "mermaid":
+		err = traces.RenderMermaid(stdout, tr)
+	case "dot":
+		err = traces.RenderDOT(stdout, tr)
+	default:
+		fmt.Fprintf(stderr, "bkcheck trace render: --format must be text, mermaid or dot (got %q)\n", *format)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}

@@ -1,0 +1,195 @@
+package traces
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// RenderMermaid writes the trace as a Mermaid sequence diagram: one
+// participant per client, the metadata store and each bookie; a message is
+// drawn as an arrow at the step it is processed, a lost message as a lost
+// arrow (-x) at the step it is lost; fencing, stored entries, LAC changes,
+// metadata changes and faults as notes; the violated property at the end.
+// It renders on GitHub (plain identifiers, no reserved words, no '#' or ';').
+func RenderMermaid(w io.Writer, t *Trace) error {
+	var b strings.Builder
+	p := t.Params
+	last := t.Steps[len(t.Steps)-1].State
+	b.WriteString("sequenceDiagram\n")
+	for c := 0; c < p.Clients; c++ {
+		role := "client"
+		switch {
+		case last.Clients[c].RecoveryPhase != spec.NotStarted:
+			role = "recovery client"
+		case last.Clients[c].Status != spec.StatusNil:
+			role = "writer"
+		}
+		fmt.Fprintf(&b, "    participant c%d as c%d (%s)\n", c+1, c+1, role)
+	}
+	b.WriteString("    participant meta as metadata store\n")
+	for bk := 0; bk < p.Bookies; bk++ {
+		fmt.Fprintf(&b, "    participant b%d\n", bk+1)
+	}
+	for i := 1; i < len(t.Steps); i++ {
+		prev, cur := &t.Steps[i-1].State, &t.Steps[i].State
+		a := t.Steps[i].Action
+		fmt.Fprintf(&b, "    %%%% %d. %s\n", i+1, clean(a.String()))
+		mermaidStep(&b, p, a, prev, cur)
+	}
+	what := "violates " + t.Invariant
+	if t.Deadlock {
+		what = "deadlock, no successor"
+	} else if t.Terminal {
+		what = "no successor, violates " + t.Invariant
+	}
+	fmt.Fprintf(&b, "    Note over c1,b%d: state %d %s\n", p.Bookies, len(t.Steps), clean(what))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// clean keeps a label within what Mermaid accepts unquoted.
+func clean(s string) string {
+	return strings.NewReplacer("#", "", ";", ",", "{", "(", "}", ")", ":", " ", "->", " to ", "<<", "", ">>", "").Replace(s)
+}
+
+func msgEnds(k spec.MsgKey) (from, to string) {
+	c, b := fmt.Sprintf("c%d", k.Cid()+1), fmt.Sprintf("b%d", k.Bookie()+1)
+	switch k.Type() {
+	case spec.AddEntryRequest, spec.FenceRequest, spec.ReadRequest:
+		return c, b
+	}
+	return b, c
+}
+
+func counts(s *spec.State) map[spec.MsgKey]int8 {
+	m := make(map[spec.MsgKey]int8, len(s.Msgs))
+	for _, msg := range s.Msgs {
+		m[msg.Key] = msg.Count
+	}
+	return m
+}
+
+func mermaidStep(b *strings.Builder, p spec.Params, a spec.Action, prev, cur *spec.State) {
+	before, after := counts(prev), counts(cur)
+	// Messages processed in this step: arrows at delivery.
+	for _, msg := range cur.Msgs {
+		k := msg.Key
+		old, existed := before[k]
+		from, to := msgEnds(k)
+		label := clean(FormatMessage(k))
+		switch {
+		case existed && old == 1 && msg.Count == 0:
+			fmt.Fprintf(b, "    %s->>%s: %s\n", from, to, label)
+		case !existed && msg.Count == -1:
+			fmt.Fprintf(b, "    %s-x%s: %s (lost)\n", from, to, label)
+		case existed && old == 1 && msg.Count == -1:
+			fmt.Fprintf(b, "    %s-x%s: %s (lost, bookie down)\n", from, to, label)
+		case existed && old == -1 && msg.Count == 0:
+			fmt.Fprintf(b, "    Note over %s: timeout acted on, %s\n", from, label)
+		}
+	}
+	_ = after
+	// Metadata store.
+	if prev.MetaStatus != cur.MetaStatus || prev.MetaVersion != cur.MetaVersion || FormatFragments(prev.MetaFragmentList()) != FormatFragments(cur.MetaFragmentList()) {
+		who := "meta"
+		if a.Client >= 0 {
+			who = fmt.Sprintf("c%d", a.Client+1)
+			fmt.Fprintf(b, "    %s->>meta: %s\n", who, clean(a.Kind.String()))
+		}
+		note := fmt.Sprintf("%s v%d %s", cur.MetaStatus, cur.MetaVersion, FormatFragments(cur.MetaFragmentList()))
+		if cur.MetaStatus == spec.StatusClosed {
+			note += fmt.Sprintf(" last entry %d", cur.MetaLastEntry)
+		}
+		fmt.Fprintf(b, "    Note over meta: %s\n", clean(note))
+	}
+	// Bookies.
+	for bk := 0; bk < p.Bookies; bk++ {
+		var notes []string
+		if !prev.BFenced.Has(bk) && cur.BFenced.Has(bk) {
+			notes = append(notes, "fenced")
+		}
+		if prev.BEntries[bk] != cur.BEntries[bk] {
+			notes = append(notes, "entries "+FormatEntries(cur.BEntries[bk]))
+		}
+		if prev.BLAC[bk] != cur.BLAC[bk] {
+			notes = append(notes, fmt.Sprintf("lac %d", cur.BLAC[bk]))
+		}
+		if prev.BDown.Has(bk) != cur.BDown.Has(bk) {
+			if cur.BDown.Has(bk) {
+				notes = append(notes, "CRASHED")
+			} else {
+				notes = append(notes, "restarted")
+			}
+		}
+		if !prev.BReadOnly.Has(bk) && cur.BReadOnly.Has(bk) {
+			notes = append(notes, "turned read-only")
+		}
+		if a.Kind == spec.BookieLosesData && int(a.Bookie) == bk {
+			notes = append(notes, "restarted with an EMPTY DISK")
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(b, "    Note over b%d: %s\n", bk+1, clean(strings.Join(notes, ", ")))
+		}
+	}
+	// Clients.
+	for c := 0; c < p.Clients; c++ {
+		pc, cc := &prev.Clients[c], &cur.Clients[c]
+		var notes []string
+		if pc.Status != cc.Status {
+			notes = append(notes, cc.Status.String())
+		}
+		if pc.LAC != cc.LAC {
+			notes = append(notes, fmt.Sprintf("lac %d", cc.LAC))
+		}
+		if pc.LastRecoverable != cc.LastRecoverable && cc.LastRecoverable != spec.Nil {
+			notes = append(notes, fmt.Sprintf("last recoverable entry %d", cc.LastRecoverable))
+		}
+		if a.Kind == spec.ClientFailsToCreateLedger && int(a.Client) == c {
+			notes = append(notes, "NotEnoughBookies")
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(b, "    Note over c%d: %s\n", c+1, clean(strings.Join(notes, ", ")))
+		}
+	}
+}
+
+// RenderDOT writes the trace as a Graphviz digraph: one node per state
+// with the variables that changed, edges labelled by actions, the failing
+// state in red.
+func RenderDOT(w io.Writer, t *Trace) error {
+	var b strings.Builder
+	b.WriteString("digraph trace {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n")
+	var prev []Var
+	for i, st := range t.Steps {
+		vars := Vars(t.Params, &st.State)
+		lines := []string{fmt.Sprintf("state %d", i+1)}
+		show := Diff(prev, vars)
+		if st.Initial {
+			lines[0] += " (initial)"
+			show = nil
+		}
+		for _, v := range show {
+			lines = append(lines, v.Name+" = "+v.Value)
+		}
+		attrs := ""
+		if i == len(t.Steps)-1 {
+			lines = append(lines, "violates "+t.Invariant)
+			attrs = ", color=red, fontcolor=red"
+		}
+		fmt.Fprintf(&b, "  s%d [label=%s%s];\n", i+1, dotQuote(strings.Join(lines, "\\l")+"\\l"), attrs)
+		if i > 0 {
+			fmt.Fprintf(&b, "  s%d -> s%d [label=%s];\n", i, i+1, dotQuote(st.Action.String()))
+		}
+		prev = vars
+	}
+	b.WriteString("}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dotQuote(s string) string {
+	return `"` + strings.NewReplacer(`"`, `\"`).Replace(s) + `"`
+}
