@@ -72,40 +72,47 @@ func counts(s *spec.State) map[spec.MsgKey]int8 {
 	return m
 }
 
-func mermaidStep(b *strings.Builder, p spec.Params, a spec.Action, prev, cur *spec.State) {
-	before, after := counts(prev), counts(cur)
-	// Messages processed in this step: arrows at delivery.
+// Event is one thing a step shows in a sequence diagram: a message
+// arrow (delivered or lost) between two participants, or a note over one.
+type Event struct {
+	Kind string `json:"kind"` // "msg", "lost" or "note"
+	From string `json:"from"`
+	To   string `json:"to,omitempty"`
+	Text string `json:"text"`
+}
+
+// StepEvents lists what the step from prev to cur shows: messages
+// processed (arrows), messages lost (lost arrows), metadata, bookie and
+// client changes and faults (notes).
+func StepEvents(p spec.Params, a spec.Action, prev, cur *spec.State) []Event {
+	var ev []Event
+	before := counts(prev)
 	for _, msg := range cur.Msgs {
 		k := msg.Key
 		old, existed := before[k]
 		from, to := msgEnds(k)
-		label := clean(FormatMessage(k))
+		label := FormatMessage(k)
 		switch {
 		case existed && old == 1 && msg.Count == 0:
-			fmt.Fprintf(b, "    %s->>%s: %s\n", from, to, label)
+			ev = append(ev, Event{"msg", from, to, label})
 		case !existed && msg.Count == -1:
-			fmt.Fprintf(b, "    %s-x%s: %s (lost)\n", from, to, label)
+			ev = append(ev, Event{"lost", from, to, label + " (lost)"})
 		case existed && old == 1 && msg.Count == -1:
-			fmt.Fprintf(b, "    %s-x%s: %s (lost, bookie down)\n", from, to, label)
+			ev = append(ev, Event{"lost", from, to, label + " (lost, bookie down)"})
 		case existed && old == -1 && msg.Count == 0:
-			fmt.Fprintf(b, "    Note over %s: timeout acted on, %s\n", from, label)
+			ev = append(ev, Event{"note", from, "", "timeout acted on: " + label})
 		}
 	}
-	_ = after
-	// Metadata store.
 	if prev.MetaStatus != cur.MetaStatus || prev.MetaVersion != cur.MetaVersion || FormatFragments(prev.MetaFragmentList()) != FormatFragments(cur.MetaFragmentList()) {
-		who := "meta"
 		if a.Client >= 0 {
-			who = fmt.Sprintf("c%d", a.Client+1)
-			fmt.Fprintf(b, "    %s->>meta: %s\n", who, clean(a.Kind.String()))
+			ev = append(ev, Event{"msg", fmt.Sprintf("c%d", a.Client+1), "meta", a.Kind.String()})
 		}
 		note := fmt.Sprintf("%s v%d %s", cur.MetaStatus, cur.MetaVersion, FormatFragments(cur.MetaFragmentList()))
 		if cur.MetaStatus == spec.StatusClosed {
 			note += fmt.Sprintf(" last entry %d", cur.MetaLastEntry)
 		}
-		fmt.Fprintf(b, "    Note over meta: %s\n", clean(note))
+		ev = append(ev, Event{"note", "meta", "", note})
 	}
-	// Bookies.
 	for bk := 0; bk < p.Bookies; bk++ {
 		var notes []string
 		if !prev.BFenced.Has(bk) && cur.BFenced.Has(bk) {
@@ -131,10 +138,9 @@ func mermaidStep(b *strings.Builder, p spec.Params, a spec.Action, prev, cur *sp
 			notes = append(notes, "restarted with an EMPTY DISK")
 		}
 		if len(notes) > 0 {
-			fmt.Fprintf(b, "    Note over b%d: %s\n", bk+1, clean(strings.Join(notes, ", ")))
+			ev = append(ev, Event{"note", fmt.Sprintf("b%d", bk+1), "", strings.Join(notes, ", ")})
 		}
 	}
-	// Clients.
 	for c := 0; c < p.Clients; c++ {
 		pc, cc := &prev.Clients[c], &cur.Clients[c]
 		var notes []string
@@ -151,7 +157,21 @@ func mermaidStep(b *strings.Builder, p spec.Params, a spec.Action, prev, cur *sp
 			notes = append(notes, "NotEnoughBookies")
 		}
 		if len(notes) > 0 {
-			fmt.Fprintf(b, "    Note over c%d: %s\n", c+1, clean(strings.Join(notes, ", ")))
+			ev = append(ev, Event{"note", fmt.Sprintf("c%d", c+1), "", strings.Join(notes, ", ")})
+		}
+	}
+	return ev
+}
+
+func mermaidStep(b *strings.Builder, p spec.Params, a spec.Action, prev, cur *spec.State) {
+	for _, e := range StepEvents(p, a, prev, cur) {
+		switch e.Kind {
+		case "msg":
+			fmt.Fprintf(b, "    %s->>%s: %s\n", e.From, e.To, clean(e.Text))
+		case "lost":
+			fmt.Fprintf(b, "    %s-x%s: %s\n", e.From, e.To, clean(e.Text))
+		default:
+			fmt.Fprintf(b, "    Note over %s: %s\n", e.From, clean(e.Text))
 		}
 	}
 }
