@@ -41,7 +41,7 @@ Usage:
   bkcheck check [flags]   explore every reachable state of one parameter set
   bkcheck simulate [flags] random walks: a fast bug hunt on models too large to exhaust
   bkcheck replay FILE     re-check a saved trace (.itf.json) against the model
-  bkcheck trace render FILE --format text|mermaid|dot
+  bkcheck trace render FILE --format text|mermaid|dot|html
                           render a saved trace
   bkcheck variants        list the protocol variants (--variant)
   bkcheck invariants      list the properties (--invariants)

@@ -78,12 +78,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 // runTrace is `bkcheck trace render FILE --format F`.
 func runTrace(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 1 || args[0] != "render" {
-		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot")
+		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot|html")
 		return exitUsage
 	}
 	fs := flag.NewFlagSet("bkcheck trace render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "text", "text, mermaid or dot")
+	format := fs.String("format", "text", "text, mermaid, dot or html")
 	// Accept the file before or after the flags.
 	rest := args[1:]
 	var file string
@@ -97,7 +97,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		file = fs.Arg(0)
 	}
 	if file == "" {
-		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot")
+		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot|html")
 		return exitUsage
 	}
 	tr, err := readTrace(file)
@@ -112,8 +112,10 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		err = traces.RenderMermaid(stdout, tr)
 	case "dot":
 		err = traces.RenderDOT(stdout, tr)
+	case "html":
+		err = traces.RenderHTML(stdout, tr)
 	default:
-		fmt.Fprintf(stderr, "bkcheck trace render: --format must be text, mermaid or dot (got %q)\n", *format)
+		fmt.Fprintf(stderr, "bkcheck trace render: --format must be text, mermaid, dot or html (got %q)\n", *format)
 		return exitUsage
 	}
 	if err != nil {
