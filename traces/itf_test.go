@@ -3,6 +3,8 @@ package traces
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,11 +14,7 @@ import (
 	"github.com/bkcheck/bkcheck/spec"
 )
 
-func itfTraces(t testing.TB) []*Trace {
-	tt, ok := t.(*testing.T)
-	if !ok {
-		tt = &testing.T{}
-	}
+func itfTraces(tt *testing.T) []*Trace {
 	var out []*Trace
 	base := spec.DefaultParams()
 	out = append(out, walk(tt, base,
@@ -74,11 +72,14 @@ func TestITFMalformed(t *testing.T) {
 }
 
 func FuzzDecodeITF(f *testing.F) {
-	for _, tr := range itfTraces(f) {
-		var buf bytes.Buffer
-		EncodeITF(&buf, tr)
-		f.Add(buf.Bytes())
+	// The gallery's traces are the seeds: real bkcheck output.
+	seeds, _ := filepath.Glob("../docs/traces/*.itf.json")
+	for _, path := range seeds {
+		if b, err := os.ReadFile(path); err == nil {
+			f.Add(b)
+		}
 	}
+	f.Add([]byte(`{"#meta":{"source":"bkcheck"},"states":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := DecodeITF(bytes.NewReader(data))
 		if err != nil {
