@@ -41,6 +41,7 @@ Usage:
   bkcheck check [flags]   explore every reachable state of one parameter set
   bkcheck simulate [flags] random walks: a fast bug hunt on models too large to exhaust
   bkcheck replay FILE     re-check a saved trace (.itf.json) against the model
+  bkcheck regress [DIR]   run the regression suite (testdata/regress/*.toml) and report every drift
   bkcheck trace render FILE --format text|mermaid|dot|html
                           render a saved trace
   bkcheck variants        list the protocol variants (--variant)
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSimulate(ctx, args[1:], stdout, stderr)
 	case "replay":
 		return runReplay(args[1:], stdout, stderr)
+	case "regress":
+		return runRegress(ctx, args[1:], stdout, stderr)
 	case "trace":
 		return runTrace(args[1:], stdout, stderr)
 	case "variants":
@@ -190,13 +193,30 @@ func parseFlags(mode string, args []string, stderr io.Writer) (*checkFlags, erro
 		f.store = "mem"
 	}
 	fs.DurationVar(&f.progress, "progress", 10*time.Second, "interval between progress reports when stderr is not a terminal (and for --json)")
+	var configPath, runName string
+	fs.StringVar(&configPath, "config", "", "read settings from a parameter-set file (TOML, keys named as the flags); flags override it")
+	fs.StringVar(&runName, "run", "", "the named run of --config to use, when the file holds several")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	p.Exclude = splitList(exclude)
 	f.setFlags = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.setFlags[fl.Name] = true })
 	var probs []string
+	if configPath != "" {
+		cf, err := loadConfig(configPath)
+		if err == nil {
+			var rc runConfig
+			if rc, err = cf.resolve(runName); err == nil {
+				err = applyConfig(fs, rc, f.setFlags)
+			}
+		}
+		if err != nil {
+			probs = append(probs, "--config: "+err.Error())
+		}
+	} else if runName != "" {
+		probs = append(probs, "--run needs --config")
+	}
+	p.Exclude = splitList(exclude)
 	if f.resume != "" {
 		stored, err := loadRunParams(f.resume)
 		if err != nil {
