@@ -42,6 +42,7 @@ Usage:
   bkcheck simulate [flags] random walks: a fast bug hunt on models too large to exhaust
   bkcheck replay FILE     re-check a saved trace (.itf.json) against the model
   bkcheck regress [DIR]   run the regression suite (testdata/regress/*.toml) and report every drift
+  bkcheck sweep FILE.toml [--shard i/n]   check a grid of parameter sets; bkcheck sweep merge DIR... joins slices
   bkcheck trace render FILE --format text|mermaid|dot|html
                           render a saved trace
   bkcheck variants        list the protocol variants (--variant)
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runReplay(args[1:], stdout, stderr)
 	case "regress":
 		return runRegress(ctx, args[1:], stdout, stderr)
+	case "sweep":
+		return runSweep(ctx, args[1:], stdout, stderr)
 	case "trace":
 		return runTrace(args[1:], stdout, stderr)
 	case "variants":
