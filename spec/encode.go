@@ -225,7 +225,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 				Ensemble:   r.bookies("pending ensemble", p.Bookies),
 				Layout:     r.layout(p),
 			}
-			if j > 0 && r.err == nil && !c.Pending[j-1].less(c.Pending[j]) {
+			if j > 0 && r.err == nil && !c.Pending[j-1].Less(c.Pending[j]) {
 				r.fail("pending ops not in canonical order")
 			}
 		}

@@ -85,7 +85,8 @@ type PendingAddOp struct {
 	Layout     Layout
 }
 
-func (a PendingAddOp) less(b PendingAddOp) bool {
+// Less is the canonical order of pending ops (the set's sorted order).
+func (a PendingAddOp) Less(b PendingAddOp) bool {
 	if a.Entry != b.Entry {
 		if a.Entry.ID != b.Entry.ID {
 			return a.Entry.ID < b.Entry.ID
@@ -144,7 +145,7 @@ func (c *Client) Responses() []MsgKey { return c.ReadResponses[:c.NumResponses] 
 func (c *Client) addPending(op PendingAddOp) {
 	ops := c.Pending[:c.NumPending]
 	i := 0
-	for i < len(ops) && ops[i].less(op) {
+	for i < len(ops) && ops[i].Less(op) {
 		i++
 	}
 	if i < len(ops) && ops[i] == op {

@@ -144,9 +144,9 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 		}
 		slices.SortFunc(nc.Pending[:nc.NumPending], func(a, b PendingAddOp) int {
 			switch {
-			case a.less(b):
+			case a.Less(b):
 				return -1
-			case b.less(a):
+			case b.Less(a):
 				return 1
 			}
 			return 0

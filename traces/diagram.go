@@ -20,14 +20,7 @@ func RenderMermaid(w io.Writer, t *Trace) error {
 	last := t.Steps[len(t.Steps)-1].State
 	b.WriteString("sequenceDiagram\n")
 	for c := 0; c < p.Clients; c++ {
-		role := "client"
-		switch {
-		case last.Clients[c].RecoveryPhase != spec.NotStarted:
-			role = "recovery client"
-		case last.Clients[c].Status != spec.StatusNil:
-			role = "writer"
-		}
-		fmt.Fprintf(&b, "    participant c%d as c%d (%s)\n", c+1, c+1, role)
+		fmt.Fprintf(&b, "    participant c%d as c%d (%s)\n", c+1, c+1, clientRole(&last.Clients[c]))
 	}
 	b.WriteString("    participant meta as metadata store\n")
 	for bk := 0; bk < p.Bookies; bk++ {
@@ -48,6 +41,17 @@ func RenderMermaid(w io.Writer, t *Trace) error {
 	fmt.Fprintf(&b, "    Note over c1,b%d: state %d %s\n", p.Bookies, len(t.Steps), clean(what))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// clientRole names the part a client played by the end of a trace.
+func clientRole(c *spec.Client) string {
+	switch {
+	case c.RecoveryPhase != spec.NotStarted:
+		return "recovery client"
+	case c.Status != spec.StatusNil:
+		return "writer"
+	}
+	return "client"
 }
 
 // clean keeps a label within what Mermaid accepts unquoted.

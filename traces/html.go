@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-
-	"github.com/bkcheck/bkcheck/spec"
 )
 
 // viewerTemplate is the self-contained HTML viewer: no network, no CDN; the
@@ -50,14 +48,7 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	var parts []htmlParticipant
 	last := &t.Steps[len(t.Steps)-1].State
 	for c := 0; c < p.Clients; c++ {
-		role := "client"
-		switch {
-		case last.Clients[c].RecoveryPhase != spec.NotStarted:
-			role = "recovery"
-		case last.Clients[c].Status != spec.StatusNil:
-			role = "writer"
-		}
-		parts = append(parts, htmlParticipant{fmt.Sprintf("c%d", c+1), fmt.Sprintf("c%d (%s)", c+1, role)})
+		parts = append(parts, htmlParticipant{fmt.Sprintf("c%d", c+1), fmt.Sprintf("c%d (%s)", c+1, clientRole(&last.Clients[c]))})
 	}
 	parts = append(parts, htmlParticipant{"meta", "metadata"})
 	for b := 0; b < p.Bookies; b++ {

@@ -628,7 +628,7 @@ func (d *dec) client1(v any) spec.Client {
 		d.fail("too many pending add ops")
 		ops = ops[:len(c.Pending)]
 	}
-	sort.Slice(ops, func(i, j int) bool { return pendingLess(ops[i], ops[j]) })
+	sort.Slice(ops, func(i, j int) bool { return ops[i].Less(ops[j]) })
 	copy(c.Pending[:], ops)
 	c.NumPending = int8(len(ops))
 	c.LAP = d.int(d.field(m, "lap"), 0, spec.MaxEntries)
@@ -670,22 +670,6 @@ func (d *dec) client1(v any) spec.Client {
 		d.fail("curr_fragment must be Nil when fragments is empty")
 	}
 	return c
-}
-
-func pendingLess(a, b spec.PendingAddOp) bool {
-	if a.Entry != b.Entry {
-		if a.Entry.ID != b.Entry.ID {
-			return a.Entry.ID < b.Entry.ID
-		}
-		return a.Entry.Data < b.Entry.Data
-	}
-	if a.FragmentID != b.FragmentID {
-		return a.FragmentID < b.FragmentID
-	}
-	if a.Ensemble != b.Ensemble {
-		return a.Ensemble < b.Ensemble
-	}
-	return a.Layout < b.Layout
 }
 
 func mustJSON(v any) []byte {

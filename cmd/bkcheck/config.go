@@ -61,14 +61,24 @@ type configFile struct {
 // loadConfig reads a parameter-set file strictly: an unknown or misspelt
 // key is an error naming the key and its line.
 func loadConfig(path string) (*configFile, error) {
+	var cf configFile
+	if err := decodeTOMLStrict(path, &cf); err != nil {
+		return nil, err
+	}
+	return &cf, nil
+}
+
+// decodeTOMLStrict decodes a TOML file into v, rejecting unknown keys;
+// errors name every unknown key with its line, or the position of a
+// syntax or type error.
+func decodeTOMLStrict(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d := toml.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
-	var cf configFile
-	if err := d.Decode(&cf); err != nil {
+	if err := d.Decode(v); err != nil {
 		var sme *toml.StrictMissingError
 		if errors.As(err, &sme) {
 			var probs []string
@@ -76,16 +86,16 @@ func loadConfig(path string) (*configFile, error) {
 				row, _ := e.Position()
 				probs = append(probs, fmt.Sprintf("%s:%d: unknown key %q", path, row, strings.Join(e.Key(), ".")))
 			}
-			return nil, errors.New(strings.Join(probs, "\n  - "))
+			return errors.New(strings.Join(probs, "\n  - "))
 		}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
-			return nil, fmt.Errorf("%s:%d:%d: %s", path, row, col, de.Error())
+			return fmt.Errorf("%s:%d:%d: %s", path, row, col, de.Error())
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return &cf, nil
+	return nil
 }
 
 // runNames lists a file's named runs in order.

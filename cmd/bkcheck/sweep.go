@@ -64,24 +64,9 @@ func gridKeys() map[string]bool {
 }
 
 func loadSweep(path string) (*sweepFile, []string, [][]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	d := toml.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
 	var sf sweepFile
-	if err := d.Decode(&sf); err != nil {
-		var sme *toml.StrictMissingError
-		if errors.As(err, &sme) {
-			var probs []string
-			for _, e := range sme.Errors {
-				row, _ := e.Position()
-				probs = append(probs, fmt.Sprintf("%s:%d: unknown key %q", path, row, strings.Join(e.Key(), ".")))
-			}
-			return nil, nil, nil, errors.New(strings.Join(probs, "; "))
-		}
-		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+	if err := decodeTOMLStrict(path, &sf); err != nil {
+		return nil, nil, nil, err
 	}
 	allowed := gridKeys()
 	var keys []string
