@@ -239,3 +239,26 @@ func TestTraceFileReplayAndRender(t *testing.T) {
 		t.Errorf("missing file: exit %d", code)
 	}
 }
+
+// TestSimulateEndToEnd: bkcheck simulate reports the violating walk's seed,
+// writes a trace that replay confirms, and reports no violation as unknown.
+func TestSimulateEndToEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sim.itf.json")
+	code, out, errOut := runArgs(t, "simulate", "--bookies", "2", "-w", "2", "-a", "2", "--variant", "no-recovery-fence",
+		"--seed", "421600", "--traces", "500", "--depth", "40", "--json", "--trace-out", path)
+	res := lastJSON(t, out)
+	v, _ := res["violation"].(map[string]any)
+	if code != exitViolation || v == nil || v["walk_seed"] != 421677.0 || v["trace_file"] != path {
+		t.Fatalf("exit %d, %v %s", code, res, errOut)
+	}
+	if code, out, _ := runArgs(t, "replay", path); code != exitOK {
+		t.Fatalf("replay of the simulated trace: exit %d %s", code, out)
+	}
+	code, out, _ = runArgs(t, "simulate", "--traces", "50", "--json")
+	if res := lastJSON(t, out); code != exitUnknown || res["status"] != "unknown" || res["walks"] != 50.0 {
+		t.Fatalf("quiet simulation: exit %d %v", code, res)
+	}
+	if code, _, errOut := runArgs(t, "simulate"); code != exitUsage || !strings.Contains(errOut, "--traces") {
+		t.Fatalf("no bound: exit %d %s", code, errOut)
+	}
+}

@@ -56,13 +56,20 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return exitError
 		}
 	}
+	traceFile := ""
+	if tr != nil {
+		if traceFile, err = writeTrace(f, tr); err != nil {
+			fmt.Fprintf(stderr, "bkcheck simulate: writing the trace: %v\n", err)
+			return exitError
+		}
+	}
 	rate := float64(res.States) / res.Elapsed.Seconds()
 	if f.json {
 		r := map[string]any{"type": "result", "status": res.Status.String(), "walks": res.Walks, "states": res.States,
 			"distinct": res.Distinct, "mean_length": res.MeanLength, "elapsed_s": res.Elapsed.Seconds(), "states_per_s": rate, "violation": nil}
 		if tr != nil {
 			r["violation"] = map[string]any{"invariant": tr.Invariant, "length": len(tr.Steps), "walk_seed": res.WalkSeed,
-				"rerun": fmt.Sprintf("bkcheck simulate --seed %d --traces 1 --depth %d", res.WalkSeed, f.depth)}
+				"rerun": fmt.Sprintf("bkcheck simulate --seed %d --traces 1 --depth %d", res.WalkSeed, f.depth), "trace_file": traceFile}
 		}
 		out.enc.Encode(r)
 	} else {
@@ -70,6 +77,9 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stdout, "Error: Invariant %s is violated in walk seed %d (rerun it alone: --seed %d --traces 1).\n", tr.Invariant, res.WalkSeed, res.WalkSeed)
 			traces.RenderText(stdout, tr)
 			fmt.Fprintln(stdout)
+			if traceFile != "" {
+				fmt.Fprintf(stdout, "Trace written to %s.\n", traceFile)
+			}
 		} else {
 			fmt.Fprintln(stdout, "No violation found; simulation proves nothing: the verdict is unknown.")
 		}
