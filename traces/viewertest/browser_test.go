@@ -1,4 +1,7 @@
-package traces
+// Package viewertest drives the HTML trace viewer in a real browser. It is
+// a package of its own so that chromedp is not linked into the traces
+// package's test binary (whose fuzz target it would slow to a crawl).
+package viewertest
 
 import (
 	"context"
@@ -13,7 +16,39 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/traces"
 )
+
+// walk builds a trace by following, from the initial state, the first
+// successor with each given action kind and loss pattern.
+func walk(t *testing.T, p spec.Params, kinds []spec.ActionKind, lost []spec.Bookies) *traces.Trace {
+	t.Helper()
+	m, err := spec.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &traces.Trace{Params: p}
+	cur := m.Init()
+	tr.Steps = append(tr.Steps, traces.Step{Initial: true, State: cur})
+	var scratch spec.State
+	for i, k := range kinds {
+		var next spec.State
+		var act spec.Action
+		found := false
+		m.Next(&cur, &scratch, func(a spec.Action, s *spec.State) {
+			if !found && a.Kind == k && a.Lost == lost[i] {
+				found, act = true, a
+				next.CopyFrom(s)
+			}
+		})
+		if !found {
+			t.Fatalf("step %d: no %v successor", i+1, k)
+		}
+		tr.Steps = append(tr.Steps, traces.Step{Action: act, State: next})
+		cur = next
+	}
+	return tr
+}
 
 // browser returns Debian's chromium, or skips (fails when
 // BKCHECK_REQUIRE_BROWSER is set, as .ci/run does after installing it).
@@ -42,7 +77,7 @@ func TestHTMLViewerInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := RenderHTML(f, tr); err != nil {
+	if err := traces.RenderHTML(f, tr); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
