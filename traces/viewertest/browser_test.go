@@ -15,40 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
-
-// walk builds a trace by following, from the initial state, the first
-// successor with each given action kind and loss pattern.
-func walk(t *testing.T, p spec.Params, kinds []spec.ActionKind, lost []spec.Bookies) *traces.Trace {
-	t.Helper()
-	m, err := spec.NewModel(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &traces.Trace{Params: p}
-	cur := m.Init()
-	tr.Steps = append(tr.Steps, traces.Step{Initial: true, State: cur})
-	var scratch spec.State
-	for i, k := range kinds {
-		var next spec.State
-		var act spec.Action
-		found := false
-		m.Next(&cur, &scratch, func(a spec.Action, s *spec.State) {
-			if !found && a.Kind == k && a.Lost == lost[i] {
-				found, act = true, a
-				next.CopyFrom(s)
-			}
-		})
-		if !found {
-			t.Fatalf("step %d: no %v successor", i+1, k)
-		}
-		tr.Steps = append(tr.Steps, traces.Step{Action: act, State: next})
-		cur = next
-	}
-	return tr
-}
 
 // browser returns Debian's chromium, or skips (fails when
 // BKCHECK_REQUIRE_BROWSER is set, as .ci/run does after installing it).
@@ -68,10 +36,17 @@ func browser(t *testing.T) string {
 // shows: the step title, the highlighted changes and the verdict.
 func TestHTMLViewerInBrowser(t *testing.T) {
 	bin := browser(t)
-	tr := walk(t, spec.DefaultParams(),
-		[]spec.ActionKind{spec.ClientCreatesLedger, spec.ClientSendsAddEntryRequests, spec.BookieSendsAddConfirmedResponse, spec.ClientReceivesAddConfirmedResponse},
-		[]spec.Bookies{0, 0b10, 0, 0})
-	tr.Invariant = "EntriesReachWriteQuorum"
+	// A gallery trace: b1's write is lost, b2 acks, the writer changes
+	// the ensemble; 6 states, TailFragmentsReachWriteQuorum violated.
+	src, err := os.Open("../../docs/traces/below-qw-ensemble-change.itf.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	tr, err := traces.DecodeITF(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	page := filepath.Join(t.TempDir(), "trace.html")
 	f, err := os.Create(page)
 	if err != nil {
@@ -113,25 +88,25 @@ func TestHTMLViewerInBrowser(t *testing.T) {
 		chromedp.Text("#vars tr.changed td", &changedRow, chromedp.ByQuery),
 		chromedp.KeyEvent(kb.End),
 		chromedp.Text("#step-title", &titleEnd, chromedp.ByQuery),
-		chromedp.Click("#row-1 rect", chromedp.ByQuery),
+		chromedp.Click("#row-1 text", chromedp.ByQuery),
 		chromedp.Text("#step-title", &titleClick, chromedp.ByQuery),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if title != "Step 1 of 5: Init" {
+	if title != "Step 1 of 6: Init" {
 		t.Errorf("initial title %q", title)
 	}
-	if !strings.HasPrefix(title4, "Step 4 of 5: BookieSendsAddConfirmedResponse(b1, c1)") {
+	if !strings.HasPrefix(title4, "Step 4 of 6: BookieSendsAddConfirmedResponse(b2, c1)") {
 		t.Errorf("after three key presses: %q", title4)
 	}
-	if changed == 0 || changedRow != "b_entries[b1]" {
-		t.Errorf("step 4 highlights %d rows, first %q; want b_entries[b1] first", changed, changedRow)
+	if changed == 0 || changedRow != "b_entries[b2]" {
+		t.Errorf("step 4 highlights %d rows, first %q; want b_entries[b2] first", changed, changedRow)
 	}
-	if !strings.Contains(titleEnd, "Step 5 of 5") || !strings.Contains(titleEnd, "violates EntriesReachWriteQuorum") {
+	if !strings.Contains(titleEnd, "Step 6 of 6") || !strings.Contains(titleEnd, "violates TailFragmentsReachWriteQuorum") {
 		t.Errorf("End shows %q", titleEnd)
 	}
-	if !strings.HasPrefix(titleClick, "Step 2 of 5: ClientCreatesLedger") {
+	if !strings.HasPrefix(titleClick, "Step 2 of 6: ClientCreatesLedger") {
 		t.Errorf("clicking row 2 shows %q", titleClick)
 	}
 	if arrows < 3 {
