@@ -83,6 +83,18 @@ var All = []Invariant{
 		Source:    "AllEntriesOfClosedLedgerReachedWriteQuorum in tweaks/ProtocolWithGuaranteedWriteQuorum.tla",
 		Holds:     closedLedgerReachedWQ,
 	},
+	{
+		Name:      "NoEntryAcknowledged",
+		Statement: "probe: no client ever acknowledges an entry; a violation is a witness that writes succeed",
+		Source:    "a reachability probe for availability questions (docs/guarantees.md), not a safety property",
+		Holds:     noEntryAcknowledged,
+	},
+	{
+		Name:      "LedgerCreationSucceeds",
+		Statement: "probe: no client fails to create the ledger for want of writable bookies; a violation is a witness of NotEnoughBookies",
+		Source:    "BookKeeper's ledger creation needs E writable bookies (BKNotEnoughBookiesException)",
+		Holds:     creationSucceeds,
+	},
 }
 
 // Default is the invariant list of the shipped BookKeeperProtocol.cfg.
@@ -289,3 +301,26 @@ func tailFragmentsReachWQ(p spec.Params, s *spec.State) bool {
 // closedLedgerReachedWQ is the GWQ spec's invariant: entriesReachWQ on
 // every state, not only where no further copy can appear.
 var closedLedgerReachedWQ = entriesReachWQ
+
+func noEntryAcknowledged(p spec.Params, s *spec.State) bool {
+	for i := 0; i < p.Clients; i++ {
+		if s.Clients[i].LAC > 0 && s.Clients[i].Status == spec.StatusOpen {
+			return false
+		}
+	}
+	return true
+}
+
+// creationSucceeds: a client withdrew while the ledger does not exist,
+// which only ClientFailsToCreateLedger does.
+func creationSucceeds(p spec.Params, s *spec.State) bool {
+	if s.MetaStatus != spec.StatusNil {
+		return true
+	}
+	for i := 0; i < p.Clients; i++ {
+		if s.Clients[i].Status == spec.ClientWithdrawn {
+			return false
+		}
+	}
+	return true
+}

@@ -1124,7 +1124,7 @@ func (g *gen) BookieCrashes(b int) {
 
 // BookieRestarts: a crashed bookie comes back with its journal intact.
 func (g *gen) BookieRestarts(b int) {
-	if !g.s.BDown.Has(b) {
+	if !g.s.BDown.Has(b) || g.p.unavailableSet().Has(b) {
 		return
 	}
 	g.begin(-1)

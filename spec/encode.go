@@ -195,6 +195,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 	p := m.P
 	msgs := s.Msgs[:0]
 	*s = p.Init()
+	s.BDown = 0
 	r := &reader{b: enc}
 	s.MetaStatus = Status(r.small("meta status", 0, int(StatusClosed)))
 	s.MetaVersion = r.small("meta version", 0, 127)

@@ -41,6 +41,7 @@ type Params struct {
 	DataLoss     int    // a bookie restarts with an empty disk
 	DataLossMode string // "blank" (answers like a new bookie) or "limbo" (BP-44: comes back fenced, answers Unknown)
 	ReadOnly     int    // a bookie turns read-only (disk full): rejects adds, serves reads and fencing
+	Unavailable  int    // the last N bookies are down for the whole run (from the initial state, never restarting)
 
 	// ReliableNetwork: no message is lost (sends and replies are always
 	// delivered); timeouts then come only from crashed bookies. A way to
@@ -54,7 +55,18 @@ type Params struct {
 }
 
 // Faulty reports whether any fault is enabled.
-func (p Params) Faulty() bool { return p.Crashes > 0 || p.DataLoss > 0 || p.ReadOnly > 0 }
+func (p Params) Faulty() bool {
+	return p.Crashes > 0 || p.DataLoss > 0 || p.ReadOnly > 0 || p.Unavailable > 0
+}
+
+// unavailableSet is the set of bookies down for the whole run.
+func (p Params) unavailableSet() Bookies {
+	var s Bookies
+	for b := p.Bookies - p.Unavailable; b < p.Bookies; b++ {
+		s |= 1 << uint(b)
+	}
+	return s
+}
 
 // Limbo reports whether data loss follows the BP-44 limbo proposal.
 func (p Params) Limbo() bool { return p.DataLossMode == "limbo" }
@@ -123,6 +135,9 @@ func (p Params) Validate() error {
 			add("--exclude-actions: unknown action %q (see bkcheck actions)", name)
 		}
 	}
+	if p.Unavailable < 0 || (p.Bookies >= 1 && p.Unavailable >= p.Bookies) {
+		add("--unavailable must be between 0 and bookies-1 (got %d)", p.Unavailable)
+	}
 	switch p.DataLossMode {
 	case "", "blank", "limbo":
 	default:
@@ -161,6 +176,9 @@ func (p Params) String() string {
 	}
 	if p.ReadOnly > 0 {
 		out += fmt.Sprintf(" read-only=%d", p.ReadOnly)
+	}
+	if p.Unavailable > 0 {
+		out += fmt.Sprintf(" unavailable=%d", p.Unavailable)
 	}
 	if p.ReliableNetwork {
 		out += " reliable-network"

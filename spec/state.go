@@ -299,6 +299,7 @@ func (p Params) Init() State {
 	for i := p.Clients; i < MaxClients; i++ {
 		s.Clients[i] = Client{}
 	}
+	s.BDown = p.unavailableSet()
 	return s
 }
 

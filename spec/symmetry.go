@@ -60,6 +60,9 @@ func (s Symmetry) String() string {
 // rule applies; permuting positions themselves is not a symmetry (an
 // entry's write set depends on them) and is not offered.
 func (p Params) CheckSymmetry(s Symmetry) error {
+	if s.Bookies && p.Unavailable > 0 {
+		return fmt.Errorf("--symmetry bookies is unsound with --unavailable: the unavailable bookies are fixed ones (b%d..b%d)", p.Bookies-p.Unavailable+1, p.Bookies)
+	}
 	if s.Bookies && p.Bookies >= p.Ensemble+2 {
 		return fmt.Errorf("--symmetry bookies is unsound with %d bookies and an ensemble of %d: an ensemble change can choose among %d spare bookies by index, which relabelling does not preserve (use at most E+1 = %d bookies, or --symmetry clients)",
 			p.Bookies, p.Ensemble, p.Bookies-p.Ensemble, p.Ensemble+1)

@@ -32,6 +32,7 @@ type runConfig struct {
 	DataLoss        *int     `toml:"data-loss"`
 	DataLossMode    *string  `toml:"data-loss-mode"`
 	ReadOnly        *int     `toml:"read-only"`
+	Unavailable     *int     `toml:"unavailable"`
 	ReliableNetwork *bool    `toml:"reliable-network"`
 	ExcludeActions  []string `toml:"exclude-actions"`
 	MaxDepth        *int     `toml:"max-depth"`
@@ -171,6 +172,9 @@ func merge(base, over runConfig) runConfig {
 	if over.ReadOnly != nil {
 		out.ReadOnly = over.ReadOnly
 	}
+	if over.Unavailable != nil {
+		out.Unavailable = over.Unavailable
+	}
 	if over.ReliableNetwork != nil {
 		out.ReliableNetwork = over.ReliableNetwork
 	}
@@ -234,7 +238,7 @@ func applyConfig(fs *flag.FlagSet, rc runConfig, given map[string]bool) error {
 	}
 	ints := map[string]*int{"bookies": rc.Bookies, "clients": rc.Clients, "ensemble": rc.Ensemble, "write-quorum": rc.WriteQuorum,
 		"ack-quorum": rc.AckQuorum, "entries": rc.Entries, "inflight": rc.Inflight, "crashes": rc.Crashes, "data-loss": rc.DataLoss,
-		"read-only": rc.ReadOnly, "max-depth": rc.MaxDepth, "workers": rc.Workers}
+		"read-only": rc.ReadOnly, "unavailable": rc.Unavailable, "max-depth": rc.MaxDepth, "workers": rc.Workers}
 	strs := map[string]*string{"variant": rc.Variant, "symmetry": rc.Symmetry, "data-loss-mode": rc.DataLossMode, "store": rc.Store,
 		"dir": rc.Dir, "memory": rc.Memory, "trace-out": rc.TraceOut}
 	var errs []string

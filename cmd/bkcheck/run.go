@@ -136,7 +136,7 @@ type checkFlags struct {
 // modelFlags are the flags that shape the state space; a resumed run must
 // not change them.
 var modelFlags = []string{"bookies", "clients", "ensemble", "e", "write-quorum", "w", "ack-quorum", "a",
-	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions", "reliable-network", "symmetry"}
+	"entries", "inflight", "variant", "invariants", "check-deadlock", "crashes", "data-loss", "data-loss-mode", "read-only", "exclude-actions", "reliable-network", "symmetry", "unavailable"}
 
 func parseCheckFlags(args []string, stderr io.Writer) (*checkFlags, error) {
 	return parseFlags("check", args, stderr)
@@ -171,6 +171,7 @@ func parseFlags(mode string, args []string, stderr io.Writer) (*checkFlags, erro
 	fs.BoolVar(&p.ReliableNetwork, "reliable-network", false, "no message is ever lost (timeouts come only from crashed bookies)")
 	var exclude string
 	fs.StringVar(&exclude, "exclude-actions", "", "comma-separated actions that may not occur (names as in 'bkcheck actions')")
+	fs.IntVar(&p.Unavailable, "unavailable", 0, "the last N bookies are down for the whole run (never start)")
 	fs.IntVar(&p.ReadOnly, "read-only", 0, "bookies that may turn read-only (disk full: adds rejected, reads and fencing served)")
 	fs.StringVar(&f.invariants, "invariants", strings.Join(invariants.Default, ","), "comma-separated invariants to check; known: "+knownInvariants())
 	fs.BoolVar(&f.checkDeadlock, "check-deadlock", false, "report states without successors as violations (TLC's default; off here as with TLC -deadlock)")
@@ -477,11 +478,12 @@ type jsonParams struct {
 	DataLoss     int      `json:"data_loss"`
 	DataLossMode string   `json:"data_loss_mode"`
 	ReadOnly     int      `json:"read_only"`
+	Unavailable  int      `json:"unavailable"`
 }
 
 func toJSONParams(p spec.Params) jsonParams {
 	return jsonParams{p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight,
-		p.Variant, p.ReliableNetwork, p.Exclude, p.Crashes, p.DataLoss, p.DataLossMode, p.ReadOnly}
+		p.Variant, p.ReliableNetwork, p.Exclude, p.Crashes, p.DataLoss, p.DataLossMode, p.ReadOnly, p.Unavailable}
 }
 
 func (r *reporter) start(f *checkFlags, invs []string) {

@@ -113,6 +113,9 @@ func (f *checkFlags) adoptStored(stored runParams) []string {
 	if g.ReliableNetwork != s.ReliableNetwork {
 		differ([]string{"reliable-network"}, g.ReliableNetwork, s.ReliableNetwork)
 	}
+	if g.Unavailable != s.Unavailable {
+		differ([]string{"unavailable"}, g.Unavailable, s.Unavailable)
+	}
 	if g.ReadOnly != s.ReadOnly {
 		differ([]string{"read-only"}, g.ReadOnly, s.ReadOnly)
 	}
