@@ -45,6 +45,7 @@ Usage:
   bkcheck sweep FILE.toml [--shard i/n]   check a grid of parameter sets; bkcheck sweep merge DIR... joins slices
   bkcheck trace render FILE --format text|mermaid|dot|html
                           render a saved trace
+  bkcheck guarantees      regenerate docs/guarantees.md (what E, Qw and Qa guarantee)
   bkcheck variants        list the protocol variants (--variant)
   bkcheck invariants      list the properties (--invariants)
   bkcheck actions         list the action names (--exclude-actions)
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runRegress(ctx, args[1:], stdout, stderr)
 	case "sweep":
 		return runSweep(ctx, args[1:], stdout, stderr)
+	case "guarantees":
+		return runGuarantees(ctx, args[1:], stdout, stderr)
 	case "trace":
 		return runTrace(args[1:], stdout, stderr)
 	case "variants":
