@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -39,26 +37,17 @@ type gAnswer struct {
 // docs/traces/guarantees/ID.itf.json.
 func runGuaranteeQuery(ctx context.Context, docsDir, id string, args []string, maxStates int64) (gAnswer, error) {
 	trace := filepath.Join(docsDir, "traces", "guarantees", id+".itf.json")
-	all := append([]string{"check", "--json", "--progress", "1h", "--max-states", strconv.FormatInt(maxStates, 10), "--trace-out", trace}, args...)
-	var out, errb bytes.Buffer
-	if code := run(ctx, all, &out, &errb); code == exitUsage || code == exitError {
-		return gAnswer{}, fmt.Errorf("bkcheck %s: %s", strings.Join(all, " "), strings.TrimSpace(errb.String()))
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	var r struct {
-		Status    string `json:"status"`
-		Distinct  int64  `json:"distinct"`
-		Depth     int    `json:"depth"`
-		Violation *struct {
-			Length int `json:"length"`
-		} `json:"violation"`
-	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+	all := append([]string{"--max-states", strconv.FormatInt(maxStates, 10), "--trace-out", trace}, args...)
+	code, r, stderr, err := runCheckJSON(ctx, all)
+	if err != nil {
 		return gAnswer{}, err
 	}
+	if code == exitUsage || code == exitError {
+		return gAnswer{}, fmt.Errorf("bkcheck check %s: %s", strings.Join(all, " "), stderr)
+	}
 	a := gAnswer{status: r.Status, distinct: r.Distinct, depth: r.Depth}
-	if r.Violation != nil {
-		a.length = r.Violation.Length
+	if _, length := r.invariantAndLength(); r.Violation != nil {
+		a.length = length
 		a.traceFile = "traces/guarantees/" + id + ".itf.json"
 	} else {
 		os.Remove(trace)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -55,33 +53,13 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			}
 			ran++
 			label := filepath.Base(file) + ":" + name
-			var out, errb bytes.Buffer
-			code := run(ctx, []string{"check", "--config", file, "--run", name, "--json", "--trace-out", "none", "--progress", "1h"}, &out, &errb)
-			if code == exitUsage || code == exitError {
-				fmt.Fprintf(stdout, "FAIL  %s: bkcheck check exited %d: %s\n", label, code, strings.TrimSpace(errb.String()))
+			code, res, stderr, err := runCheckJSON(ctx, []string{"--config", file, "--run", name, "--trace-out", "none"})
+			if code == exitUsage || code == exitError || err != nil {
+				fmt.Fprintf(stdout, "FAIL  %s: bkcheck check exited %d: %s %v\n", label, code, stderr, err)
 				drifts++
 				continue
 			}
-			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-			var res struct {
-				Status    string `json:"status"`
-				Distinct  int64  `json:"distinct"`
-				Depth     int    `json:"depth"`
-				Violation *struct {
-					Invariant string `json:"invariant"`
-					Length    int    `json:"length"`
-				} `json:"violation"`
-				ElapsedS float64 `json:"elapsed_s"`
-			}
-			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
-				fmt.Fprintf(stdout, "FAIL  %s: unreadable result: %v\n", label, err)
-				drifts++
-				continue
-			}
-			inv, length := "", 0
-			if res.Violation != nil {
-				inv, length = res.Violation.Invariant, res.Violation.Length
-			}
+			inv, length := res.invariantAndLength()
 			var bad []string
 			if rc.ExpectStatus != nil && *rc.ExpectStatus != res.Status {
 				bad = append(bad, fmt.Sprintf("status %s, expected %s", res.Status, *rc.ExpectStatus))

@@ -255,7 +255,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // runPoint checks one point in-process, like bkcheck check --json.
 func runPoint(ctx context.Context, pt *sweepPoint, fixedFile, outDir string, workers int) {
-	args := []string{"check", "--config", fixedFile, "--json", "--progress", "1h", "--workers", strconv.Itoa(workers),
+	args := []string{"--config", fixedFile, "--workers", strconv.Itoa(workers),
 		"--trace-out", filepath.Join(outDir, fmt.Sprintf("point-%04d.itf.json", pt.Index))}
 	keys := make([]string, 0, len(pt.Settings))
 	for k := range pt.Settings {
@@ -265,34 +265,21 @@ func runPoint(ctx context.Context, pt *sweepPoint, fixedFile, outDir string, wor
 	for _, k := range keys {
 		args = append(args, "--"+k+"="+pt.Settings[k])
 	}
-	var o, e bytes.Buffer
-	code := run(ctx, args, &o, &e)
+	code, r, stderr, err := runCheckJSON(ctx, args)
 	if code == exitUsage {
-		reason := strings.TrimPrefix(strings.TrimSpace(e.String()), "bkcheck check: invalid parameters:")
+		reason := strings.TrimPrefix(stderr, "bkcheck check: invalid parameters:")
 		pt.Status, pt.Reason = "skipped", strings.Join(strings.Fields(strings.ReplaceAll(reason, "\n  - ", "; ")), " ")
 		pt.Reason = strings.TrimPrefix(pt.Reason, "- ")
 		return
 	}
-	lines := strings.Split(strings.TrimSpace(o.String()), "\n")
-	var r struct {
-		Status    string  `json:"status"`
-		Reason    string  `json:"reason"`
-		Distinct  int64   `json:"distinct"`
-		Depth     int     `json:"depth"`
-		ElapsedS  float64 `json:"elapsed_s"`
-		TraceFile string  `json:"trace_file"`
-		Violation *struct {
-			Invariant string `json:"invariant"`
-			Length    int    `json:"length"`
-		} `json:"violation"`
-	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
-		pt.Status, pt.Reason = "error", strings.TrimSpace(e.String())
+	if code == exitError || err != nil {
+		pt.Status, pt.Reason = "error", stderr
 		return
 	}
 	pt.Status, pt.Reason, pt.Distinct, pt.Depth, pt.ElapsedS = r.Status, r.Reason, r.Distinct, r.Depth, r.ElapsedS
 	if r.Violation != nil {
-		pt.Invariant, pt.Length, pt.TraceFile = r.Violation.Invariant, r.Violation.Length, filepath.Base(r.TraceFile)
+		pt.Invariant, pt.Length = r.invariantAndLength()
+		pt.TraceFile = filepath.Base(r.TraceFile)
 	}
 }
 

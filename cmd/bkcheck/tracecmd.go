@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/traces"
@@ -123,4 +127,43 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// checkResult is the part of `bkcheck check --json`'s result line that the
+// commands running checks in-process (regress, sweep, guarantees) read.
+type checkResult struct {
+	Status    string  `json:"status"`
+	Reason    string  `json:"reason"`
+	Distinct  int64   `json:"distinct"`
+	Depth     int     `json:"depth"`
+	ElapsedS  float64 `json:"elapsed_s"`
+	TraceFile string  `json:"trace_file"`
+	Violation *struct {
+		Invariant string `json:"invariant"`
+		Length    int    `json:"length"`
+	} `json:"violation"`
+}
+
+// runCheckJSON runs `bkcheck check` in-process with --json added and
+// returns its exit code, the decoded result line and its stderr.
+func runCheckJSON(ctx context.Context, args []string) (code int, res checkResult, stderr string, err error) {
+	var out, errb bytes.Buffer
+	code = run(ctx, append(append([]string{"check"}, args...), "--json", "--progress", "1h"), &out, &errb)
+	stderr = strings.TrimSpace(errb.String())
+	if code == exitUsage || code == exitError {
+		return code, res, stderr, nil
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		return code, res, stderr, fmt.Errorf("unreadable result line: %w", err)
+	}
+	return code, res, stderr, nil
+}
+
+// invariantAndLength names the violated property and the trace length, if any.
+func (r checkResult) invariantAndLength() (string, int) {
+	if r.Violation == nil {
+		return "", 0
+	}
+	return r.Violation.Invariant, r.Violation.Length
 }
