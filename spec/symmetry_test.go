@@ -26,15 +26,7 @@ func TestCanonicalIsInvariant(t *testing.T) {
 		perms := 0
 		for _, bp := range permutationsOf(p.Bookies, true) {
 			for _, cp := range permutationsOf(p.Clients, true) {
-				var pm permutation
-				for i := range pm.bp {
-					pm.bp[i] = int8(i)
-				}
-				for i := range pm.cp {
-					pm.cp[i] = int8(i)
-				}
-				copy(pm.bp[:], bp)
-				copy(pm.cp[:], cp)
+				pm := relabelling(bp, cp)
 				perms++
 				for i := range states {
 					want := append([]byte(nil), canon.Canonical(&states[i])...)
@@ -55,15 +47,7 @@ func TestCanonicalIsInvariant(t *testing.T) {
 			found := false
 			for _, bp := range permutationsOf(p.Bookies, true) {
 				for _, cp := range permutationsOf(p.Clients, true) {
-					var pm permutation
-					for k := range pm.bp {
-						pm.bp[k] = int8(k)
-					}
-					for k := range pm.cp {
-						pm.cp[k] = int8(k)
-					}
-					copy(pm.bp[:], bp)
-					copy(pm.cp[:], cp)
+					pm := relabelling(bp, cp)
 					m.permute(&perm, &states[i], &pm)
 					found = found || bytes.Equal(m.Encode(nil, &perm), enc)
 				}
@@ -89,4 +73,19 @@ func BenchmarkCanonical(b *testing.B) {
 		canon.Canonical(&states[i%len(states)])
 	}
 	b.ReportMetric(float64(canon.Tried())/float64(b.N), "relabellings/state")
+}
+
+// relabelling builds the permutation that maps bookie i to bp[i] and
+// client i to cp[i], leaving unused ids in place.
+func relabelling(bp, cp []int8) permutation {
+	var pm permutation
+	for i := range pm.bp {
+		pm.bp[i] = int8(i)
+	}
+	for i := range pm.cp {
+		pm.cp[i] = int8(i)
+	}
+	copy(pm.bp[:], bp)
+	copy(pm.cp[:], cp)
+	return pm
 }

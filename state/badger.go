@@ -666,25 +666,15 @@ func (v *BadgerVisited) recover() error {
 	return nil
 }
 
-// rewriteFP rebuilds the f/ space from the b/ space.
+// rewriteFP rebuilds the f/ space from the b/ space, durably.
 func (v *BadgerVisited) rewriteFP() error {
 	if err := v.db.DropPrefix(prefixFP); err != nil {
 		return fmt.Errorf("state: badger recover: %w", err)
 	}
-	wb := v.db.NewWriteBatch()
-	defer wb.Cancel()
-	err := v.scanStates(func(seq, fp uint64) error {
-		val := make([]byte, 8)
-		binary.BigEndian.PutUint64(val, seq)
-		return wb.Set(fpKey(fp), val)
-	})
-	if err == nil {
-		err = wb.Flush()
+	if err := v.buildFPIndex(); err != nil {
+		return err
 	}
-	if err == nil {
-		err = v.db.Sync()
-	}
-	if err != nil {
+	if err := v.db.Sync(); err != nil {
 		return fmt.Errorf("state: badger recover: %w", err)
 	}
 	return nil

@@ -164,16 +164,9 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	shard := fs.String("shard", "", "run only slice i of n (i/n, 1-based); default from JOB_COMPLETION_INDEX with --shards, or SLURM_ARRAY_TASK_ID")
 	shards := fs.Int("shards", 0, "number of slices, for JOB_COMPLETION_INDEX")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "points checked at once (each with cores/jobs workers)")
-	rest := args
-	var file string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		file, rest = rest[0], rest[1:]
-	}
-	if err := fs.Parse(rest); err != nil {
+	file, err := parseWithFile(fs, args)
+	if err != nil {
 		return exitUsage
-	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
 	}
 	if file == "" {
 		fmt.Fprintln(stderr, "usage: bkcheck sweep FILE.toml [--out DIR] [--shard i/n] [--jobs J]  |  bkcheck sweep merge DIR...")

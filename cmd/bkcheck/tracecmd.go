@@ -88,17 +88,9 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bkcheck trace render", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	format := fs.String("format", "text", "text, mermaid, dot or html")
-	// Accept the file before or after the flags.
-	rest := args[1:]
-	var file string
-	if len(rest) > 0 && len(rest[0]) > 0 && rest[0][0] != '-' {
-		file, rest = rest[0], rest[1:]
-	}
-	if err := fs.Parse(rest); err != nil {
+	file, err := parseWithFile(fs, args[1:])
+	if err != nil {
 		return exitUsage
-	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
 	}
 	if file == "" {
 		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot|html")
@@ -166,4 +158,20 @@ func (r checkResult) invariantAndLength() (string, int) {
 		return "", 0
 	}
 	return r.Violation.Invariant, r.Violation.Length
+}
+
+// parseWithFile parses flags that may stand before or after one file
+// argument, and returns that file ("" when absent).
+func parseWithFile(fs *flag.FlagSet, args []string) (string, error) {
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if file == "" && fs.NArg() == 1 {
+		file = fs.Arg(0)
+	}
+	return file, nil
 }
