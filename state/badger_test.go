@@ -318,9 +318,11 @@ func TestBadgerMemory(t *testing.T) {
 	// Loose bounds: Badger allocates outside what the budget controls
 	// (compaction buffers, transactions), and the Go runtime lets the heap
 	// reach about twice the live data before collecting (GOGC=100).
-	// Measured: live 85-110 MiB, peak 155-180 MiB.
-	if live > 2*budget {
-		t.Errorf("live heap %d > 2 * budget", live)
+	// Measured alone: live 85-110 MiB, peak 155-180 MiB; with other test
+	// packages competing for the two cores, compactions fall behind and
+	// live reached 131 MiB, so the live bound is 3x the budget.
+	if live > 3*budget {
+		t.Errorf("live heap %d > 3 * budget", live)
 	}
 	if peak > 4*budget {
 		t.Errorf("peak HeapInuse %d > 4 * budget", peak)
