@@ -1,12 +1,15 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -186,35 +189,72 @@ func TestBadgerTruncate(t *testing.T) {
 }
 
 // copyDir copies the regular files of src into a new directory, as a crude
-// snapshot of a store whose process was killed.
+// snapshot of a store whose process was killed. Badger works in the
+// background (memtables flushed to tables, files deleted), so a copy taken
+// while a file disappears or appears is not a state the disk was ever in:
+// such a copy is thrown away and taken again.
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
-	dst := t.TempDir()
-	ents, err := os.ReadDir(src)
+	for attempt := 0; attempt < 100; attempt++ {
+		dst := t.TempDir()
+		before, err := regularFiles(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := true
+		for _, name := range before {
+			if err := copyFile(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					ok = false
+					break
+				}
+				t.Fatal(err)
+			}
+		}
+		after, err := regularFiles(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && slices.Equal(before, after) {
+			return dst
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("could not snapshot %s: its files kept changing", src)
+	return ""
+}
+
+// regularFiles lists the sorted names of the regular files in dir, the lock
+// file excepted.
+func regularFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
+	var names []string
 	for _, e := range ents {
-		if !e.Type().IsRegular() || e.Name() == "LOCK" {
-			continue
-		}
-		in, err := os.Open(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.Create(filepath.Join(dst, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			t.Fatal(err)
-		}
-		in.Close()
-		if err := out.Close(); err != nil {
-			t.Fatal(err)
+		if e.Type().IsRegular() && e.Name() != "LOCK" {
+			names = append(names, e.Name())
 		}
 	}
-	return dst
+	return names, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // TestBadgerCrash opens a copy of the directory of a store that was never
