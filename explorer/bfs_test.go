@@ -2,6 +2,7 @@ package explorer
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,9 +28,10 @@ type funcModel struct {
 }
 
 func (m *funcModel) Init(emit func(enc, key []byte)) {
-	var w state.Writer
+	var buf []byte
 	for _, s := range m.init {
-		emit(encode(&w, s), nil)
+		buf = encode(buf, s)
+		emit(buf, nil)
 	}
 }
 
@@ -39,31 +41,27 @@ func (m *funcModel) DescribeAction(a Action) string {
 	return fmt.Sprintf("%s%d%v", m.name, a.Kind, a.Params)
 }
 
-func encode(w *state.Writer, s []int64) []byte {
-	w.Reset()
-	w.Uvarint(uint64(len(s)))
+// encode writes the length and the values zig-zag encoded, over buf's
+// storage.
+func encode(buf []byte, s []int64) []byte {
+	buf = binary.AppendUvarint(buf[:0], uint64(len(s)))
 	for _, v := range s {
-		w.Varint(v)
+		buf = binary.AppendUvarint(buf, uint64(v<<1)^uint64(v>>63))
 	}
-	return w.Bytes()
+	return buf
 }
 
 func decode(enc []byte, into []int64) ([]int64, error) {
-	r := state.NewReader(enc)
-	n, err := r.Uvarint()
-	if err != nil {
-		return nil, err
-	}
+	var r state.Reader
+	r.Reset(enc)
+	n := r.Uvarint()
 	if n > 16 {
 		return nil, errors.New("too long")
 	}
 	into = into[:0]
 	for range n {
-		v, err := r.Varint()
-		if err != nil {
-			return nil, err
-		}
-		into = append(into, v)
+		u := r.Uvarint()
+		into = append(into, int64(u>>1)^-int64(u&1))
 	}
 	return into, r.Done()
 }
@@ -71,7 +69,7 @@ func decode(enc []byte, into []int64) ([]int64, error) {
 type funcExpander struct {
 	m    *funcModel
 	cur  []int64
-	w    state.Writer
+	buf  []byte
 	emit func(Action, []byte, []byte)
 	fn   func(a Action, t []int64)
 }
@@ -99,7 +97,10 @@ func (e *funcExpander) Check() string {
 func (e *funcExpander) Successors(emit func(a Action, enc, key []byte)) {
 	e.emit = emit
 	if e.fn == nil { // bound once: keeps the benchmark free of per-state closures
-		e.fn = func(a Action, t []int64) { e.emit(a, encode(&e.w, t), nil) }
+		e.fn = func(a Action, t []int64) {
+			e.buf = encode(e.buf, t)
+			e.emit(a, e.buf, nil)
+		}
 	}
 	e.m.next(e.cur, e.fn)
 }
@@ -601,11 +602,8 @@ func BenchmarkBFS(b *testing.B) {
 type walkModel struct{ p uint64 }
 
 func (m walkModel) Init(emit func(enc, key []byte)) {
-	var w state.Writer
 	for _, v := range []uint64{1, 2} {
-		w.Reset()
-		w.Uvarint(v)
-		emit(w.Bytes(), nil)
+		emit(binary.AppendUvarint(nil, v), nil)
 	}
 }
 func (m walkModel) NewExpander() Expander          { return &walkExpander{p: m.p} }
@@ -613,22 +611,21 @@ func (m walkModel) DescribeAction(a Action) string { return fmt.Sprint("step", a
 
 type walkExpander struct {
 	p, v uint64
-	w    state.Writer
+	buf  []byte
 	r    state.Reader
 }
 
 func (e *walkExpander) Load(enc []byte) error {
 	e.r.Reset(enc)
-	e.v, _ = e.r.Uvarint()
+	e.v = e.r.Uvarint()
 	return e.r.Done()
 }
 func (e *walkExpander) Check() string         { return "" }
 func (e *walkExpander) CheckTerminal() string { return "" }
 func (e *walkExpander) Successors(emit func(Action, []byte, []byte)) {
 	for k, next := range [3]uint64{(e.v*3 + 1) % e.p, (e.v*7 + 5) % e.p, (e.v*e.v + 11) % e.p} {
-		e.w.Reset()
-		e.w.Uvarint(next)
-		emit(Action{Kind: uint8(k)}, e.w.Bytes(), nil)
+		e.buf = binary.AppendUvarint(e.buf[:0], next)
+		emit(Action{Kind: uint8(k)}, e.buf, nil)
 	}
 }
 

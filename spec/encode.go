@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/bkcheck/bkcheck/state"
 )
 
 // The canonical encoding of a State: equal states have equal bytes and
@@ -87,58 +89,14 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 // ErrMalformed is wrapped by every decoding error.
 var ErrMalformed = errors.New("malformed state encoding")
 
-// reader is a cursor over an encoding. Its hot methods are small enough to
-// inline: errors are recorded once, out of line, and checked at the end, so
-// decoding a well-formed state (the explorer's case, millions of times a
-// second) costs little more than copying bytes.
-type reader struct {
-	b   []byte
-	i   int
-	err error
-}
+// reader adds the model's structural checks to state.Reader, whose sticky
+// first error lets Decode read a whole state and check once at the end.
+type reader struct{ state.Reader }
 
 func (r *reader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+	if r.Err() == nil {
+		r.Fail(fmt.Errorf(format, args...))
 	}
-}
-
-func (r *reader) truncated() byte {
-	r.fail("truncated")
-	return 0
-}
-
-func (r *reader) byte() byte {
-	if r.i < len(r.b) {
-		v := r.b[r.i]
-		r.i++
-		return v
-	}
-	return r.truncated()
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.i < len(r.b) && r.b[r.i] < 0x80 {
-		v := r.b[r.i]
-		r.i++
-		return uint64(v)
-	}
-	return r.uvarintSlow()
-}
-
-func (r *reader) uvarintSlow() uint64 {
-	if r.i >= len(r.b) {
-		r.truncated()
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.i:])
-	if n <= 0 {
-		r.fail("bad varint")
-		r.i = len(r.b)
-		return 0
-	}
-	r.i += n
-	return v
 }
 
 func (r *reader) rangeErr(what string, v, lo, hi int) int8 {
@@ -148,7 +106,7 @@ func (r *reader) rangeErr(what string, v, lo, hi int) int8 {
 
 // small reads a byte holding an int8 in [lo, hi] (Nil = -1 when lo = -1).
 func (r *reader) small(what string, lo, hi int) int8 {
-	v := int(int8(r.byte()))
+	v := int(int8(r.Byte()))
 	if v < lo || v > hi {
 		return r.rangeErr(what, v, lo, hi)
 	}
@@ -156,7 +114,7 @@ func (r *reader) small(what string, lo, hi int) int8 {
 }
 
 func (r *reader) bookies(what string, n int) Bookies {
-	v := Bookies(r.byte())
+	v := Bookies(r.Byte())
 	if int(v)>>uint(n) != 0 {
 		r.fail("%s names a bookie beyond b%d", what, n)
 	}
@@ -165,7 +123,7 @@ func (r *reader) bookies(what string, n int) Bookies {
 
 func (r *reader) fragments(p Params, dst *[maxFragments]Fragment) int8 {
 	n := r.small("fragment count", 0, maxFragments)
-	for i := 0; i < int(n) && r.err == nil; i++ {
+	for i := 0; i < int(n) && r.Err() == nil; i++ {
 		dst[i] = Fragment{
 			ID:       r.small("fragment id", 0, 127),
 			Ensemble: r.bookies("fragment ensemble", p.Bookies),
@@ -181,7 +139,7 @@ func (r *reader) layout(p Params) Layout {
 	if !p.Striped() {
 		return 0
 	}
-	v := r.uvarint()
+	v := r.Uvarint()
 	if v>>(3*uint(p.Ensemble)) != 0 {
 		r.fail("layout %#x has more than %d positions", v, p.Ensemble)
 	}
@@ -196,37 +154,38 @@ func (m *Model) Decode(enc []byte, s *State) error {
 	msgs := s.Msgs[:0]
 	*s = p.Init()
 	s.BDown = 0
-	r := &reader{b: enc}
+	r := &reader{}
+	r.Reset(enc)
 	s.MetaStatus = Status(r.small("meta status", 0, int(StatusClosed)))
 	s.MetaVersion = r.small("meta version", 0, 127)
 	s.MetaLastEntry = r.small("meta last entry", 0, MaxEntries)
 	s.NumMetaFragments = r.fragments(p, &s.MetaFragments)
 	s.BFenced = r.bookies("fenced bookies", p.Bookies)
-	for b := 0; b < p.Bookies && r.err == nil; b++ {
+	for b := 0; b < p.Bookies && r.Err() == nil; b++ {
 		s.BLAC[b] = r.small("bookie lac", 0, MaxEntries)
 		if m.V.GuaranteedWriteQuorum {
 			s.BLAFR[b] = r.small("bookie lafr", 0, MaxEntries)
 		}
-		es := r.uvarint()
-		if r.err == nil && es>>(uint(p.Entries)*MaxEntries) != 0 {
+		es := r.Uvarint()
+		if r.Err() == nil && es>>(uint(p.Entries)*MaxEntries) != 0 {
 			r.fail("bookie b%d stores an entry beyond e%d", b+1, p.Entries)
 		}
 		s.BEntries[b] = EntrySet(es)
 	}
-	for i := 0; i < p.Clients && r.err == nil; i++ {
+	for i := 0; i < p.Clients && r.Err() == nil; i++ {
 		c := &s.Clients[i]
 		c.MetaVersion = r.small("client meta version", -1, 127)
 		c.Status = Status(r.small("client status", 0, int(numStatuses)-1))
 		c.NumFragments = r.fragments(p, &c.Fragments)
 		c.NumPending = r.small("pending count", 0, MaxEntries)
-		for j := 0; j < int(c.NumPending) && r.err == nil; j++ {
+		for j := 0; j < int(c.NumPending) && r.Err() == nil; j++ {
 			c.Pending[j] = PendingAddOp{
 				Entry:      Entry{ID: r.small("pending entry id", 1, p.Entries), Data: r.small("pending entry data", 1, p.Entries)},
 				FragmentID: r.small("pending fragment id", 0, 127),
 				Ensemble:   r.bookies("pending ensemble", p.Bookies),
 				Layout:     r.layout(p),
 			}
-			if j > 0 && r.err == nil && !c.Pending[j-1].Less(c.Pending[j]) {
+			if j > 0 && r.Err() == nil && !c.Pending[j-1].Less(c.Pending[j]) {
 				r.fail("pending ops not in canonical order")
 			}
 		}
@@ -243,13 +202,13 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		c.RecoveryLay = r.layout(p)
 		c.CurrReadEntry = r.small("curr read entry", -1, MaxEntries+1)
 		c.NumResponses = r.small("read response count", 0, MaxBookies)
-		for j := 0; j < int(c.NumResponses) && r.err == nil; j++ {
-			k := r.uvarint()
-			if r.err == nil && (k >= 1<<msgKeyBits || MsgKey(k).Type() != ReadResponse) {
+		for j := 0; j < int(c.NumResponses) && r.Err() == nil; j++ {
+			k := r.Uvarint()
+			if r.Err() == nil && (k >= 1<<msgKeyBits || MsgKey(k).Type() != ReadResponse) {
 				r.fail("read response %d is not a read response record", j)
 			}
 			c.ReadResponses[j] = MsgKey(k)
-			if j > 0 && r.err == nil && c.ReadResponses[j-1] >= c.ReadResponses[j] {
+			if j > 0 && r.Err() == nil && c.ReadResponses[j-1] >= c.ReadResponses[j] {
 				r.fail("read responses not in canonical order")
 			}
 		}
@@ -264,15 +223,15 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.DataLossUsed = r.small("data losses used", 0, p.DataLoss)
 		s.ReadOnlyUsed = r.small("read-only faults used", 0, p.ReadOnly)
 	}
-	n := r.uvarint()
-	if r.err == nil && n > uint64(len(r.b)-r.i) {
+	n := r.Uvarint()
+	if r.Err() == nil && n > uint64(r.Remaining()) {
 		r.fail("message count %d exceeds remaining input", n)
 	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		v := r.uvarint()
+	for i := uint64(0); i < n && r.Err() == nil; i++ {
+		v := r.Uvarint()
 		k, cnt := MsgKey(v>>2), int8(v&3)-1
 		switch {
-		case r.err != nil:
+		case r.Err() != nil:
 		case v>>2 >= 1<<msgKeyBits || k.Type() < AddEntryRequest || k.Type() > ReadResponse:
 			r.fail("message %d has an invalid record", i)
 		case cnt > 1:
@@ -285,9 +244,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 			msgs = append(msgs, Msg{Key: k, Count: cnt})
 		}
 	}
-	if r.err == nil && r.i != len(r.b) {
-		r.fail("%d trailing bytes", len(r.b)-r.i)
-	}
 	s.Msgs = msgs
-	return r.err
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return nil
 }
