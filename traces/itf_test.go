@@ -2,7 +2,9 @@ package traces
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,21 +74,95 @@ func TestITFMalformed(t *testing.T) {
 	}
 }
 
-func FuzzDecodeITF(f *testing.F) {
-	// The gallery's traces are the seeds: real bkcheck output.
-	seeds, _ := filepath.Glob("../docs/traces/*.itf.json")
-	for _, path := range seeds {
-		if b, err := os.ReadFile(path); err == nil {
-			f.Add(b)
+// fuzzSeeds returns FuzzDecodeITF's seed corpus: small, compact ITF
+// documents. The gallery's traces are 20-96 KB of indented JSON; seeded with
+// them, every input that finds new coverage is a mutant of that size, and Go's
+// coverage-preserving minimisation (quadratic in the input's length, up to
+// -fuzzminimizetime, 60s by default, per input) then occupies the workers for
+// the whole run: `-fuzztime 10s` reports "execs: N (0/sec)" and barely fuzzes.
+// So each gallery trace contributes only its last two states (the richest
+// ones: messages, fragments, pending ops, read responses), re-encoded
+// without indentation, which keeps its parameters and an action.
+func fuzzSeeds(tb testing.TB) [][]byte {
+	var seeds [][]byte
+	add := func(t *Trace) {
+		var b, c bytes.Buffer
+		if err := EncodeITF(&b, t); err != nil {
+			tb.Fatal(err)
+		}
+		if err := json.Compact(&c, b.Bytes()); err != nil {
+			tb.Fatal(err)
+		}
+		seeds = append(seeds, c.Bytes())
+	}
+	paths, _ := filepath.Glob("../docs/traces/*.itf.json")
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		t, err := DecodeITF(bytes.NewReader(b))
+		if err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		if n := len(t.Steps); n > 2 {
+			t.Steps = t.Steps[n-2:]
+			t.Steps[0].Initial, t.Steps[0].Action = true, spec.Action{}
+		}
+		add(t)
+	}
+	seeds = append(seeds, []byte(emptyTraceSeed))
+	m, err := spec.NewModel(spec.DefaultParams())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	add(&Trace{Params: spec.DefaultParams(), Invariant: "TypeOK", Steps: []Step{{Initial: true, State: m.Init()}}})
+	return seeds
+}
+
+// emptyTraceSeed is an invalid document (no states) among the seeds.
+const emptyTraceSeed = `{"#meta":{"source":"bkcheck"},"states":[]}`
+
+// maxFuzzSeed bounds the size of FuzzDecodeITF's seeds (see fuzzSeeds).
+const maxFuzzSeed = 8 << 10
+
+func TestFuzzSeedsSmallAndValid(t *testing.T) {
+	seeds := fuzzSeeds(t)
+	if len(seeds) < 3 {
+		t.Fatalf("only %d seeds", len(seeds))
+	}
+	for i, b := range seeds {
+		if len(b) > maxFuzzSeed {
+			t.Errorf("seed %d is %d bytes, want at most %d: large seeds make the fuzzer spend its time minimising", i, len(b), maxFuzzSeed)
+		}
+		if string(b) == emptyTraceSeed {
+			continue // invalid on purpose
+		}
+		if _, err := DecodeITF(bytes.NewReader(b)); err != nil {
+			t.Errorf("seed %d does not decode: %v", i, err)
 		}
 	}
-	f.Add([]byte(`{"#meta":{"source":"bkcheck"},"states":[]}`))
-	// A small valid trace, so mutations stay cheap.
-	var small bytes.Buffer
-	m, _ := spec.NewModel(spec.DefaultParams())
-	init := m.Init()
-	EncodeITF(&small, &Trace{Params: spec.DefaultParams(), Invariant: "TypeOK", Steps: []Step{{Initial: true, State: init}}})
-	f.Add(small.Bytes())
+}
+
+// fuzzMinimize is FuzzDecodeITF's -fuzzminimizetime unless one is given.
+// Go's default, 60s per input that finds new coverage, is spent in a
+// minimiser that is quadratic in the input's length and whose executions are
+// reported only when it finishes; on multi-KB JSON it uses the whole budget,
+// so `-fuzztime 10s` showed "execs: N (0/sec)" throughout. A bounded count
+// keeps minimisation to a fraction of a second per input.
+const fuzzMinimize = "2000x"
+
+func FuzzDecodeITF(f *testing.F) {
+	explicit := false
+	flag.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "test.fuzzminimizetime" })
+	if !explicit && flag.Lookup("test.fuzzminimizetime") != nil {
+		if err := flag.Set("test.fuzzminimizetime", fuzzMinimize); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, b := range fuzzSeeds(f) {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := DecodeITF(bytes.NewReader(data))
 		if err != nil {
