@@ -2,6 +2,8 @@ package spec
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -88,4 +90,42 @@ func relabelling(bp, cp []int8) permutation {
 	copy(pm.bp[:], bp)
 	copy(pm.cp[:], cp)
 	return pm
+}
+
+// TestPermutationMsg checks the bit-level relabelling of message records
+// against unpacking, relabelling and repacking their fields.
+func TestPermutationMsg(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 10000 {
+		var pm permutation
+		for i, b := range rng.Perm(MaxBookies) {
+			pm.bp[i] = int8(b)
+		}
+		for i, c := range rng.Perm(MaxClients) {
+			pm.cp[i] = int8(c)
+		}
+		k := MsgKey(rng.Uint32() & (1<<msgKeyBits - 1))
+		f := k.Fields()
+		if f.Bookie >= MaxBookies || f.Cid >= MaxClients {
+			continue
+		}
+		f.Bookie, f.Cid = int(pm.bp[f.Bookie]), int(pm.cp[f.Cid])
+		if got, want := pm.msg(k), f.Key(); got != want {
+			t.Fatalf("msg(%#x) = %#x, want %#x", k, got, want)
+		}
+	}
+}
+
+func TestSortMsgs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 100 {
+		msgs := make([]Msg, n)
+		for i := range msgs {
+			msgs[i] = Msg{Key: MsgKey(rng.IntN(50)), Count: int8(rng.IntN(3) - 1)}
+		}
+		sortMsgs(msgs)
+		if !slices.IsSortedFunc(msgs, func(a, b Msg) int { return int(a.Key) - int(b.Key) }) {
+			t.Fatalf("n=%d: not sorted: %v", n, msgs)
+		}
+	}
 }
