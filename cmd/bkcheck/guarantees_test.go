@@ -11,7 +11,7 @@ import (
 // so the page is a pure function of the code.
 func TestGuaranteesCurrent(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the guarantees sweep (about four minutes)")
+		t.Skip("runs the guarantees sweep (six to eight minutes)")
 	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "guarantees.md")
