@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,13 @@ type SimOptions struct {
 	Workers  int           // <= 0: GOMAXPROCS
 	// CheckDeadlock reports a walk that reaches a state without successor.
 	CheckDeadlock bool
+	// Weight, if set, biases each step: a successor is picked with
+	// probability proportional to Weight of its action (positive and
+	// finite). nil picks uniformly, as TLC's simulation does. Uniform walks
+	// are dominated by whichever action has the most successors (a send to
+	// k bookies has 2^k loss patterns), so they end early; a model can
+	// weight such outcomes down to reach deeper states.
+	Weight func(Action) float64
 }
 
 // SimResult summarises a simulation. A violation is always a real
@@ -46,7 +54,7 @@ type SimResult struct {
 const batchWalks = 256
 
 // Simulate runs random walks from the initial states. Each walk picks a
-// uniformly random successor at each step, checks the invariants on every
+// random successor at each step (uniformly, or as opt.Weight says), checks the invariants on every
 // state it visits, and stops at Depth states or at a state without
 // successor (where terminal-state properties are checked).
 func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
@@ -138,6 +146,7 @@ func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet
 	path = append(path, Step{Initial: true, State: cur})
 	var succs []succ
 	var arena []byte
+	var cum []float64 // cumulative weights, when opt.Weight is set
 	for {
 		if err := exp.Load(cur); err != nil {
 			return len(path), nil, err
@@ -164,7 +173,25 @@ func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet
 			}
 			return len(path), nil, nil
 		}
-		pick := succs[rng.IntN(len(succs))]
+		var pick succ
+		if opt.Weight == nil {
+			pick = succs[rng.IntN(len(succs))]
+		} else {
+			cum = cum[:0]
+			total := 0.0
+			for _, sc := range succs {
+				total += opt.Weight(sc.a)
+				cum = append(cum, total)
+			}
+			r := rng.Float64() * total
+			i, _ := slices.BinarySearchFunc(cum, r, func(c, r float64) int {
+				if c > r {
+					return 1
+				}
+				return -1
+			})
+			pick = succs[min(i, len(succs)-1)]
+		}
 		cur = bytes.Clone(pick.enc)
 		path = append(path, Step{Action: pick.a, State: cur})
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -131,6 +132,7 @@ type checkFlags struct {
 	depth         int
 	traces        int64
 	duration      time.Duration
+	lossRate      float64
 	symmetry      string
 	sym           spec.Symmetry
 	setFlags      map[string]bool // flags given on the command line
@@ -186,6 +188,7 @@ func parseFlags(mode string, args []string, stderr io.Writer) (*checkFlags, erro
 		fs.IntVar(&f.depth, "depth", 100, "states per walk at most (initial state included)")
 		fs.Int64Var(&f.traces, "traces", 0, "number of walks (0: until --duration)")
 		fs.DurationVar(&f.duration, "duration", 0, "how long to simulate (0: until --traces walks)")
+		fs.Float64Var(&f.lossRate, "loss-rate", 0, "pick steps as if each message a step sends or answers were lost with this probability (0: every successor equally likely, as TLC's simulation; uniform walks lose most messages and end early)")
 	}
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "goroutines expanding states (results do not depend on it)")
 	fs.BoolVar(&f.json, "json", false, "write newline-delimited JSON to stdout; the last line is the result")
@@ -294,6 +297,9 @@ func parseFlags(mode string, args []string, stderr io.Writer) (*checkFlags, erro
 		}
 		if f.traces < 0 || f.duration < 0 {
 			probs = append(probs, "--traces and --duration must not be negative")
+		}
+		if f.lossRate < 0 || f.lossRate >= 1 || math.IsNaN(f.lossRate) {
+			probs = append(probs, fmt.Sprintf("--loss-rate must be in [0, 1) (got %v)", f.lossRate))
 		}
 		if f.traces == 0 && f.duration == 0 {
 			probs = append(probs, "give --traces N or --duration D (or both)")

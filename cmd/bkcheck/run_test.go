@@ -261,4 +261,17 @@ func TestSimulateEndToEnd(t *testing.T) {
 	if code, _, errOut := runArgs(t, "simulate"); code != exitUsage || !strings.Contains(errOut, "--traces") {
 		t.Fatalf("no bound: exit %d %s", code, errOut)
 	}
+	// Biased walks: the rerun command keeps the bias, and a rate out of
+	// range is named along with the other problems.
+	code, out, _ = runArgs(t, "simulate", "--bookies", "2", "-w", "2", "-a", "2", "--variant", "no-recovery-fence",
+		"--seed", "87900", "--traces", "100", "--depth", "40", "--loss-rate", "0.1", "--json", "--trace-out", "none")
+	res = lastJSON(t, out)
+	v, _ = res["violation"].(map[string]any)
+	if code != exitViolation || v == nil || v["rerun"] != "bkcheck simulate --seed 87953 --traces 1 --depth 40 --loss-rate 0.1" {
+		t.Fatalf("biased simulation: exit %d %v", code, res)
+	}
+	code, _, errOut = runArgs(t, "simulate", "--traces", "1", "--loss-rate", "1", "--depth", "0")
+	if code != exitUsage || !strings.Contains(errOut, "--loss-rate must be in [0, 1) (got 1)") || !strings.Contains(errOut, "--depth must be >= 1") {
+		t.Fatalf("bad loss rate: exit %d %s", code, errOut)
+	}
 }

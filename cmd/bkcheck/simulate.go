@@ -37,12 +37,17 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 	opt := explorer.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.traces, Duration: f.duration, Workers: f.workers, CheckDeadlock: f.checkDeadlock}
+	pick := "uniform"
+	if f.lossRate > 0 {
+		opt.Weight = check.LossBias(f.lossRate)
+		pick = fmt.Sprintf("loss rate %g", f.lossRate)
+	}
 	out := newReporter(stdout, stderr, f.json)
 	if f.json {
 		out.enc.Encode(map[string]any{"type": "start", "mode": "simulate", "params": toJSONParams(f.params), "invariants": invNames,
-			"seed": f.seed, "depth": f.depth, "traces": f.traces, "duration_s": f.duration.Seconds(), "workers": f.workers})
+			"seed": f.seed, "depth": f.depth, "traces": f.traces, "duration_s": f.duration.Seconds(), "workers": f.workers, "loss_rate": f.lossRate})
 	} else {
-		fmt.Fprintf(stdout, "bkcheck: simulating %s\n  invariants: %s; seed %d, depth %d, workers %d\n", f.params, strings.Join(invNames, ", "), f.seed, f.depth, f.workers)
+		fmt.Fprintf(stdout, "bkcheck: simulating %s\n  invariants: %s; seed %d, depth %d, steps %s, workers %d\n", f.params, strings.Join(invNames, ", "), f.seed, f.depth, pick, f.workers)
 	}
 	res, err := explorer.Simulate(ctx, m, opt)
 	if err != nil {
@@ -69,12 +74,12 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			"distinct": res.Distinct, "mean_length": res.MeanLength, "elapsed_s": res.Elapsed.Seconds(), "states_per_s": rate, "violation": nil}
 		if tr != nil {
 			r["violation"] = map[string]any{"invariant": tr.Invariant, "length": len(tr.Steps), "walk_seed": res.WalkSeed,
-				"rerun": fmt.Sprintf("bkcheck simulate --seed %d --traces 1 --depth %d", res.WalkSeed, f.depth), "trace_file": traceFile}
+				"rerun": fmt.Sprintf("bkcheck simulate --seed %d --traces 1 --depth %d%s", res.WalkSeed, f.depth, lossFlag(f.lossRate)), "trace_file": traceFile}
 		}
 		out.enc.Encode(r)
 	} else {
 		if tr != nil {
-			fmt.Fprintf(stdout, "Error: Invariant %s is violated in walk seed %d (rerun it alone: --seed %d --traces 1).\n", tr.Invariant, res.WalkSeed, res.WalkSeed)
+			fmt.Fprintf(stdout, "Error: Invariant %s is violated in walk seed %d (rerun it alone: --seed %d --traces 1%s).\n", tr.Invariant, res.WalkSeed, res.WalkSeed, lossFlag(f.lossRate))
 			traces.RenderText(stdout, tr)
 			fmt.Fprintln(stdout)
 			if traceFile != "" {
@@ -97,4 +102,13 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitInterrupted
 	}
 	return exitUnknown
+}
+
+// lossFlag is the --loss-rate part of a command that reruns a walk: a walk
+// is reproduced by its seed and the way steps were picked.
+func lossFlag(rate float64) string {
+	if rate == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" --loss-rate %g", rate)
 }
