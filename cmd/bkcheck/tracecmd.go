@@ -133,14 +133,21 @@ type checkResult struct {
 	Violation *struct {
 		Invariant string `json:"invariant"`
 		Length    int    `json:"length"`
+		WalkSeed  uint64 `json:"walk_seed"` // simulate only
 	} `json:"violation"`
 }
 
 // runCheckJSON runs `bkcheck check` in-process with --json added and
 // returns its exit code, the decoded result line and its stderr.
 func runCheckJSON(ctx context.Context, args []string) (code int, res checkResult, stderr string, err error) {
+	return runJSON(ctx, "check", args)
+}
+
+// runJSON runs `bkcheck check` or `bkcheck simulate` in-process, as
+// runCheckJSON describes.
+func runJSON(ctx context.Context, sub string, args []string) (code int, res checkResult, stderr string, err error) {
 	var out, errb bytes.Buffer
-	code = run(ctx, append(append([]string{"check"}, args...), "--json", "--progress", "1h"), &out, &errb)
+	code = run(ctx, append(append([]string{sub}, args...), "--json", "--progress", "1h"), &out, &errb)
 	stderr = strings.TrimSpace(errb.String())
 	if code == exitUsage || code == exitError {
 		return code, res, stderr, nil
