@@ -293,7 +293,11 @@ func (s *search) begin() (cur levelReader, depth int, done *Result, err error) {
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		if cp.ModelID != s.opt.ModelID {
+		same := cp.ModelID == s.opt.ModelID
+		if s.opt.SameModel != nil {
+			same = s.opt.SameModel(cp.ModelID)
+		}
+		if !same {
 			return nil, 0, nil, fmt.Errorf("%w: the run in %s checks\n  %s\nbut this invocation asks for\n  %s", ErrResumeMismatch, s.opt.Dir, cp.ModelID, s.opt.ModelID)
 		}
 		s.stats = Stats{Distinct: cp.Distinct, Generated: cp.Generated, Depth: cp.StatsDepth, Queue: int64(cp.LevelLen)}

@@ -54,8 +54,13 @@ type Options struct {
 	Dir    string
 	Resume bool
 	// ModelID identifies the model and the options that shape the state
-	// space; a run is resumed only under the same ModelID.
+	// space; a run is resumed only under the same model.
 	ModelID string
+	// SameModel, if set, decides whether the ModelID a checkpoint was
+	// written under denotes this run's model; nil compares the strings. A
+	// caller whose identities gain fields over time (a new parameter, off
+	// by default) uses it to keep resuming runs written before them.
+	SameModel func(stored string) bool
 }
 
 // Stats is a snapshot of a running or finished search.

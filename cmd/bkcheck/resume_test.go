@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 // buildBinary compiles bkcheck once for the process-level tests.
@@ -137,5 +139,33 @@ func TestMemoryBudget(t *testing.T) {
 	t.Logf("peak anonymous RSS %.0f MiB, total %.0f MiB", anon/(1<<20), res["peak_rss_bytes"].(float64)/(1<<20))
 	if anon > 96<<20 {
 		t.Errorf("peak anonymous RSS %.0f MiB exceeds 1.5x the 64 MiB budget", anon/(1<<20))
+	}
+}
+
+// TestSameModelID: a run written before a parameter existed (its identity
+// lacks the field) resumes under the identity that has it switched off;
+// any setting that is on must agree.
+func TestSameModelID(t *testing.T) {
+	now := runParams{Params: spec.Params{Bookies: 4, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Variant: "reference", DataLossMode: "blank"},
+		Invariants: []string{"TypeOK"}, Symmetry: "bookies,clients"}.modelID()
+	if !strings.Contains(now, `"Unavailable":0`) {
+		t.Fatalf("identity %s lacks the field this test removes", now)
+	}
+	before := strings.Replace(now, `"Unavailable":0,`, "", 1)
+	for _, c := range []struct {
+		name   string
+		stored string
+		want   bool
+	}{
+		{"same", now, true},
+		{"written before Unavailable existed", before, true},
+		{"other bookies", strings.Replace(now, `"Bookies":4`, `"Bookies":3`, 1), false},
+		{"a new setting switched on", strings.Replace(now, `"Unavailable":0`, `"Unavailable":1`, 1), false},
+		{"other invariants", strings.Replace(now, `["TypeOK"]`, `["TypeOK","AllAckedEntriesAreReadable"]`, 1), false},
+		{"not JSON", "{", false},
+	} {
+		if got := sameModelID(c.stored, now); got != c.want {
+			t.Errorf("%s: sameModelID = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -398,6 +398,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.Search.Dir = f.dir
 		cfg.Search.Resume = f.resume != ""
 		cfg.Search.ModelID = rp.modelID()
+		cfg.Search.SameModel = func(stored string) bool { return sameModelID(stored, cfg.Search.ModelID) }
 	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)

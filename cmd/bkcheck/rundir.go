@@ -30,6 +30,64 @@ func (r runParams) modelID() string {
 	return string(b)
 }
 
+// sameModelID reports whether two model identities denote the same model.
+// Settings that are off (zero, false, empty) are ignored on both sides: a
+// parameter added to bkcheck later is off in every run written before it,
+// and such a run must still resume. Any setting that is on must agree.
+func sameModelID(a, b string) bool {
+	na, errA := withoutZeroSettings(a)
+	nb, errB := withoutZeroSettings(b)
+	return errA == nil && errB == nil && na == nb
+}
+
+// withoutZeroSettings re-encodes a JSON model identity without its
+// zero-valued settings (encoding/json sorts the keys it writes from maps).
+func withoutZeroSettings(id string) (string, error) {
+	var v any
+	if err := json.Unmarshal([]byte(id), &v); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(dropZero(v))
+	return string(b), err
+}
+
+func dropZero(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if e = dropZero(e); e != nil {
+				out[k] = e
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		for i, e := range x {
+			x[i] = dropZero(e)
+		}
+		return x
+	case float64:
+		if x == 0 {
+			return nil
+		}
+	case bool:
+		if !x {
+			return nil
+		}
+	case string:
+		if x == "" {
+			return nil
+		}
+	}
+	return v
+}
+
 func (f *checkFlags) runParams() runParams {
 	return runParams{Params: f.params, Invariants: splitList(f.invariants), CheckDeadlock: f.checkDeadlock, Symmetry: f.sym.String()}
 }
