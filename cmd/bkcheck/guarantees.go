@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The settings docs/guarantees.md answers for: E/Qw/Qa as Pulsar guides
@@ -167,6 +168,20 @@ space is beyond reach here (4 bookies or more); they are not evidence of
 safety.
 
 `, group(*maxStates), group(guaranteeWalks), guaranteeWalkLen, guaranteeLossRate)
+	// ask runs one question and reports it on stderr: the whole page takes
+	// minutes, so the user sees each answer as it comes.
+	ask := func(id string, args []string, symmetric bool) (gAnswer, error) {
+		start := time.Now()
+		a, err := runGuaranteeQuery(ctx, docsDir, id, args, *maxStates, symmetric)
+		if err == nil {
+			how := fmt.Sprintf("%s distinct", group(a.distinct))
+			if a.walks > 0 {
+				how += fmt.Sprintf(", then %s random walks", group(a.walks))
+			}
+			fmt.Fprintf(stderr, "bkcheck guarantees: %-26s %-9s %s, %.1f s\n", id, a.status, how, time.Since(start).Seconds())
+		}
+		return a, err
+	}
 	for _, st := range guaranteeSettings {
 		e, qw, qa := st[0], st[1], st[2]
 		id := fmt.Sprintf("e%d-w%d-a%d", e, qw, qa)
@@ -179,7 +194,7 @@ safety.
 		fail := func(err error) int { fmt.Fprintf(stderr, "bkcheck guarantees: %v\n", err); return exitError }
 
 		// Ledger creation needs E writable bookies.
-		a, err := runGuaranteeQuery(ctx, docsDir, id+"-create", with(e, "--unavailable", "1", "--invariants", "LedgerCreationSucceeds"), *maxStates, false)
+		a, err := ask(id+"-create", with(e, "--unavailable", "1", "--invariants", "LedgerCreationSucceeds"), false)
 		if err != nil {
 			return fail(err)
 		}
@@ -189,7 +204,7 @@ safety.
 			row("Does creation need E writable bookies?", "open", a.scope())
 		}
 		// Writes continue with one bookie unavailable, given a spare.
-		a, err = runGuaranteeQuery(ctx, docsDir, id+"-spare", with(e+1, "--unavailable", "1", "--invariants", "NoEntryAcknowledged"), *maxStates, false)
+		a, err = ask(id+"-spare", with(e+1, "--unavailable", "1", "--invariants", "NoEntryAcknowledged"), false)
 		if err != nil {
 			return fail(err)
 		}
@@ -203,8 +218,8 @@ safety.
 		for _, mode := range []string{"blank", "limbo"} {
 			lost := 0
 			for f := 1; f <= qa && lost == 0; f++ {
-				a, err = runGuaranteeQuery(ctx, docsDir, fmt.Sprintf("%s-dataloss-%s-%d", id, mode, f),
-					with(e, "--data-loss", strconv.Itoa(f), "--data-loss-mode", mode, "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData", "--exclude-actions", lossIrrelevant), *maxStates, true)
+				a, err = ask(fmt.Sprintf("%s-dataloss-%s-%d", id, mode, f),
+					with(e, "--data-loss", strconv.Itoa(f), "--data-loss-mode", mode, "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData", "--exclude-actions", lossIrrelevant), true)
 				if err != nil {
 					return fail(err)
 				}
@@ -221,7 +236,7 @@ safety.
 			}
 		}
 		// Entries below Qw.
-		a, err = runGuaranteeQuery(ctx, docsDir, id+"-below-qw", with(e+1, "--invariants", "EntriesReachWriteQuorum"), *maxStates, true)
+		a, err = ask(id+"-below-qw", with(e+1, "--invariants", "EntriesReachWriteQuorum"), true)
 		if err != nil {
 			return fail(err)
 		}
