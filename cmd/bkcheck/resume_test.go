@@ -169,3 +169,48 @@ func TestSameModelID(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeKeepsMemoryBudget: --resume without --memory uses the budget
+// the run was started with; a budget given on resume replaces it.
+func TestResumeKeepsMemoryBudget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	budgetOf := func(args ...string) float64 {
+		t.Helper()
+		code, out, errOut := runArgs(t, append([]string{"check", "--json", "-w", "1", "-a", "1", "--bookies", "1"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d %s", args, code, errOut)
+		}
+		var start map[string]any
+		if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &start); err != nil || start["type"] != "start" {
+			t.Fatalf("first line %q: %v", strings.SplitN(out, "\n", 2)[0], err)
+		}
+		return start["memory_bytes"].(float64)
+	}
+	if got := budgetOf("--store", "badger", "--dir", dir, "--memory", "300MiB"); got != 300<<20 {
+		t.Fatalf("fresh run: budget %v", got)
+	}
+	resume := func(extra ...string) float64 {
+		t.Helper()
+		code, out, errOut := runArgs(t, append([]string{"check", "--json", "--resume", dir}, extra...)...)
+		if code != exitOK {
+			t.Fatalf("resume %v: exit %d %s", extra, code, errOut)
+		}
+		var start map[string]any
+		json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &start)
+		v, _ := start["memory_bytes"].(float64)
+		return v
+	}
+	if got := resume(); got != 300<<20 {
+		t.Errorf("resume without --memory: budget %v, want the run's 300 MiB", got)
+	}
+	if got := resume("--memory", "400MiB"); got != 400<<20 {
+		t.Errorf("resume with --memory 400MiB: budget %v", got)
+	}
+	if got := resume(); got != 400<<20 {
+		t.Errorf("resume after a new budget: %v, want 400 MiB", got)
+	}
+	os.WriteFile(filepath.Join(dir, runMemoryFile), []byte("{"), 0o644)
+	if code, _, errOut := runArgs(t, "check", "--resume", dir); code != exitUsage || !strings.Contains(errOut, "memory.json is corrupt") {
+		t.Errorf("corrupt budget file: exit %d %s", code, errOut)
+	}
+}

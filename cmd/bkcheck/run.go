@@ -260,6 +260,15 @@ func parseFlags(mode string, args []string, stderr io.Writer) (*checkFlags, erro
 			probs = append(probs, fmt.Sprintf("--memory: %v", err))
 		}
 		f.memory = n
+	} else if f.resume != "" {
+		// A resumed run keeps the budget it was started (or last resumed)
+		// with: the default would make a run sized for a large budget
+		// overflow its cache.
+		m, err := loadRunMemory(f.resume)
+		if err != nil {
+			probs = append(probs, err.Error())
+		}
+		f.memory = m
 	}
 	if f.progress <= 0 {
 		probs = append(probs, fmt.Sprintf("--progress must be positive (got %v)", f.progress))
@@ -383,6 +392,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				return exitUsage
 			}
 		}
+		if err := saveRunMemory(f.dir, f.memory); err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+			return exitError
+		}
 		budget := int64(2 << 30)
 		if f.memory > 0 {
 			budget = max(f.memory-(96<<20), 32<<20)
@@ -501,6 +514,7 @@ func (r *reporter) start(f *checkFlags, invs []string) {
 		r.enc.Encode(map[string]any{
 			"type": "start", "params": toJSONParams(f.params), "invariants": invs,
 			"workers": f.workers, "check_deadlock": f.checkDeadlock, "symmetry": f.sym.String(), "max_depth": f.maxDepth, "max_states": f.maxStates,
+			"memory_bytes": f.memory,
 		})
 		return
 	}

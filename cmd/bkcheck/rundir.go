@@ -213,6 +213,44 @@ func prepareRunDir(dir string, r runParams) error {
 	return os.Rename(tmp, filepath.Join(dir, runParamsFile))
 }
 
+// runMemoryFile keeps the --memory budget of a run directory, so that
+// --resume without --memory uses it. It is not part of the model: a run may
+// be resumed with another budget (--memory), which then sticks.
+const runMemoryFile = "memory.json"
+
+type runMemory struct {
+	Bytes int64 `json:"memory_bytes"` // 0: the default budget
+}
+
+func saveRunMemory(dir string, bytes int64) error {
+	b, _ := json.Marshal(runMemory{Bytes: bytes})
+	tmp := filepath.Join(dir, runMemoryFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", runMemoryFile, err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, runMemoryFile))
+}
+
+// loadRunMemory returns the budget recorded in dir; 0 (the default) for a
+// run directory written before budgets were recorded.
+func loadRunMemory(dir string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, runMemoryFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	var m runMemory
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err == nil && m.Bytes < 0 {
+		err = fmt.Errorf("negative budget %d", m.Bytes)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("--resume: %s is corrupt: %v", filepath.Join(dir, runMemoryFile), err)
+	}
+	return m.Bytes, nil
+}
+
 // parseSize reads sizes like 2GiB, 512MiB, 1.5G, 300M, 4096.
 func parseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
