@@ -54,9 +54,9 @@ type SimResult struct {
 const batchWalks = 256
 
 // Simulate runs random walks from the initial states. Each walk picks a
-// random successor at each step (uniformly, or as opt.Weight says), checks the invariants on every
-// state it visits, and stops at Depth states or at a state without
-// successor (where terminal-state properties are checked).
+// random successor at each step (uniformly, or as opt.Weight says), checks
+// the invariants on every state it visits, and stops at Depth states or at
+// a state without successor (where terminal-state properties are checked).
 func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
