@@ -463,6 +463,21 @@ func (d *dec) entry(v any) spec.Entry {
 	return e
 }
 
+// fragments decodes a list of fragments into dst and returns how many
+// there are.
+func (d *dec) fragments(v any, dst []spec.Fragment) int8 {
+	var n int8
+	for i, f := range d.list(v) {
+		if i >= len(dst) {
+			d.fail("too many fragments")
+			break
+		}
+		dst[i] = d.fragment(f)
+		n++
+	}
+	return n
+}
+
 func (d *dec) fragment(v any) spec.Fragment {
 	m := d.obj(v)
 	f := spec.Fragment{
@@ -537,16 +552,7 @@ func (d *dec) state(v any) spec.State {
 		}
 	})
 	d.at("meta_status", func() { s.MetaStatus = lookup(d, statusITF, d.str(d.field(m, "meta_status"))) })
-	d.at("meta_fragments", func() {
-		for i, f := range d.list(d.field(m, "meta_fragments")) {
-			if i >= len(s.MetaFragments) {
-				d.fail("too many fragments")
-				break
-			}
-			s.MetaFragments[i] = d.fragment(f)
-			s.NumMetaFragments++
-		}
-	})
+	d.at("meta_fragments", func() { s.NumMetaFragments = d.fragments(d.field(m, "meta_fragments"), s.MetaFragments[:]) })
 	d.at("meta_last_entry", func() { s.MetaLastEntry = d.int(d.field(m, "meta_last_entry"), 0, spec.MaxEntries) })
 	d.at("meta_version", func() { s.MetaVersion = d.int(d.field(m, "meta_version"), 0, 127) })
 	d.at("b_entries", func() {
@@ -607,14 +613,7 @@ func (d *dec) client1(v any) spec.Client {
 	var c spec.Client
 	c.MetaVersion = d.nilInt(d.field(m, "meta_version"), 127)
 	c.Status = lookup(d, statusITF, d.str(d.field(m, "status")))
-	for i, f := range d.list(d.field(m, "fragments")) {
-		if i >= len(c.Fragments) {
-			d.fail("too many fragments")
-			break
-		}
-		c.Fragments[i] = d.fragment(f)
-		c.NumFragments++
-	}
+	c.NumFragments = d.fragments(d.field(m, "fragments"), c.Fragments[:])
 	var ops []spec.PendingAddOp
 	for _, o := range d.tagged(d.field(m, "pending_add_ops"), "#set") {
 		om := d.obj(o)

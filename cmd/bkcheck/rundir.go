@@ -202,15 +202,21 @@ func prepareRunDir(dir string, r runParams) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating run directory: %w", err)
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	return writeRunFile(dir, runParamsFile, r)
+}
+
+// writeRunFile writes v as JSON to dir/name through a temporary file and a
+// rename, so that an interrupted write never leaves half a file behind.
+func writeRunFile(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, runParamsFile+".tmp")
+	tmp := filepath.Join(dir, name+".tmp")
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", runParamsFile, err)
+		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	return os.Rename(tmp, filepath.Join(dir, runParamsFile))
+	return os.Rename(tmp, filepath.Join(dir, name))
 }
 
 // runMemoryFile keeps the --memory budget of a run directory, so that
@@ -223,12 +229,7 @@ type runMemory struct {
 }
 
 func saveRunMemory(dir string, bytes int64) error {
-	b, _ := json.Marshal(runMemory{Bytes: bytes})
-	tmp := filepath.Join(dir, runMemoryFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", runMemoryFile, err)
-	}
-	return os.Rename(tmp, filepath.Join(dir, runMemoryFile))
+	return writeRunFile(dir, runMemoryFile, runMemory{Bytes: bytes})
 }
 
 // loadRunMemory returns the budget recorded in dir; 0 (the default) for a
