@@ -3,12 +3,10 @@ package check
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/spec"
-	"github.com/bkcheck/bkcheck/state"
 )
 
 // BenchmarkCheck runs whole searches of reference models and reports
@@ -29,26 +27,16 @@ func BenchmarkCheck(b *testing.B) {
 					var distinct int64
 					var bytesPerState float64
 					for i := 0; i < b.N; i++ {
-						opt := explorer.Options{Workers: workers}
-						var closer func() error
+						cfg := Config{ModelConfig: ModelConfig{Params: mc.p}, Parallel: Parallel{Workers: workers}}
 						if store == "badger" {
-							dir := b.TempDir()
-							bv, err := state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(dir, "visited")})
-							if err != nil {
-								b.Fatal(err)
-							}
-							opt.Visited, opt.Dir, opt.ModelID, closer = bv, dir, "bench", bv.Close
-						} else {
-							mv := state.NewMemVisited(0)
-							opt.Visited, closer = mv, mv.Close
+							cfg.Store, cfg.Dir = StoreBadger, b.TempDir()
 						}
-						rep, err := Run(context.Background(), Config{Params: mc.p, Search: opt})
+						rep, err := Run(context.Background(), cfg)
 						if err != nil || rep.Status != explorer.OK {
 							b.Fatal(err, rep.Status)
 						}
 						distinct = rep.Distinct
-						bytesPerState = opt.Visited.BytesPerState()
-						closer()
+						bytesPerState = rep.StoreBytesPerState
 					}
 					b.ReportMetric(float64(distinct)*float64(b.N)/b.Elapsed().Seconds(), "states/s")
 					b.ReportMetric(bytesPerState, "store-bytes/state")
@@ -62,7 +50,7 @@ func BenchmarkCheck(b *testing.B) {
 // successors, encode) on the states of a reference model.
 func BenchmarkExpand(b *testing.B) {
 	p := spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
-	m, err := NewModel(p, nil)
+	m, err := NewModel(ModelConfig{Params: p})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,26 +7,25 @@ package check
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/state"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
-// Config is everything a check run needs.
-type Config struct {
-	Params     spec.Params
-	Invariants []string // names; nil means invariants.Default
-	Symmetry   spec.Symmetry
-	Search     explorer.Options
-}
-
-// Report is the outcome of a run: the explorer's verdict and statistics and,
-// on a violation, the decoded counterexample.
+// Report is the outcome of a run: the explorer's verdict and statistics
+// and, on a violation, the decoded counterexample.
 type Report struct {
 	explorer.Result
 	Trace *traces.Trace
+	// Config is the configuration the run used, defaults filled in (for a
+	// resumed run, the model recorded in its directory and its budget).
+	Config Config
+	// StoreBytesPerState is the visited store's memory per state.
+	StoreBytesPerState float64
 }
 
 // Model adapts a spec.Model and a list of invariants to explorer.Model.
@@ -36,34 +35,22 @@ type Model struct {
 	sym  spec.Symmetry
 }
 
-// NewModel validates the parameters and invariant names, reporting every
-// problem of both in one error.
-func NewModel(p spec.Params, invNames []string) (*Model, error) {
-	if invNames == nil {
-		invNames = invariants.Default
+// NewModel fills in c's defaults, validates it (every problem at once)
+// and binds the protocol model to its properties and symmetry.
+func NewModel(c ModelConfig) (*Model, error) {
+	c.EnsureDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
 	}
-	sm, perr := spec.NewModel(p)
-	invs, ierr := invariants.Lookup(invNames)
-	switch {
-	case perr != nil && ierr != nil:
-		ve := perr.(*spec.ValidationError)
-		return nil, &spec.ValidationError{Problems: append(ve.Problems, ierr.Error())}
-	case perr != nil:
-		return nil, perr
-	case ierr != nil:
-		return nil, &spec.ValidationError{Problems: []string{ierr.Error()}}
+	sm, err := spec.NewModel(c.Params)
+	if err != nil {
+		return nil, err
 	}
-	return &Model{spec: sm, invs: invs}, nil
-}
-
-// WithSymmetry makes the model deduplicate states up to relabelling of
-// bookies and/or clients, refusing combinations that would be unsound.
-func (m *Model) WithSymmetry(sym spec.Symmetry) error {
-	if err := m.spec.P.CheckSymmetry(sym); err != nil {
-		return &spec.ValidationError{Problems: []string{err.Error()}}
+	invs, err := invariants.Lookup(c.Invariants)
+	if err != nil {
+		return nil, err
 	}
-	m.sym = sym
-	return nil
+	return &Model{spec: sm, invs: invs, sym: c.Symmetry}, nil
 }
 
 // Spec returns the underlying protocol model.
@@ -149,26 +136,74 @@ func (e *expander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	e.emitNext = nil
 }
 
-// Run checks one parameter set.
+// Run checks one configuration: it fills in defaults, validates (a
+// schema.Problems error lists every problem), opens the visited store
+// (and, for the Badger store, the run directory), searches, and decodes
+// the counterexample. With Resume, the model and (unless cfg gives one)
+// the memory budget are those recorded in Dir.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	m, err := NewModel(cfg.Params, cfg.Invariants)
+	if cfg.Resume && cfg.Dir != "" {
+		rec, err := ReadRunDir(cfg.Dir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.AdoptRun(cfg.Dir, rec)
+	}
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := NewModel(cfg.ModelConfig)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.WithSymmetry(cfg.Symmetry); err != nil {
-		return nil, err
+	opt := explorer.Options{
+		Workers:       cfg.Workers,
+		MaxDepth:      cfg.MaxDepth,
+		MaxStates:     cfg.MaxStates,
+		CheckDeadlock: cfg.CheckDeadlock,
+		Progress:      cfg.Progress,
+		ProgressEvery: cfg.ProgressEvery,
 	}
-	res, err := explorer.Run(ctx, m, cfg.Search)
+	var store state.Visited
+	switch cfg.Store {
+	case StoreMem:
+		// The fingerprint table stays in memory; the parent links go to an
+		// unlinked temporary file, as TLC keeps its trace file on disk.
+		mv, err := state.NewMemVisitedLinksOnDisk(1<<16, "")
+		if err != nil {
+			return nil, err
+		}
+		store = mv
+	case StoreBadger:
+		if err := openRunDir(cfg); err != nil {
+			return nil, err
+		}
+		bv, err := state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(cfg.Dir, "visited"), MemoryBudget: storeBudget(cfg.Memory)})
+		if err != nil {
+			return nil, fmt.Errorf("opening the visited store: %w", err)
+		}
+		store = bv
+		id := cfg.ModelConfig.ID()
+		opt.Dir, opt.Resume, opt.ModelID = cfg.Dir, cfg.Resume, id
+		opt.SameModel = func(stored string) bool { return SameModelID(stored, id) }
+	}
+	defer store.Close()
+	opt.Visited = store
+	res, err := explorer.Run(ctx, m, opt)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Result: res}
+	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: store.BytesPerState()}
 	if res.Violation != nil {
 		tr, err := m.DecodeTrace(res.Violation)
 		if err != nil {
 			return nil, err
 		}
 		rep.Trace = tr
+	}
+	if err := store.Close(); err != nil {
+		return rep, fmt.Errorf("closing the visited store: %w", err)
 	}
 	return rep, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -31,15 +32,13 @@ var notLoss = []string{
 //     so recovery cannot truncate; only losing both copies loses the entry
 //     (AllAckedEntriesAreReadable, 9 states).
 func TestDataLossBudgets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("explores about 30 million states")
-	}
+	testtier.Long(t, "explores about 30 million states")
 	invs := []string{"AllAckedEntriesAreReadable", "NoDivergenceBetweenClientAndMetaData"}
 	run := func(budget int, mode string, exclude []string) *Report {
 		t.Helper()
 		p := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1,
 			DataLoss: budget, DataLossMode: mode, Exclude: exclude}
-		rep, err := Run(context.Background(), Config{Params: p, Invariants: invs})
+		rep, err := Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, Invariants: invs}})
 		if err != nil {
 			t.Fatal(err)
 		}

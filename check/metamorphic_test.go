@@ -3,26 +3,23 @@ package check
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 
-	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
-	"github.com/bkcheck/bkcheck/state"
 )
 
 // TestMetamorphic runs the same models with 1, 2 and 4 workers through the
 // in-memory and the Badger store and demands identical results: verdict,
 // every count, depth, the violated invariant and the counterexample itself.
 func TestMetamorphic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 18 searches")
-	}
 	sets := []spec.Params{
 		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1},
-		{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1},
 		{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, Variant: "no-recovery-fence"},
+	}
+	if testtier.IsLong() {
+		sets = append(sets, spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1})
 	}
 	for _, p := range sets {
 		var want *Report
@@ -30,17 +27,11 @@ func TestMetamorphic(t *testing.T) {
 		for _, store := range []string{"mem", "badger"} {
 			for _, workers := range []int{1, 2, 4} {
 				name := fmt.Sprintf("%s/workers=%d", store, workers)
-				opt := explorer.Options{Workers: workers}
+				cfg := Config{ModelConfig: ModelConfig{Params: p}, Parallel: Parallel{Workers: workers}}
 				if store == "badger" {
-					dir := t.TempDir()
-					bv, err := state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(dir, "visited"), MemoryBudget: 64 << 20})
-					if err != nil {
-						t.Fatal(err)
-					}
-					opt.Visited, opt.Dir, opt.ModelID = bv, dir, p.String()
-					defer bv.Close()
+					cfg.Store, cfg.Dir, cfg.Memory = StoreBadger, t.TempDir(), 160<<20
 				}
-				got, err := Run(context.Background(), Config{Params: p, Search: opt})
+				got, err := Run(context.Background(), cfg)
 				if err != nil {
 					t.Fatalf("%v %s: %v", p, name, err)
 				}

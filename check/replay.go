@@ -26,12 +26,13 @@ func Replay(tr *traces.Trace) error {
 	if len(tr.Steps) == 0 {
 		return &ReplayError{Step: 1, Reason: "the trace has no states"}
 	}
-	m, err := NewModel(tr.Params, []string{tr.Invariant})
+	invs := []string{tr.Invariant}
 	if tr.Deadlock {
-		m, err = NewModel(tr.Params, []string{})
+		invs = []string{}
 	}
+	m, err := NewModel(ModelConfig{Params: tr.Params, Invariants: invs})
 	if err != nil {
-		return fmt.Errorf("replay: %w", err)
+		return fmt.Errorf("the trace's model: %w", err)
 	}
 	sm := m.Spec()
 	init := sm.Init()

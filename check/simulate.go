@@ -1,10 +1,13 @@
 package check
 
 import (
+	"context"
+	"fmt"
 	"math"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/traces"
 )
 
 // LossBias weights the steps of a random simulation as if every message a
@@ -32,4 +35,54 @@ func LossBias(rate float64) func(explorer.Action) float64 {
 		}
 		return pow[sa.Lost.Len()]
 	}
+}
+
+// SimReport is the outcome of a simulation and, on a violation, the
+// decoded walk.
+type SimReport struct {
+	explorer.SimResult
+	Trace  *traces.Trace
+	Config SimConfig // as used, defaults filled in
+}
+
+// Simulate runs random walks as cfg says: it fills in defaults, validates
+// (every problem at once), and decodes the violating walk if any. Finding
+// nothing is Unknown, never OK.
+func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := NewModel(cfg.ModelConfig)
+	if err != nil {
+		return nil, err
+	}
+	opt := explorer.SimOptions{Seed: cfg.Seed, Depth: cfg.Depth, Walks: cfg.Traces, Duration: cfg.Duration, Workers: cfg.Workers, CheckDeadlock: cfg.CheckDeadlock}
+	if cfg.LossRate > 0 {
+		opt.Weight = LossBias(cfg.LossRate)
+	}
+	res, err := explorer.Simulate(ctx, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep := &SimReport{SimResult: res, Config: cfg}
+	if res.Violation != nil {
+		if rep.Trace, err = m.DecodeTrace(res.Violation); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// RerunCommand is the bkcheck simulate invocation that reruns the
+// violating walk alone: the model, the walk's seed and how steps were
+// picked.
+func (r *SimReport) RerunCommand() string {
+	mc := r.Config.ModelConfig
+	cmd := fmt.Sprintf("bkcheck simulate %s --seed %d --traces 1 --depth %d",
+		ModelSchema.Flags(&mc, "bookies", "clients", "write-quorum", "ack-quorum", "entries", "inflight"), r.WalkSeed, r.Config.Depth)
+	if r.Config.LossRate > 0 {
+		cmd += fmt.Sprintf(" --loss-rate %g", r.Config.LossRate)
+	}
+	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -14,7 +15,7 @@ import (
 // and the result does not depend on the number of workers.
 func TestSimulationFindsTruncation(t *testing.T) {
 	p := spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, Variant: "no-recovery-fence"}
-	m, err := NewModel(p, nil)
+	m, err := NewModel(ModelConfig{Params: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +83,14 @@ func TestLossBias(t *testing.T) {
 			t.Errorf("weight of %v = %g, want %g", c.a, got, c.want)
 		}
 	}
-	if testing.Short() {
-		return
+	if !testtier.IsLong() {
+		return // the 5-bookie walk below takes about a minute
 	}
 	p := spec.Params{Bookies: 5, Clients: 2, Ensemble: 5, WriteQuorum: 5, AckQuorum: 2, Entries: 1, Inflight: 1, DataLoss: 1, DataLossMode: "blank",
 		Exclude: []string{"ClientReceivesAddFencedResponse", "BookieSendsAddFencedResponse", "ClientResendsPendingAddOp",
 			"ClientClosesLedgerSuccess", "ClientClosesLedgerFail", "ClientWritesBackEntry",
 			"RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientChangesEnsemble", "RecoveryClientSendsPendingAddOp"}}
-	m, err := NewModel(p, []string{"AllAckedEntriesAreReadable", "NoDivergenceBetweenClientAndMetaData"})
+	m, err := NewModel(ModelConfig{Params: p, Invariants: []string{"AllAckedEntriesAreReadable", "NoDivergenceBetweenClientAndMetaData"}})
 	if err != nil {
 		t.Fatal(err)
 	}

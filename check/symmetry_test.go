@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -58,7 +59,7 @@ func TestSymmetryOrbits(t *testing.T) {
 				"ClientClosesLedgerSuccess", "ClientClosesLedgerFail", "ClientWritesBackEntry",
 				"RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientChangesEnsemble", "RecoveryClientSendsPendingAddOp"}},
 	}
-	if testing.Short() {
+	if !testtier.IsLong() {
 		sets = sets[:2]
 	}
 	for _, p := range sets {
@@ -68,11 +69,11 @@ func TestSymmetryOrbits(t *testing.T) {
 			}
 			states, classes := orbits(t, p, sym)
 			// The whole space (TypeOK holds everywhere): one state per orbit.
-			plain, err := Run(context.Background(), Config{Params: p, Invariants: []string{"TypeOK"}})
+			plain, err := Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, Invariants: []string{"TypeOK"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			red, err := Run(context.Background(), Config{Params: p, Invariants: []string{"TypeOK"}, Symmetry: sym})
+			red, err := Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, Invariants: []string{"TypeOK"}, Symmetry: sym}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,11 +83,11 @@ func TestSymmetryOrbits(t *testing.T) {
 					p, sym, red.Status, red.Distinct, plain.Status, plain.Distinct, classes, states)
 			}
 			// The default invariants: the same verdict.
-			plain, err = Run(context.Background(), Config{Params: p})
+			plain, err = Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			red, err = Run(context.Background(), Config{Params: p, Symmetry: sym})
+			red, err = Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, Symmetry: sym}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,8 +103,8 @@ func TestSymmetryOrbits(t *testing.T) {
 // step is a transition of the model with the recorded action.
 func TestSymmetricCounterexampleReplays(t *testing.T) {
 	p := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, DataLoss: 2, DataLossMode: "limbo"}
-	rep, err := Run(context.Background(), Config{Params: p, Symmetry: spec.Symmetry{Bookies: true, Clients: true},
-		Invariants: []string{"AllAckedEntriesAreReadable"}})
+	rep, err := Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, Symmetry: spec.Symmetry{Bookies: true, Clients: true},
+		Invariants: []string{"AllAckedEntriesAreReadable"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

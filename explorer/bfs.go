@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -57,21 +56,9 @@ func Run(ctx context.Context, m Model, opt Options) (Result, error) {
 	if m == nil {
 		return Result{}, errors.New("explorer: nil model")
 	}
-	var problems []error
-	if opt.MaxDepth < 0 {
-		problems = append(problems, fmt.Errorf("MaxDepth must be >= 0, got %d", opt.MaxDepth))
-	}
-	if opt.MaxStates < 0 {
-		problems = append(problems, fmt.Errorf("MaxStates must be >= 0, got %d", opt.MaxStates))
-	}
-	if opt.ProgressEvery < 0 {
-		problems = append(problems, fmt.Errorf("ProgressEvery must be >= 0, got %v", opt.ProgressEvery))
-	}
-	if len(problems) > 0 {
-		return Result{}, fmt.Errorf("explorer: invalid options: %w", errors.Join(problems...))
-	}
-	if opt.Workers <= 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
+	opt.EnsureDefaults()
+	if err := opt.Validate(); err != nil {
+		return Result{}, err
 	}
 	s := &search{
 		m:      m,
@@ -98,8 +85,6 @@ func Run(ctx context.Context, m Model, opt Options) (Result, error) {
 				return Result{}, fmt.Errorf("%w: %s already holds a run; resume it or choose another directory", ErrRunExists, opt.Dir)
 			}
 		}
-	} else if opt.Resume {
-		return Result{}, errors.New("explorer: Resume needs Dir")
 	}
 	s.lastProgress = s.start
 	s.workers = make([]*worker, opt.Workers)

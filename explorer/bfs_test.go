@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/state"
 )
 
@@ -640,9 +641,7 @@ func TestWalkModel(t *testing.T) {
 // store, the frontier and the per-chunk buffers, a search allocates nothing
 // per state. 100003 states must cost far fewer than 100003 allocations.
 func TestAllocations(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow")
-	}
+	testtier.Long(t, "100,003-state walk")
 	m := walkModel{p: 100003}
 	for _, workers := range []int{1, 2} {
 		allocs := testing.AllocsPerRun(3, func() {

@@ -1,6 +1,9 @@
 package explorer
 
 import (
+	"errors"
+	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/bkcheck/bkcheck/state"
@@ -61,6 +64,34 @@ type Options struct {
 	// caller whose identities gain fields over time (a new parameter, off
 	// by default) uses it to keep resuming runs written before them.
 	SameModel func(stored string) bool
+}
+
+// EnsureDefaults fills in what o leaves unsaid: one worker per core.
+func (o *Options) EnsureDefaults() {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
+// Validate reports every invalid option at once.
+func (o Options) Validate() error {
+	var problems []error
+	if o.MaxDepth < 0 {
+		problems = append(problems, fmt.Errorf("MaxDepth must be >= 0, got %d", o.MaxDepth))
+	}
+	if o.MaxStates < 0 {
+		problems = append(problems, fmt.Errorf("MaxStates must be >= 0, got %d", o.MaxStates))
+	}
+	if o.ProgressEvery < 0 {
+		problems = append(problems, fmt.Errorf("ProgressEvery must be >= 0, got %v", o.ProgressEvery))
+	}
+	if o.Resume && o.Dir == "" {
+		problems = append(problems, errors.New("Resume needs Dir"))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("explorer: invalid options: %w", errors.Join(problems...))
+	}
+	return nil
 }
 
 // Stats is a snapshot of a running or finished search.

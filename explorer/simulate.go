@@ -3,6 +3,8 @@ package explorer
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -33,6 +35,38 @@ type SimOptions struct {
 	Weight func(Action) float64
 }
 
+// DefaultSimDepth is the walk length when SimOptions.Depth is 0.
+const DefaultSimDepth = 100
+
+// EnsureDefaults fills in what o leaves unsaid: one worker per core, walks
+// of DefaultSimDepth states.
+func (o *SimOptions) EnsureDefaults() {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Depth == 0 {
+		o.Depth = DefaultSimDepth
+	}
+}
+
+// Validate reports every invalid option at once.
+func (o SimOptions) Validate() error {
+	var problems []error
+	if o.Depth < 0 {
+		problems = append(problems, fmt.Errorf("Depth must be >= 0, got %d", o.Depth))
+	}
+	if o.Walks < 0 || o.Duration < 0 {
+		problems = append(problems, errors.New("Walks and Duration must not be negative"))
+	}
+	if o.Walks == 0 && o.Duration == 0 {
+		problems = append(problems, errors.New("give Walks or Duration (or both)"))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("explorer: invalid simulation options: %w", errors.Join(problems...))
+	}
+	return nil
+}
+
 // SimResult summarises a simulation. A violation is always a real
 // execution of the model; its absence proves nothing (Status is then
 // Unknown, never OK).
@@ -58,11 +92,9 @@ const batchWalks = 256
 // the invariants on every state it visits, and stops at Depth states or at
 // a state without successor (where terminal-state properties are checked).
 func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
-	if opt.Workers <= 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
-	}
-	if opt.Depth <= 0 {
-		opt.Depth = 100
+	opt.EnsureDefaults()
+	if err := opt.Validate(); err != nil {
+		return SimResult{}, err
 	}
 	start := time.Now()
 	var inits [][]byte

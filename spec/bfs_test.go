@@ -1,12 +1,18 @@
-package spec
+package spec_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/regress"
+	"github.com/bkcheck/bkcheck/spec"
+)
 
 // naiveBFS explores the model with a Go map of encodings: slow but obviously
 // correct, an oracle independent of the explorer package.
-func naiveBFS(t testing.TB, p Params) (distinct, generated, depth int) {
+func naiveBFS(t testing.TB, p spec.Params) (distinct, generated, depth int) {
 	t.Helper()
-	m, err := NewModel(p)
+	m, err := spec.NewModel(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -14,7 +20,7 @@ func naiveBFS(t testing.TB, p Params) (distinct, generated, depth int) {
 	seen := map[string]bool{string(m.Encode(nil, &init)): true}
 	level := [][]byte{m.Encode(nil, &init)}
 	generated = 1
-	var cur, scratch State
+	var cur, scratch spec.State
 	var buf []byte
 	for len(level) > 0 {
 		depth++
@@ -23,7 +29,7 @@ func naiveBFS(t testing.TB, p Params) (distinct, generated, depth int) {
 			if err := m.Decode(enc, &cur); err != nil {
 				t.Fatal(err)
 			}
-			m.Next(&cur, &scratch, func(a Action, s *State) {
+			m.Next(&cur, &scratch, func(a spec.Action, s *spec.State) {
 				generated++
 				buf = m.Encode(buf[:0], s)
 				if !seen[string(buf)] {
@@ -37,29 +43,31 @@ func naiveBFS(t testing.TB, p Params) (distinct, generated, depth int) {
 	return len(seen), generated, depth
 }
 
+// TestNaiveCounts explores TLC's reference sets (testdata/regress/tlc.toml)
+// with the naive oracle above, without the explorer: the model alone must
+// give TLC's distinct, generated and depth figures.
 func TestNaiveCounts(t *testing.T) {
-	for _, tc := range []struct {
-		p               Params
-		distinct, depth int
-	}{
-		{Params{Bookies: 1, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1}, 799, 19},
-		{Params{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1}, 6123, 25},
-	} {
-		d, g, depth := naiveBFS(t, tc.p)
-		t.Logf("%v: distinct %d generated %d depth %d", tc.p, d, g, depth)
-		if d != tc.distinct || depth != tc.depth {
-			t.Errorf("%v: got %d/%d want %d/%d", tc.p, d, depth, tc.distinct, tc.depth)
+	cases, err := regress.LoadFile("../testdata/regress/tlc.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, c := range cases {
+		e := c.Expect
+		if c.Config.Symmetry.Bookies || c.Config.Symmetry.Clients || e.Slow {
+			continue // the oracle has no symmetry; the slow set is the explorer's job
+		}
+		if e.Distinct > 100_000 && !testtier.IsLong() {
+			continue
+		}
+		ran++
+		d, g, depth := naiveBFS(t, c.Config.Params)
+		t.Logf("%s: distinct %d generated %d depth %d", c.Name, d, g, depth)
+		if int64(d) != e.Distinct || depth != e.Depth || (e.Generated != 0 && int64(g) != e.Generated) {
+			t.Errorf("%s: got %d/%d/%d, TLC %d/%d/%d", c.Name, d, g, depth, e.Distinct, e.Generated, e.Depth)
 		}
 	}
-}
-
-func TestNaiveCountsLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
-	}
-	d, g, depth := naiveBFS(t, Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1})
-	t.Logf("distinct %d generated %d depth %d", d, g, depth)
-	if d != 285773 || depth != 28 {
-		t.Errorf("got %d/%d", d, depth)
+	if ran < 2 {
+		t.Fatalf("only %d sets compared", ran)
 	}
 }

@@ -10,8 +10,9 @@ type Model struct {
 	excluded  uint64 // bit k: ActionKind k may not occur
 }
 
-// NewModel validates p and prepares the model.
+// NewModel fills in p's defaults, validates it and prepares the model.
 func NewModel(p Params) (*Model, error) {
+	p.EnsureDefaults()
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -8,11 +8,7 @@
 // clock: Init and Next are functions of their inputs alone.
 package spec
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-)
+import "github.com/bkcheck/bkcheck/schema"
 
 // Hard limits of the compact state representation. They are far beyond what
 // an exhaustive search can finish, so they cost nothing in practice.
@@ -24,35 +20,42 @@ const (
 	maxFaults    = 7
 )
 
-// Params is one parameter set of the model: the CONSTANTS of the TLA+ spec.
+// Params is one parameter set of the model: the CONSTANTS of the TLA+
+// spec and bkcheck's extensions. Each field is declared once here, with the
+// name it has everywhere (flags, TOML files, JSON, validation messages);
+// package schema derives the rest. The zero value of an extension is "off",
+// and with every extension off the model is the TLA+ specification.
 type Params struct {
-	Bookies     int    // |Bookies|: bookies b1..bN
-	Clients     int    // |Clients|: clients c1..cN
-	Ensemble    int    // E, ensemble size; equal to WriteQuorum in the reference spec
-	WriteQuorum int    // Qw, copies written per entry
-	AckQuorum   int    // Qa, acknowledgements needed to commit an entry
-	Entries     int    // SendLimit: entries the writer may create
-	Inflight    int    // InflightLimit: unacknowledged entries the writer may have
-	Variant     string // protocol variant (see Variants); "" is the reference
+	Bookies     int    `name:"bookies" unit:"N" help:"bookies b1..bN (at most 8)"`
+	Clients     int    `name:"clients" unit:"N" help:"clients c1..cN (at most 4); the first to act creates the ledger, the others may recover it"`
+	Ensemble    int    `name:"ensemble" short:"e" unit:"E" help:"ensemble size E; E > Qw stripes entries round-robin (not given: E = Qw, as in the TLA+ spec)"`
+	WriteQuorum int    `name:"write-quorum" short:"w" unit:"Qw" help:"copies written per entry (the spec's WriteQuorum)"`
+	AckQuorum   int    `name:"ack-quorum" short:"a" unit:"Qa" help:"acknowledgements that commit an entry (AckQuorum)"`
+	Entries     int    `name:"entries" unit:"N" help:"entries the writer may create (SendLimit, at most 8)"`
+	Inflight    int    `name:"inflight" unit:"N" help:"unacknowledged entries the writer may have (InflightLimit)"`
+	Variant     string `name:"variant" unit:"V" help:"protocol variant (bkcheck variants lists them; not given: reference)"`
 
 	// Fault budgets: how many times each fault may happen in a run. All
 	// zero is the reference model, whose state space they leave untouched.
-	Crashes      int    // a bookie stops (in-flight messages to and from it are lost) and later restarts intact
-	DataLoss     int    // a bookie restarts with an empty disk
-	DataLossMode string // "blank" (answers like a new bookie) or "limbo" (BP-44: comes back fenced, answers Unknown)
-	ReadOnly     int    // a bookie turns read-only (disk full): rejects adds, serves reads and fencing
-	Unavailable  int    // the last N bookies are down for the whole run (from the initial state, never restarting)
+	Crashes      int    `name:"crashes" unit:"N" help:"bookie crashes allowed (a crashed bookie loses its connections and later restarts with its journal)"`
+	DataLoss     int    `name:"data-loss" unit:"N" help:"bookie restarts with an empty disk allowed"`
+	DataLossMode string `name:"data-loss-mode" unit:"MODE" help:"how a bookie that lost its disk answers: blank (like a new bookie; the default) or limbo (BP-44: fenced, answers Unknown)"`
+	ReadOnly     int    `name:"read-only" unit:"N" help:"bookies that may turn read-only (disk full: adds rejected, reads and fencing served)"`
+	Unavailable  int    `name:"unavailable" unit:"N" help:"the last N bookies are down for the whole run (never start)"`
 
 	// ReliableNetwork: no message is lost (sends and replies are always
 	// delivered); timeouts then come only from crashed bookies. A way to
 	// isolate what bookie faults alone do.
-	ReliableNetwork bool
+	ReliableNetwork bool `name:"reliable-network" help:"no message is ever lost (timeouts come only from crashed bookies)"`
 
 	// Exclude lists actions (by TLA+ name) that may not occur: a way to
 	// ask for the shortest counterexample of one kind, or to shrink a model
 	// to what a question needs. Results are then about the restricted model.
-	Exclude []string
+	Exclude []string `name:"exclude-actions" unit:"A,B" help:"actions that may not occur (bkcheck actions lists them)"`
 }
+
+// ParamsSchema is the schema of Params: flags, file keys and JSON keys.
+var ParamsSchema = schema.MustOf(Params{})
 
 // Faulty reports whether any fault is enabled.
 func (p Params) Faulty() bool {
@@ -73,118 +76,104 @@ func (p Params) Limbo() bool { return p.DataLossMode == "limbo" }
 
 // DefaultParams is a small model that finishes in well under a second yet
 // exercises every action: two bookies, two clients, Qw 2, Qa 1, one entry.
+// It is what bkcheck checks when given no parameter.
 func DefaultParams() Params {
-	return Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
+	return Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
 }
 
-// ValidationError lists every problem of a parameter set at once, so a user
-// fixes them all in one go instead of one per run.
-type ValidationError struct{ Problems []string }
-
-func (e *ValidationError) Error() string {
-	return "invalid parameters:\n  - " + strings.Join(e.Problems, "\n  - ")
+// EnsureDefaults fills in what a parameter set leaves unsaid: E = Qw, the
+// reference variant, blank data loss. A data-loss mode without data loss
+// has no effect and is cleared, so that equal models have equal Params.
+func (p *Params) EnsureDefaults() {
+	if p.Ensemble == 0 {
+		p.Ensemble = p.WriteQuorum
+	}
+	if p.Variant == "" {
+		p.Variant = Variants[0].Name
+	}
+	switch {
+	case p.DataLoss == 0:
+		p.DataLossMode = ""
+	case p.DataLossMode == "":
+		p.DataLossMode = "blank"
+	}
 }
 
-// Validate reports every problem of p in one *ValidationError, or nil.
+// ValidationError is the error of an invalid parameter set: every problem,
+// each naming its setting.
+type ValidationError = schema.Problems
+
+// Validate reports every problem of p (after EnsureDefaults) at once.
 func (p Params) Validate() error {
-	var probs []string
-	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	var probs schema.Problems
 	if p.Bookies < 1 || p.Bookies > MaxBookies {
-		add("bookies must be between 1 and %d (got %d)", MaxBookies, p.Bookies)
+		probs.Add("bookies", "must be between 1 and %d (got %d)", MaxBookies, p.Bookies)
 	}
 	if p.Clients < 1 || p.Clients > MaxClients {
-		add("clients must be between 1 and %d (got %d)", MaxClients, p.Clients)
+		probs.Add("clients", "must be between 1 and %d (got %d)", MaxClients, p.Clients)
 	}
 	if p.WriteQuorum < 1 {
-		add("write quorum (-w) must be at least 1 (got %d)", p.WriteQuorum)
+		probs.Add("write-quorum", "must be at least 1 (got %d)", p.WriteQuorum)
 	}
 	if p.AckQuorum < 1 {
-		add("ack quorum (-a) must be at least 1 (got %d)", p.AckQuorum)
+		probs.Add("ack-quorum", "must be at least 1 (got %d)", p.AckQuorum)
 	}
 	if p.AckQuorum > p.WriteQuorum && p.WriteQuorum >= 1 {
-		add("ack quorum (-a %d) must not exceed write quorum (-w %d)", p.AckQuorum, p.WriteQuorum)
+		probs.Add("ack-quorum", "%d exceeds the write quorum %d", p.AckQuorum, p.WriteQuorum)
 	}
-	if p.Ensemble < 1 {
-		add("ensemble size (-e) must be at least 1 (got %d)", p.Ensemble)
-	}
-	if p.Ensemble >= 1 && p.Ensemble < p.WriteQuorum {
-		add("ensemble size (-e %d) must be at least the write quorum (-w %d)", p.Ensemble, p.WriteQuorum)
+	// The ensemble is checked against the write quorum only when that is
+	// valid, so that a bad -w is not reported a second time as a bad -e.
+	switch {
+	case p.Ensemble < 1 && p.WriteQuorum >= 1:
+		probs.Add("ensemble", "must be at least 1 (got %d)", p.Ensemble)
+	case p.Ensemble >= 1 && p.Ensemble < p.WriteQuorum:
+		probs.Add("ensemble", "%d is below the write quorum %d", p.Ensemble, p.WriteQuorum)
 	}
 	if p.Ensemble > p.Bookies && p.Bookies >= 1 {
-		add("ensemble size (-e %d) exceeds the number of bookies (%d)", p.Ensemble, p.Bookies)
+		probs.Add("ensemble", "%d exceeds the number of bookies %d", p.Ensemble, p.Bookies)
 	}
 	if p.Entries < 1 || p.Entries > MaxEntries {
-		add("entries must be between 1 and %d (got %d)", MaxEntries, p.Entries)
+		probs.Add("entries", "must be between 1 and %d (got %d)", MaxEntries, p.Entries)
 	}
 	if p.Inflight < 1 {
-		add("inflight must be at least 1 (got %d)", p.Inflight)
+		probs.Add("inflight", "must be at least 1 (got %d)", p.Inflight)
 	}
 	if _, err := VariantByName(p.Variant); err != nil {
-		add("%v", err)
+		probs.Add("variant", "%v", err)
 	}
 	for _, b := range []struct {
 		name string
 		v    int
 	}{{"crashes", p.Crashes}, {"data-loss", p.DataLoss}, {"read-only", p.ReadOnly}} {
 		if b.v < 0 || b.v > maxFaults {
-			add("--%s must be between 0 and %d (got %d)", b.name, maxFaults, b.v)
+			probs.Add(b.name, "must be between 0 and %d (got %d)", maxFaults, b.v)
 		}
 	}
 	for _, name := range p.Exclude {
 		if _, ok := ActionKindByName(name); !ok {
-			add("--exclude-actions: unknown action %q (see bkcheck actions)", name)
+			probs.Add("exclude-actions", "unknown action %q (bkcheck actions lists them)", name)
 		}
 	}
 	if p.Unavailable < 0 || (p.Bookies >= 1 && p.Unavailable >= p.Bookies) {
-		add("--unavailable must be between 0 and bookies-1 (got %d)", p.Unavailable)
+		probs.Add("unavailable", "must be between 0 and bookies-1 (got %d)", p.Unavailable)
 	}
 	switch p.DataLossMode {
 	case "", "blank", "limbo":
 	default:
-		add("--data-loss-mode must be blank or limbo (got %q)", p.DataLossMode)
+		probs.Add("data-loss-mode", "must be blank or limbo (got %q)", p.DataLossMode)
 	}
-	if len(probs) == 0 {
-		return nil
-	}
-	return &ValidationError{Problems: probs}
+	return probs.Err()
 }
 
 // IsValidationError reports whether err (or an error it wraps) is a
 // parameter problem, which the command line reports as a usage error.
 func IsValidationError(err error) bool {
-	var v *ValidationError
-	return errors.As(err, &v)
+	_, ok := schema.AsProblems(err)
+	return ok
 }
 
-// String renders p in the flag syntax of bkcheck check.
+// String renders p as settings: the core parameters always, the
+// extensions when they are on.
 func (p Params) String() string {
-	v := p.Variant
-	if v == "" {
-		v = Variants[0].Name
-	}
-	out := fmt.Sprintf("bookies=%d clients=%d ensemble=%d write-quorum=%d ack-quorum=%d entries=%d inflight=%d variant=%s",
-		p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight, v)
-	if p.Crashes > 0 {
-		out += fmt.Sprintf(" crashes=%d", p.Crashes)
-	}
-	if p.DataLoss > 0 {
-		mode := p.DataLossMode
-		if mode == "" {
-			mode = "blank"
-		}
-		out += fmt.Sprintf(" data-loss=%d data-loss-mode=%s", p.DataLoss, mode)
-	}
-	if p.ReadOnly > 0 {
-		out += fmt.Sprintf(" read-only=%d", p.ReadOnly)
-	}
-	if p.Unavailable > 0 {
-		out += fmt.Sprintf(" unavailable=%d", p.Unavailable)
-	}
-	if p.ReliableNetwork {
-		out += " reliable-network"
-	}
-	if len(p.Exclude) > 0 {
-		out += " exclude=" + strings.Join(p.Exclude, ",")
-	}
-	return out
+	return ParamsSchema.Describe(&p, "bookies", "clients", "ensemble", "write-quorum", "ack-quorum", "entries", "inflight", "variant")
 }

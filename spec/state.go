@@ -20,27 +20,25 @@ func (s Bookies) Len() int {
 	return n
 }
 
-// Ledger and client statuses (meta_status, clients[c].status).
+//go:generate go tool stringer -type=Status -linecomment
+
+// Ledger and client statuses (meta_status, clients[c].status). The line
+// comments are the names TLA+ gives them; stringer turns them into String
+// (status_string.go).
 type Status uint8
 
 const (
-	StatusNil Status = iota
-	StatusOpen
-	StatusInRecovery
-	StatusClosed
-	ClientWithdrawn
-	RecoveryAborted
-	numStatuses
+	StatusNil        Status = iota // Nil
+	StatusOpen                     // OPEN
+	StatusInRecovery               // IN_RECOVERY
+	StatusClosed                   // CLOSED
+	ClientWithdrawn                // CLIENT_WITHDRAWN
+	RecoveryAborted                // RECOVERY_ABORTED
 )
 
-var statusNames = [...]string{"Nil", "OPEN", "IN_RECOVERY", "CLOSED", "CLIENT_WITHDRAWN", "RECOVERY_ABORTED"}
-
-func (s Status) String() string {
-	if int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return "Status(?)"
-}
+// numStatuses is one more than the last status (outside the block, so
+// stringer does not name it).
+const numStatuses = RecoveryAborted + 1
 
 // Recovery phases (clients[c].recovery_phase).
 const (

@@ -28,7 +28,7 @@ func ParseSymmetry(s string) (Symmetry, error) {
 		case "clients":
 			sym.Clients = true
 		default:
-			return sym, fmt.Errorf("--symmetry: unknown %q (want none, bookies, clients or bookies,clients)", part)
+			return sym, fmt.Errorf("unknown %q (want none, bookies, clients or bookies,clients)", part)
 		}
 	}
 	return sym, nil
@@ -44,6 +44,19 @@ func (s Symmetry) String() string {
 		return "clients"
 	}
 	return "none"
+}
+
+// MarshalText implements encoding.TextMarshaler (the setting's text form).
+func (s Symmetry) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Symmetry) UnmarshalText(b []byte) error {
+	sym, err := ParseSymmetry(string(b))
+	if err != nil {
+		return err
+	}
+	*s = sym
+	return nil
 }
 
 // CheckSymmetry reports why a symmetry would be unsound for p, or nil.
@@ -63,10 +76,10 @@ func (s Symmetry) String() string {
 // entry's write set depends on them) and is not offered.
 func (p Params) CheckSymmetry(s Symmetry) error {
 	if s.Bookies && p.Unavailable > 0 {
-		return fmt.Errorf("--symmetry bookies is unsound with --unavailable: the unavailable bookies are fixed ones (b%d..b%d)", p.Bookies-p.Unavailable+1, p.Bookies)
+		return fmt.Errorf("bookie symmetry is unsound with unavailable bookies: they are fixed ones (b%d..b%d)", p.Bookies-p.Unavailable+1, p.Bookies)
 	}
 	if s.Bookies && p.Bookies >= p.Ensemble+2 {
-		return fmt.Errorf("--symmetry bookies is unsound with %d bookies and an ensemble of %d: an ensemble change can choose among %d spare bookies by index, which relabelling does not preserve (use at most E+1 = %d bookies, or --symmetry clients)",
+		return fmt.Errorf("bookie symmetry is unsound with %d bookies and an ensemble of %d: an ensemble change can choose among %d spare bookies by index, which relabelling does not preserve (use at most E+1 = %d bookies, or clients symmetry)",
 			p.Bookies, p.Ensemble, p.Bookies-p.Ensemble, p.Ensemble+1)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bkcheck/bkcheck/internal/atomicfile"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -34,16 +35,16 @@ var Version = "0.1.0"
 
 // itfMeta is what #meta records about the run.
 type itfMeta struct {
-	Format      string      `json:"format"`
-	FormatDesc  string      `json:"format-description"`
-	Source      string      `json:"source"`
-	Version     string      `json:"bkcheck-version"`
-	Params      spec.Params `json:"params"`
-	Invariant   string      `json:"invariant"`
-	Statement   string      `json:"statement"`
-	Deadlock    bool        `json:"deadlock,omitempty"`
-	Terminal    bool        `json:"terminal,omitempty"`
-	Description string      `json:"description"`
+	Format      string          `json:"format"`
+	FormatDesc  string          `json:"format-description"`
+	Source      string          `json:"source"`
+	Version     string          `json:"bkcheck-version"`
+	Params      json.RawMessage `json:"params"` // spec.ParamsSchema's JSON
+	Invariant   string          `json:"invariant"`
+	Statement   string          `json:"statement"`
+	Deadlock    bool            `json:"deadlock,omitempty"`
+	Terminal    bool            `json:"terminal,omitempty"`
+	Description string          `json:"description"`
 }
 
 // stateVars lists the TLA+ variables of a trace of p, in declaration order.
@@ -269,13 +270,15 @@ func picksITF(a spec.Action, p spec.Params) map[string]any {
 // EncodeITF writes t as an ITF JSON document.
 func EncodeITF(w io.Writer, t *Trace) error {
 	p := t.Params
-	if p.Variant == "" {
-		p.Variant = spec.Variants[0].Name
+	p.EnsureDefaults()
+	params, err := spec.ParamsSchema.EncodeJSON(&p)
+	if err != nil {
+		return err
 	}
 	doc := map[string]any{
 		"#meta": itfMeta{
 			Format: "ITF", FormatDesc: "https://apalache-mc.org/docs/adr/015adr-trace.html", Source: "bkcheck",
-			Version: Version, Params: p, Invariant: t.Invariant, Statement: t.Statement,
+			Version: Version, Params: params, Invariant: t.Invariant, Statement: t.Statement,
 			Deadlock: t.Deadlock, Terminal: t.Terminal,
 			Description: fmt.Sprintf("counterexample of %d states found by bkcheck on %s", len(t.Steps), p),
 		},
@@ -738,7 +741,8 @@ func DecodeITF(r io.Reader) (*Trace, error) {
 	if meta.Source != "bkcheck" {
 		return nil, fmt.Errorf("%w: #meta.source is %q, not a bkcheck trace", ErrITF, meta.Source)
 	}
-	if err := meta.Params.Validate(); err != nil {
+	p, err := decodeParams(meta.Params)
+	if err != nil {
 		return nil, fmt.Errorf("%w: #meta.params: %v", ErrITF, err)
 	}
 	var states []any
@@ -750,8 +754,8 @@ func DecodeITF(r io.Reader) (*Trace, error) {
 	if len(states) == 0 {
 		return nil, fmt.Errorf("%w: no states", ErrITF)
 	}
-	d := &dec{p: meta.Params}
-	t := &Trace{Params: meta.Params, Invariant: meta.Invariant, Statement: meta.Statement, Deadlock: meta.Deadlock, Terminal: meta.Terminal}
+	d := &dec{p: p}
+	t := &Trace{Params: p, Invariant: meta.Invariant, Statement: meta.Statement, Deadlock: meta.Deadlock, Terminal: meta.Terminal}
 	for i, sv := range states {
 		d.at(fmt.Sprintf("states[%d]", i), func() {
 			st := d.obj(sv)
@@ -766,4 +770,34 @@ func DecodeITF(r io.Reader) (*Trace, error) {
 		}
 	}
 	return t, nil
+}
+
+// decodeParams reads #meta.params: the schema's JSON (kebab-case keys), or
+// the Go field names traces of bkcheck 0.1.0 used.
+func decodeParams(raw json.RawMessage) (spec.Params, error) {
+	var p spec.Params
+	if len(raw) == 0 {
+		return p, errors.New("missing")
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return p, err
+	}
+	if _, legacy := keys["Bookies"]; legacy {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return p, err
+		}
+	} else if err := spec.ParamsSchema.DecodeJSON(raw, &p); err != nil {
+		return p, err
+	}
+	p.EnsureDefaults()
+	return p, p.Validate()
+}
+
+// WriteITFFile writes t as ITF JSON to path, atomically: the file appears
+// whole or not at all, readable by everyone (traces are meant to be shared).
+func WriteITFFile(path string, t *Trace) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return EncodeITF(w, t) })
 }

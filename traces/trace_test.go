@@ -20,7 +20,7 @@ func walk(t *testing.T, p spec.Params, kinds []spec.ActionKind, lost []spec.Book
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &Trace{Params: p, Invariant: "Example", Statement: "an example statement"}
+	tr := &Trace{Params: m.P, Invariant: "Example", Statement: "an example statement"}
 	cur := m.Init()
 	tr.Steps = append(tr.Steps, Step{Initial: true, State: cur})
 	var scratch spec.State

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -27,7 +29,7 @@ func TestConfigStrict(t *testing.T) {
 	}
 	path = writeFile(t, dir, "values.toml", "bookies = 0\nack-quorum = 3\nvariant = \"nope\"\n")
 	code, _, errOut = runArgs(t, "check", "--config", path)
-	for _, want := range []string{"bookies must be", "ack quorum (-a 3)", "unknown variant"} {
+	for _, want := range []string{"bookies in " + path + ": must be between", "ack-quorum in " + path + ": 3 exceeds", `variant in ` + path + `: unknown variant "nope"`} {
 		if code != exitUsage || !strings.Contains(errOut, want) {
 			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
 		}
@@ -43,7 +45,7 @@ func TestConfigRunsAndOverrides(t *testing.T) {
 		t.Fatalf("fence run: exit %d, %v", code, res)
 	}
 	code, out, _ = runArgs(t, "check", "--config", path, "--run", "fence", "-a", "1", "--json")
-	if res := lastJSON(t, out); code != exitOK || res["distinct"] != 285773.0 {
+	if res := lastJSON(t, out); code != exitOK || res["distinct"] != float64(tlcFigures(t, "tlc-b2-w2-a1").Distinct) {
 		t.Fatalf("-a 1 should override the file: exit %d, %v", code, res)
 	}
 	if code, _, errOut := runArgs(t, "check", "--config", path); code != exitUsage || !strings.Contains(errOut, "choose one with --run") {
@@ -54,10 +56,11 @@ func TestConfigRunsAndOverrides(t *testing.T) {
 // TestRegress runs the fast regression suite, then a copy with one
 // doctored expectation, which must be reported as a drift.
 func TestRegress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the regression suite")
+	args := []string{"regress", "../../testdata/regress"}
+	if testtier.IsLong() {
+		args = append(args, "--all")
 	}
-	code, out, errOut := runArgs(t, "regress", "../../testdata/regress")
+	code, out, errOut := runArgs(t, args...)
 	if code != exitOK || !strings.Contains(out, "0 drifted") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}

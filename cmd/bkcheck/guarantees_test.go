@@ -4,15 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
 )
 
 // TestGuaranteesCurrent regenerates docs/guarantees.md and its traces and
 // fails when the committed page is stale. The searches are deterministic,
 // so the page is a pure function of the code.
 func TestGuaranteesCurrent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the guarantees sweep (six to eight minutes)")
-	}
+	testtier.Long(t, "regenerates the page: several minutes")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "guarantees.md")
 	if code, _, errOut := runArgs(t, "guarantees", "--out", out); code != exitOK {

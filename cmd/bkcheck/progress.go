@@ -57,7 +57,7 @@ func (p *progress) report(st explorer.Stats) {
 	case p.r.json:
 		p.r.enc.Encode(map[string]any{
 			"type": "progress", "depth": st.Depth, "distinct": st.Distinct, "generated": st.Generated,
-			"queue": st.Queue, "distinct_per_s": rate, "elapsed_s": st.Elapsed.Seconds(), "rss_bytes": rss,
+			"queue": st.Queue, "distinct-per-s": rate, "elapsed-s": st.Elapsed.Seconds(), "rss-bytes": rss,
 		})
 	case p.tty:
 		fmt.Fprintf(p.r.stderr, "\r\x1b[Kdepth %d | distinct %s | generated %s | queue %s | %s states/s | %s | mem %s",

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/schema"
 )
 
 // buildBinary compiles bkcheck once for the process-level tests.
@@ -53,9 +54,7 @@ func resultOf(t *testing.T, out []byte) map[string]any {
 // counts of an uninterrupted run. It then interrupts a resumed run with
 // SIGINT (exit 130, status unknown) and resumes it to the end again.
 func TestKillAndResume(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testtier.Long(t, "builds the binary and kills it")
 	bin := buildBinary(t)
 	model := []string{"--bookies", "2", "-w", "2", "-a", "1"}
 
@@ -78,7 +77,7 @@ func TestKillAndResume(t *testing.T) {
 	var stderr bytes.Buffer
 	bad := exec.Command(bin, "check", "--resume", dir, "-a", "2")
 	bad.Stderr = &stderr
-	if err := bad.Run(); err == nil || bad.ProcessState.ExitCode() != exitUsage || !strings.Contains(stderr.String(), "--a 2 differs from the run's 1") {
+	if err := bad.Run(); err == nil || bad.ProcessState.ExitCode() != exitUsage || !strings.Contains(stderr.String(), "-a: 2 differs from the run's 1") {
 		t.Fatalf("resume with other parameters: %v, stderr %q", err, stderr.String())
 	}
 
@@ -117,9 +116,7 @@ func TestKillAndResume(t *testing.T) {
 // in-memory run, the store works from its Bloom filter and Badger, and the
 // process's anonymous memory stays near the budget.
 func TestMemoryBudget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testtier.Long(t, "1.8 million states through a 64 MiB budget")
 	bin := buildBinary(t)
 	dir := filepath.Join(t.TempDir(), "run")
 	out, err := exec.Command(bin, "check", "--json", "-w", "2", "-a", "2", "--store", "badger", "--dir", dir, "--memory", "64MiB").Output()
@@ -127,46 +124,19 @@ func TestMemoryBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := resultOf(t, out)
-	if res["status"] != "ok" || res["distinct"] != 1795149.0 || res["depth"] != 27.0 {
+	tlc := tlcFigures(t, "tlc-b2-w2-a2")
+	if res["status"] != "ok" || res["distinct"] != float64(tlc.Distinct) || res["depth"] != float64(tlc.Depth) {
 		t.Fatalf("result %v", res)
 	}
 	// An exact in-memory table costs 8 bytes / load factor per state; the
 	// store reports less only when it had to fall back to its Bloom filter.
-	if bps := res["store_bytes_per_state"].(float64); bps >= 8 {
+	if bps := res["store-bytes-per-state"].(float64); bps >= 8 {
 		t.Errorf("store cache %.1f bytes/state: the visited set fitted, the test proves nothing", bps)
 	}
-	anon := res["peak_anon_rss_bytes"].(float64)
-	t.Logf("peak anonymous RSS %.0f MiB, total %.0f MiB", anon/(1<<20), res["peak_rss_bytes"].(float64)/(1<<20))
+	anon := res["peak-anon-rss-bytes"].(float64)
+	t.Logf("peak anonymous RSS %.0f MiB, total %.0f MiB", anon/(1<<20), res["peak-rss-bytes"].(float64)/(1<<20))
 	if anon > 96<<20 {
 		t.Errorf("peak anonymous RSS %.0f MiB exceeds 1.5x the 64 MiB budget", anon/(1<<20))
-	}
-}
-
-// TestSameModelID: a run written before a parameter existed (its identity
-// lacks the field) resumes under the identity that has it switched off;
-// any setting that is on must agree.
-func TestSameModelID(t *testing.T) {
-	now := runParams{Params: spec.Params{Bookies: 4, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Variant: "reference", DataLossMode: "blank"},
-		Invariants: []string{"TypeOK"}, Symmetry: "bookies,clients"}.modelID()
-	if !strings.Contains(now, `"Unavailable":0`) {
-		t.Fatalf("identity %s lacks the field this test removes", now)
-	}
-	before := strings.Replace(now, `"Unavailable":0,`, "", 1)
-	for _, c := range []struct {
-		name   string
-		stored string
-		want   bool
-	}{
-		{"same", now, true},
-		{"written before Unavailable existed", before, true},
-		{"other bookies", strings.Replace(now, `"Bookies":4`, `"Bookies":3`, 1), false},
-		{"a new setting switched on", strings.Replace(now, `"Unavailable":0`, `"Unavailable":1`, 1), false},
-		{"other invariants", strings.Replace(now, `["TypeOK"]`, `["TypeOK","AllAckedEntriesAreReadable"]`, 1), false},
-		{"not JSON", "{", false},
-	} {
-		if got := sameModelID(c.stored, now); got != c.want {
-			t.Errorf("%s: sameModelID = %v, want %v", c.name, got, c.want)
-		}
 	}
 }
 
@@ -184,7 +154,7 @@ func TestResumeKeepsMemoryBudget(t *testing.T) {
 		if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &start); err != nil || start["type"] != "start" {
 			t.Fatalf("first line %q: %v", strings.SplitN(out, "\n", 2)[0], err)
 		}
-		return start["memory_bytes"].(float64)
+		return memoryOf(t, start)
 	}
 	if got := budgetOf("--store", "badger", "--dir", dir, "--memory", "300MiB"); got != 300<<20 {
 		t.Fatalf("fresh run: budget %v", got)
@@ -197,8 +167,7 @@ func TestResumeKeepsMemoryBudget(t *testing.T) {
 		}
 		var start map[string]any
 		json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &start)
-		v, _ := start["memory_bytes"].(float64)
-		return v
+		return memoryOf(t, start)
 	}
 	if got := resume(); got != 300<<20 {
 		t.Errorf("resume without --memory: budget %v, want the run's 300 MiB", got)
@@ -209,8 +178,20 @@ func TestResumeKeepsMemoryBudget(t *testing.T) {
 	if got := resume(); got != 400<<20 {
 		t.Errorf("resume after a new budget: %v, want 400 MiB", got)
 	}
-	os.WriteFile(filepath.Join(dir, runMemoryFile), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(dir, "memory.json"), []byte("{"), 0o644)
 	if code, _, errOut := runArgs(t, "check", "--resume", dir); code != exitUsage || !strings.Contains(errOut, "memory.json is corrupt") {
 		t.Errorf("corrupt budget file: exit %d %s", code, errOut)
 	}
+}
+
+// memoryOf reads the memory budget of a --json start line.
+func memoryOf(t *testing.T, start map[string]any) float64 {
+	t.Helper()
+	cfg, _ := start["config"].(map[string]any)
+	text, _ := cfg["memory"].(string)
+	z, err := schema.ParseSize(text)
+	if err != nil {
+		t.Fatalf("start line %v: %v", start, err)
+	}
+	return float64(z)
 }

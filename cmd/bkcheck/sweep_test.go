@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bkcheck/bkcheck/sweep"
 )
 
 const testSweep = `
@@ -22,13 +24,13 @@ variant = ["reference", "gwq"]
 ack-quorum = [1]
 `
 
-func readSweep(t *testing.T, dir string) sweepResult {
+func readSweep(t *testing.T, dir string) sweep.Result {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r sweepResult
+	var r sweep.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}

@@ -1,47 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/traces"
 )
-
-// writeTrace saves a counterexample as ITF JSON, atomically (temporary file
-// then rename), and returns its path, or "" with --trace-out none.
-func writeTrace(f *checkFlags, tr *traces.Trace) (string, error) {
-	path := f.traceOut
-	switch {
-	case path == "none":
-		return "", nil
-	case path == "" && f.dir != "":
-		path = filepath.Join(f.dir, "bkcheck-trace.itf.json")
-	case path == "":
-		path = "bkcheck-trace.itf.json"
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".bkcheck-trace-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if err := traces.EncodeITF(tmp, tr); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return path, os.Rename(tmp.Name(), path)
-}
 
 func readTrace(path string) (*traces.Trace, error) {
 	fh, err := os.Open(path)
@@ -53,7 +21,9 @@ func readTrace(path string) (*traces.Trace, error) {
 }
 
 // runReplay is `bkcheck replay FILE`: exit 0 when the model confirms the
-// trace step by step, 1 naming the first step it does not confirm.
+// trace step by step, 1 naming the first step it does not confirm, 2 when
+// the file is not a trace bkcheck can read (missing, malformed, or naming
+// a model or property bkcheck does not have).
 func runReplay(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: bkcheck replay FILE.itf.json")
@@ -69,116 +39,62 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := check.Replay(tr); err != nil {
 		fmt.Fprintf(stderr, "bkcheck replay: %s: not confirmed: %v\n", args[0], err)
+		if _, ok := schema.AsProblems(err); ok {
+			return exitUsage
+		}
 		return exitError
 	}
 	what := "violates " + tr.Invariant
-	if tr.Deadlock {
+	switch {
+	case tr.Deadlock:
 		what = "deadlocks"
+	case tr.Terminal:
+		what = "has no successor and fails " + tr.Invariant
 	}
 	fmt.Fprintf(stdout, "confirmed: %d states, every step a transition of the model (%s), and the last state %s\n", len(tr.Steps), tr.Params, what)
 	return exitOK
 }
 
+const renderUsage = "usage: bkcheck trace render FILE --format text|mermaid|dot|html"
+
 // runTrace is `bkcheck trace render FILE --format F`.
 func runTrace(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 1 || args[0] != "render" {
-		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot|html")
+		fmt.Fprintln(stderr, renderUsage)
 		return exitUsage
 	}
-	fs := flag.NewFlagSet("bkcheck trace render", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := fs.String("format", "text", "text, mermaid, dot or html")
-	file, err := parseWithFile(fs, args[1:])
-	if err != nil {
-		return exitUsage
+	cl := newCommandLine("bkcheck trace render")
+	format := cl.addSwitch("format", "text, mermaid, dot or html", false)
+	cl.parse(args[1:])
+	if cl.help {
+		fmt.Fprintln(stdout, renderUsage)
+		return exitOK
 	}
-	if file == "" {
-		fmt.Fprintln(stderr, "usage: bkcheck trace render FILE --format text|mermaid|dot|html")
-		return exitUsage
+	renderers := map[string]func(io.Writer, *traces.Trace) error{
+		"text": traces.RenderText, "mermaid": traces.RenderMermaid, "dot": traces.RenderDOT, "html": traces.RenderHTML,
 	}
-	tr, err := readTrace(file)
+	if !format.isSet {
+		format.value = "text"
+	}
+	render, ok := renderers[format.value]
+	if !ok {
+		cl.probs.Add("", "--format must be text, mermaid, dot or html (got %q)", format.value)
+	}
+	if len(cl.args) != 1 {
+		cl.probs.Add("", "give one trace file (got %d arguments)", len(cl.args))
+	}
+	if code := cl.report(stderr); code != exitOK {
+		fmt.Fprintln(stderr, renderUsage)
+		return code
+	}
+	tr, err := readTrace(cl.args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
 		return exitUsage
 	}
-	switch *format {
-	case "text":
-		err = traces.RenderText(stdout, tr)
-	case "mermaid":
-		err = traces.RenderMermaid(stdout, tr)
-	case "dot":
-		err = traces.RenderDOT(stdout, tr)
-	case "html":
-		err = traces.RenderHTML(stdout, tr)
-	default:
-		fmt.Fprintf(stderr, "bkcheck trace render: --format must be text, mermaid, dot or html (got %q)\n", *format)
-		return exitUsage
-	}
-	if err != nil {
+	if err := render(stdout, tr); err != nil {
 		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
 		return exitError
 	}
 	return exitOK
-}
-
-// checkResult is the part of `bkcheck check --json`'s result line that the
-// commands running checks in-process (regress, sweep, guarantees) read.
-type checkResult struct {
-	Status    string  `json:"status"`
-	Reason    string  `json:"reason"`
-	Distinct  int64   `json:"distinct"`
-	Depth     int     `json:"depth"`
-	ElapsedS  float64 `json:"elapsed_s"`
-	TraceFile string  `json:"trace_file"`
-	Violation *struct {
-		Invariant string `json:"invariant"`
-		Length    int    `json:"length"`
-		WalkSeed  uint64 `json:"walk_seed"` // simulate only
-	} `json:"violation"`
-}
-
-// runCheckJSON runs `bkcheck check` in-process with --json added and
-// returns its exit code, the decoded result line and its stderr.
-func runCheckJSON(ctx context.Context, args []string) (code int, res checkResult, stderr string, err error) {
-	return runJSON(ctx, "check", args)
-}
-
-// runJSON runs `bkcheck check` or `bkcheck simulate` in-process, as
-// runCheckJSON describes.
-func runJSON(ctx context.Context, sub string, args []string) (code int, res checkResult, stderr string, err error) {
-	var out, errb bytes.Buffer
-	code = run(ctx, append(append([]string{sub}, args...), "--json", "--progress", "1h"), &out, &errb)
-	stderr = strings.TrimSpace(errb.String())
-	if code == exitUsage || code == exitError {
-		return code, res, stderr, nil
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
-		return code, res, stderr, fmt.Errorf("unreadable result line: %w", err)
-	}
-	return code, res, stderr, nil
-}
-
-// invariantAndLength names the violated property and the trace length, if any.
-func (r checkResult) invariantAndLength() (string, int) {
-	if r.Violation == nil {
-		return "", 0
-	}
-	return r.Violation.Invariant, r.Violation.Length
-}
-
-// parseWithFile parses flags that may stand before or after one file
-// argument, and returns that file ("" when absent).
-func parseWithFile(fs *flag.FlagSet, args []string) (string, error) {
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		return "", err
-	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
-	}
-	return file, nil
 }

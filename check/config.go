@@ -1,0 +1,241 @@
+package check
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/state"
+)
+
+// ModelConfig is what decides the state space and the verdict: the
+// protocol's parameters and the properties checked. A run directory records
+// it, and a run is resumed only under the same ModelConfig.
+type ModelConfig struct {
+	spec.Params
+	Invariants    []string      `name:"invariants" unit:"A,B" help:"properties to check (bkcheck invariants lists them; not given: those of the TLA+ spec's shipped cfg)"`
+	Symmetry      spec.Symmetry `name:"symmetry" unit:"S" help:"deduplicate states up to relabelling of: none, bookies, clients, bookies,clients (TLC's SYMMETRY; unsound combinations are refused)"`
+	CheckDeadlock bool          `name:"check-deadlock" help:"report states without successors as violations (TLC's default; off here, as with TLC -deadlock)"`
+}
+
+// ModelSchema is the schema of ModelConfig.
+var ModelSchema = schema.MustOf(ModelConfig{})
+
+// EnsureDefaults fills in the parameters' defaults and the default
+// properties (those of the TLA+ spec's shipped configuration).
+func (c *ModelConfig) EnsureDefaults() {
+	c.Params.EnsureDefaults()
+	if c.Invariants == nil {
+		c.Invariants = append([]string(nil), invariants.Default...)
+	}
+}
+
+// Validate reports every problem of c (after EnsureDefaults) at once.
+func (c ModelConfig) Validate() error {
+	var probs schema.Problems
+	perr := c.Params.Validate()
+	probs.Merge(perr)
+	if _, err := invariants.Lookup(c.Invariants); err != nil {
+		probs.Add("invariants", "%v", err)
+	}
+	if perr == nil {
+		if err := c.Params.CheckSymmetry(c.Symmetry); err != nil {
+			probs.Add("symmetry", "%v", err)
+		}
+	}
+	return probs.Err()
+}
+
+// ID is c as a JSON object: the identity a run directory and its
+// checkpoints are tied to.
+func (c ModelConfig) ID() string {
+	b, err := ModelSchema.EncodeJSON(&c)
+	if err != nil {
+		panic(err) // every field of ModelConfig encodes
+	}
+	return string(b)
+}
+
+// Bounds stop a search early; the verdict is then unknown.
+type Bounds struct {
+	MaxDepth  int   `name:"max-depth" unit:"D" help:"stop after D BFS levels (initial state = depth 1); verdict unknown unless the space ends within D"`
+	MaxStates int64 `name:"max-states" unit:"N" help:"stop after N distinct states (orbits with --symmetry); verdict unknown"`
+}
+
+// Parallel is how many goroutines work. Results never depend on it.
+type Parallel struct {
+	Workers int `name:"workers" unit:"N" help:"goroutines expanding states; results do not depend on it (not given: all cores)"`
+}
+
+// EnsureDefaults makes 0 workers mean one per core.
+func (p *Parallel) EnsureDefaults() {
+	if p.Workers == 0 {
+		p.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
+// Validate reports a negative worker count.
+func (p Parallel) Validate() error {
+	var probs schema.Problems
+	if p.Workers < 0 {
+		probs.Add("workers", "must be >= 1 (got %d)", p.Workers)
+	}
+	return probs.Err()
+}
+
+// Store kinds.
+const (
+	StoreMem    = "mem"
+	StoreBadger = "badger"
+)
+
+// StoreConfig chooses where visited states live.
+type StoreConfig struct {
+	Store  string      `name:"store" unit:"KIND" help:"visited-state store: mem (in memory; parent links in an unlinked temporary file) or badger (on disk in --dir, resumable)"`
+	Dir    string      `name:"dir" unit:"DIR" help:"run directory for --store badger: visited states, BFS levels, checkpoints"`
+	Memory schema.Size `name:"memory" unit:"SIZE" help:"memory budget such as 2GiB: caps the Badger store's caches (and, on the command line, sets the Go heap limit); a resumed run keeps its budget unless given again"`
+}
+
+// Config is everything one exhaustive check needs.
+type Config struct {
+	ModelConfig
+	Bounds
+	Parallel
+	StoreConfig
+
+	// Resume continues the interrupted run in Dir (Store badger), whose
+	// recorded model must equal ModelConfig.
+	Resume bool `name:"-"`
+	// Progress, when set, is called from the search goroutine after each
+	// BFS level and at most every ProgressEvery in between.
+	Progress      func(explorer.Stats) `name:"-"`
+	ProgressEvery time.Duration        `name:"-"`
+}
+
+// AdoptRun makes c continue the run rec describes (in dir): its model,
+// and its memory budget unless c gives one (which then sticks).
+func (c *Config) AdoptRun(dir string, rec RunRecord) {
+	c.ModelConfig = rec.Model
+	c.Dir, c.Store, c.Resume = dir, StoreBadger, true
+	if c.Memory == 0 {
+		c.Memory = rec.Memory
+	}
+}
+
+// ConfigSchema is the schema of Config: the settings of bkcheck check.
+var ConfigSchema = schema.MustOf(Config{})
+
+// DefaultConfig is the default check: spec.DefaultParams, in memory.
+func DefaultConfig() Config {
+	return Config{ModelConfig: ModelConfig{Params: spec.DefaultParams()}}
+}
+
+// EnsureDefaults fills in every default of c.
+func (c *Config) EnsureDefaults() {
+	c.ModelConfig.EnsureDefaults()
+	c.Parallel.EnsureDefaults()
+	if c.Store == "" {
+		c.Store = StoreMem
+		if c.Dir != "" || c.Resume {
+			c.Store = StoreBadger
+		}
+	}
+}
+
+// Validate reports every problem of c (after EnsureDefaults) at once.
+func (c Config) Validate() error {
+	var probs schema.Problems
+	probs.Merge(c.ModelConfig.Validate())
+	probs.Merge(c.Parallel.Validate())
+	if c.MaxDepth < 0 {
+		probs.Add("max-depth", "must be >= 0 (got %d)", c.MaxDepth)
+	}
+	if c.MaxStates < 0 {
+		probs.Add("max-states", "must be >= 0 (got %d)", c.MaxStates)
+	}
+	switch c.Store {
+	case StoreMem:
+		if c.Dir != "" {
+			probs.Add("dir", "needs --store badger (the in-memory store keeps nothing on disk)")
+		}
+		if c.Resume {
+			probs.Add("store", "resuming needs the badger store")
+		}
+	case StoreBadger:
+		if c.Dir == "" {
+			probs.Add("store", "badger needs a run directory (--dir)")
+		}
+	default:
+		probs.Add("store", "must be mem or badger (got %q)", c.Store)
+	}
+	if c.Memory != 0 && c.Memory < MinMemory {
+		probs.Add("memory", "%s is below the %s minimum", c.Memory, MinMemory)
+	}
+	return probs.Err()
+}
+
+// MinMemory is the smallest memory budget accepted.
+const MinMemory = schema.Size(64 << 20)
+
+// storeBudget is the share of a process budget the Badger store gets: the
+// rest is the search's own working memory (levels, chunk buffers).
+func storeBudget(memory schema.Size) int64 {
+	if memory == 0 {
+		return state.DefaultBadgerMemoryBudget
+	}
+	return max(int64(memory)-(96<<20), 32<<20)
+}
+
+// SimConfig is everything one random simulation needs.
+type SimConfig struct {
+	ModelConfig
+	Parallel
+	Seed     uint64        `name:"seed" unit:"S" help:"seed of the first walk; walk i uses seed+i, so a reported walk seed reruns it alone with --traces 1"`
+	Depth    int           `name:"depth" unit:"D" help:"states per walk at most (initial state included)"`
+	Traces   int64         `name:"traces" unit:"N" help:"number of walks (0: until --duration)"`
+	Duration time.Duration `name:"duration" unit:"D" help:"how long to simulate (0: until --traces walks)"`
+	LossRate float64       `name:"loss-rate" unit:"P" help:"pick steps as if each message a step sends or answers were lost with probability P (0: every successor equally likely, as in TLC's simulation, where walks lose most messages and end early)"`
+}
+
+// SimSchema is the schema of SimConfig: the settings of bkcheck simulate.
+var SimSchema = schema.MustOf(SimConfig{})
+
+// DefaultSimConfig is the default simulation: spec.DefaultParams, seed 1.
+func DefaultSimConfig() SimConfig {
+	return SimConfig{ModelConfig: ModelConfig{Params: spec.DefaultParams()}, Seed: 1, Depth: explorer.DefaultSimDepth}
+}
+
+// EnsureDefaults fills in every default of c.
+func (c *SimConfig) EnsureDefaults() {
+	c.ModelConfig.EnsureDefaults()
+	c.Parallel.EnsureDefaults()
+	if c.Depth == 0 {
+		c.Depth = explorer.DefaultSimDepth
+	}
+}
+
+// Validate reports every problem of c (after EnsureDefaults) at once.
+func (c SimConfig) Validate() error {
+	var probs schema.Problems
+	probs.Merge(c.ModelConfig.Validate())
+	probs.Merge(c.Parallel.Validate())
+	if c.Depth < 1 {
+		probs.Add("depth", "must be >= 1 (got %d)", c.Depth)
+	}
+	if c.Traces < 0 {
+		probs.Add("traces", "must not be negative (got %d)", c.Traces)
+	}
+	if c.Duration < 0 {
+		probs.Add("duration", "must not be negative (got %v)", c.Duration)
+	}
+	if c.Traces == 0 && c.Duration == 0 {
+		probs.Add("traces", "give a number of walks, or a --duration (or both)")
+	}
+	if !(c.LossRate >= 0 && c.LossRate < 1) {
+		probs.Add("loss-rate", "must be in [0, 1) (got %v)", c.LossRate)
+	}
+	return probs.Err()
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/internal/atomicfile"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// checkOnly are settings of bkcheck check alone.
+type checkOnly struct {
+	Resume     string `name:"resume" unit:"DIR" help:"continue the interrupted run in DIR with exactly the counts of an uninterrupted one; the model comes from DIR"`
+	CPUProfile string `name:"cpuprofile" unit:"FILE" help:"write a pprof CPU profile of the search"`
+}
+
+var checkOnlySchema = schema.MustOf(checkOnly{})
+
+// checkCommand is bkcheck check's resolved command line.
+type checkCommand struct {
+	cfg  check.Config
+	out  outputSettings
+	only checkOnly
+	cl   *commandLine
+}
+
+func parseCheck(args []string) *checkCommand {
+	c := &checkCommand{cfg: check.DefaultConfig(), out: defaultOutput()}
+	c.cl = parseCommandLine("bkcheck check", args,
+		schema.Target{S: check.ConfigSchema, V: &c.cfg},
+		schema.Target{S: outputSchema, V: &c.out},
+		schema.Target{S: checkOnlySchema, V: &c.only})
+	if c.cl.help {
+		return c
+	}
+	c.cl.applyFile()
+	if len(c.cl.args) > 0 {
+		c.cl.probs.Add("", "unexpected arguments: %v", c.cl.args)
+	}
+	if c.only.Resume != "" {
+		c.adoptRun()
+	}
+	cfg := schema.Target{S: check.ConfigSchema, V: &c.cfg}
+	c.cfg.EnsureDefaults()
+	c.cl.noDefaultsOverride(cfg)
+	c.cl.validate(c.cfg.Validate())
+	if c.out.Progress <= 0 {
+		c.cl.probs.Add("progress", "must be positive (got %v)", c.out.Progress)
+	}
+	c.out.TraceOut = c.tracePath()
+	if c.out.TraceOut != "" {
+		if err := atomicfile.CheckWritable(c.out.TraceOut); err != nil {
+			c.cl.probs.Add("trace-out", "%v", err)
+		}
+	}
+	if c.only.CPUProfile != "" {
+		if err := atomicfile.CheckWritable(c.only.CPUProfile); err != nil {
+			c.cl.probs.Add("cpuprofile", "%v", err)
+		}
+	}
+	return c
+}
+
+// adoptRun takes the model of the run being resumed. Model settings given
+// on the command line (or in a file) must agree with it; every
+// disagreement is reported, naming the setting as the user gave it.
+func (c *checkCommand) adoptRun() {
+	dir := c.only.Resume
+	rec, err := check.ReadRunDir(dir)
+	if err != nil {
+		c.cl.probs.Add("resume", "%v", err)
+		return
+	}
+	given := c.cfg.ModelConfig
+	given.EnsureDefaults()
+	for _, f := range check.ModelSchema.Fields() {
+		if _, ok := c.cl.given[f.Name]; !ok {
+			continue
+		}
+		g, s := check.ModelSchema.Get(&given, f.Name), check.ModelSchema.Get(&rec.Model, f.Name)
+		if g != s {
+			c.cl.probs.Add(f.Name, "%s differs from the run's %s (a resumed run takes its model from %s; leave the setting out)", g, s, dir)
+		}
+	}
+	if _, ok := c.cl.given["dir"]; ok && c.cfg.Dir != dir {
+		c.cl.probs.Add("dir", "names another directory than --resume")
+	}
+	if _, ok := c.cl.given["store"]; ok && c.cfg.Store != check.StoreBadger {
+		c.cl.probs.Add("store", "resuming needs --store badger")
+	}
+	c.cfg.AdoptRun(dir, rec)
+}
+
+// tracePath resolves --trace-out: "" for none; the run directory's
+// bkcheck-trace.itf.json; else a name in the current directory that does
+// not overwrite an earlier trace.
+func (c *checkCommand) tracePath() string {
+	return resolveTracePath(c.out.TraceOut, c.cfg.Dir)
+}
+
+func resolveTracePath(given, dir string) string {
+	switch {
+	case given == "none":
+		return ""
+	case given != "":
+		return given
+	case dir != "":
+		return filepath.Join(dir, "bkcheck-trace.itf.json")
+	}
+	path := "bkcheck-trace.itf.json"
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			return path
+		}
+		path = "bkcheck-trace-" + strconv.Itoa(n) + ".itf.json"
+	}
+}
+
+const checkSynopsis = "bkcheck check [flags]   (explore every reachable state of one parameter set)"
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := parseCheck(args)
+	if c.cl.help {
+		c.cl.usage(stdout, checkSynopsis, "Model, search and store", "Output", "Check")
+		return exitOK
+	}
+	if code := c.cl.report(stderr); code != exitOK {
+		return code
+	}
+	if c.cfg.Memory > 0 {
+		debug.SetMemoryLimit(int64(c.cfg.Memory))
+	}
+	out := newReporter(stdout, stderr, c.out.JSON)
+	prog := newProgress(out, c.out.Progress)
+	c.cfg.Progress, c.cfg.ProgressEvery = prog.report, prog.every()
+	if c.only.CPUProfile != "" {
+		pf, err := atomicfile.Create(c.only.CPUProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+			return exitError
+		}
+		defer pf.Commit()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+			return exitError
+		}
+		defer pprof.StopCPUProfile()
+	}
+	out.checkStart(c.cfg)
+	rep, err := check.Run(ctx, c.cfg)
+	prog.done()
+	if err != nil && rep == nil {
+		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+		if _, ok := schema.AsProblems(err); ok || errors.Is(err, explorer.ErrResumeMismatch) || errors.Is(err, explorer.ErrRunExists) {
+			return exitUsage
+		}
+		return exitError
+	}
+	out.dir = c.cfg.Dir
+	return finishCheck(out, rep, err, c.out.TraceOut, ctx.Err() != nil)
+}
+
+// finishCheck writes the counterexample (if any) to tracePath and reports
+// the result. A counterexample already found is never lost: the verdict and
+// the trace are printed whatever happens to the file, whose write error (or
+// the store's closing error, runErr) is reported after them. The exit code
+// is the verdict's, or 1 if the run was ok but something failed.
+func finishCheck(out *reporter, rep *check.Report, runErr error, tracePath string, interrupted bool) int {
+	var writeErr error
+	if rep.Trace != nil && tracePath != "" {
+		if writeErr = traces.WriteITFFile(tracePath, rep.Trace); writeErr == nil {
+			out.traceFile = tracePath
+		}
+	}
+	out.checkResult(rep, interrupted)
+	for _, e := range []error{writeErr, runErr} {
+		if e != nil {
+			fmt.Fprintf(out.stderr, "bkcheck check: %v\n", e)
+		}
+	}
+	code := checkExitCode(rep, interrupted)
+	if code == exitOK && (writeErr != nil || runErr != nil) {
+		return exitError
+	}
+	return code
+}
+
+// checkExitCode maps a verdict to the exit code.
+func checkExitCode(rep *check.Report, interrupted bool) int {
+	switch {
+	case rep.Status == explorer.OK:
+		return exitOK
+	case rep.Status == explorer.Violation && rep.Violation.Deadlock:
+		return exitDeadlock
+	case rep.Status == explorer.Violation && rep.Violation.Terminal:
+		return exitTerminal
+	case rep.Status == explorer.Violation:
+		return exitViolation
+	case interrupted:
+		return exitInterrupted
+	default:
+		return exitUnknown
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// settingsTable renders the settings of targets as a Markdown table.
+func settingsTable(targets ...schema.Target) string {
+	var b strings.Builder
+	b.WriteString("| flag | meaning | default |\n|---|---|---|\n")
+	for _, t := range targets {
+		for _, f := range t.S.Fields() {
+			name := "`--" + f.Name
+			if f.Unit != "" && !f.IsBool() {
+				name += " " + f.Unit
+			}
+			name += "`"
+			if f.Short != "" {
+				name = "`-" + f.Short + "`, " + name
+			}
+			def := ""
+			if !t.S.IsZero(t.V, f.Name) {
+				def = t.S.Get(t.V, f.Name)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", name, strings.ReplaceAll(f.Help, "|", "\\|"), def)
+		}
+	}
+	return b.String()
+}
+
+// TestReadmeSettings keeps the README's table of the settings of bkcheck
+// check equal to their declarations.
+func TestReadmeSettings(t *testing.T) {
+	cfg, out, only, file := check.DefaultConfig(), defaultOutput(), checkOnly{}, fileSettings{}
+	table := settingsTable(schema.Target{S: check.ConfigSchema, V: &cfg}, schema.Target{S: outputSchema, V: &out},
+		schema.Target{S: checkOnlySchema, V: &only}, schema.Target{S: fileSchema, V: &file})
+	path := filepath.Join("..", "..", "README.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?s)(<!-- settings:check -->\n)(.*?)(<!-- end -->)`)
+	m := re.FindSubmatch(b)
+	if m == nil {
+		t.Fatal("README.md has no <!-- settings:check --> ... <!-- end --> block")
+	}
+	if string(m[2]) == table {
+		return
+	}
+	if *updateDocs {
+		os.WriteFile(path, re.ReplaceAll(b, []byte("${1}"+strings.ReplaceAll(table, "$", "$$")+"${3}")), 0o644)
+		return
+	}
+	t.Errorf("README.md's settings table is stale; regenerate with: go test ./cmd/bkcheck -run TestReadmeSettings -update-docs")
+}
+
+// TestDocsStandAlone: the repository's docs are for its users; every
+// reference resolves inside the repository, every property and action is
+// documented, and the README's examples use the built binary (go run hides
+// exit codes).
+func TestDocsStandAlone(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	files = append(files, filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "docs", "traces", "README.md"))
+	outside := regexp.MustCompile(`\.\./shared|the digest|tlc-counts\.md|closing note of issue|issue #?\d+ of bkcheck|design\.md`)
+	link := regexp.MustCompile(`\]\(([^)#]+)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loc := outside.FindIndex(b); loc != nil {
+			t.Errorf("%s refers outside the repository: %q", f, b[loc[0]:loc[1]])
+		}
+		for _, m := range link.FindAllSubmatch(b, -1) {
+			target := string(m[1])
+			if strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links %s, which does not exist", f, target)
+			}
+		}
+	}
+	model, err := os.ReadFile(filepath.Join("..", "..", "docs", "model.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inv := range invariants.All {
+		if !strings.Contains(string(model), "`"+inv.Name+"`") {
+			t.Errorf("docs/model.md does not describe the property %s", inv.Name)
+		}
+	}
+	for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
+		if !strings.Contains(string(model), k.String()) {
+			t.Errorf("docs/model.md does not describe the action %s", k)
+		}
+	}
+	for _, f := range spec.ParamsSchema.Fields() {
+		if !strings.Contains(string(model), "--"+f.Name) {
+			t.Errorf("docs/model.md does not describe --%s", f.Name)
+		}
+	}
+	readme, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if !strings.Contains(string(readme), "go build -o bkcheck ./cmd/bkcheck") {
+		t.Error("the README does not show how to build the binary")
+	}
+	if n := strings.Count(string(readme), "go run ./cmd/bkcheck"); n != 1 {
+		t.Errorf("the README uses go run %d times; only the first command should (go run hides exit codes)", n)
+	}
+}

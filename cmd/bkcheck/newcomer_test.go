@@ -1,0 +1,185 @@
+package main
+
+// Tests of what a newcomer hit trying every command with bad input: each
+// names the problem it pins.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// Interrupted, bkcheck guarantees exits 130 and leaves the page alone.
+func TestGuaranteesInterruptedLeavesPage(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "guarantees.md")
+	os.WriteFile(page, []byte("the old page\n"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"guarantees", "--out", page}, &out, &errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", code, exitInterrupted, errb.String())
+	}
+	if b, _ := os.ReadFile(page); string(b) != "the old page\n" {
+		t.Fatalf("the page was rewritten: %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files written: %v", entries)
+	}
+}
+
+// guarantees --out into a missing directory is a usage error, not a mkdir.
+func TestGuaranteesOutMissingDir(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope", "g.md")
+	code, _, errOut := runArgs(t, "guarantees", "--out", missing)
+	if code != exitUsage || !strings.Contains(errOut, missing) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); err == nil {
+		t.Fatal("the directory was created")
+	}
+}
+
+// An unwritable --trace-out is refused before the search (exit 2), naming
+// the path given.
+func TestTraceOutCheckedBeforeSearch(t *testing.T) {
+	bad := "/nonexistent/dir/t.json"
+	code, out, errOut := runArgs(t, "check", "--variant", "no-recovery-fence", "-a", "2", "--trace-out", bad)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "--trace-out: cannot write "+bad) {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	code, _, errOut = runArgs(t, "check", "--trace-out", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, "is a directory") {
+		t.Fatalf("a directory as --trace-out: exit %d: %s", code, errOut)
+	}
+}
+
+// A counterexample found is printed even when its file cannot be written;
+// the write error comes after it, and the exit code is still the verdict's.
+func TestCounterexampleNotLostOnWriteError(t *testing.T) {
+	rep, err := check.Run(context.Background(), check.Config{ModelConfig: check.ModelConfig{
+		Params: spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}, Invariants: []string{"EntriesReachWriteQuorum"}}})
+	if err != nil || rep.Trace == nil {
+		t.Fatalf("%v %v", err, rep)
+	}
+	var out, errb bytes.Buffer
+	r := newReporter(&out, &errb, false)
+	path := filepath.Join(t.TempDir(), "gone", "t.itf.json")
+	code := finishCheck(r, rep, nil, path, false)
+	if code != exitViolation {
+		t.Errorf("exit %d, want %d", code, exitViolation)
+	}
+	if !strings.Contains(out.String(), "Invariant EntriesReachWriteQuorum is violated") || !strings.Contains(out.String(), "6. ") ||
+		!strings.Contains(out.String(), "distinct states") {
+		t.Errorf("the counterexample or the statistics are missing:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), path) {
+		t.Errorf("the write error does not name %s: %q", path, errb.String())
+	}
+}
+
+// sweep merge with a missing slice fails (exit 1), naming the points.
+func TestSweepMergeMissingSliceFails(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "sweep.toml", "[fixed]\nclients = 2\nentries = 1\n[grid]\nbookies = [1, 2]\nwrite-quorum = [1]\nack-quorum = [1]\n")
+	one := filepath.Join(dir, "s1")
+	if code, _, errOut := runArgs(t, "sweep", file, "--out", one, "--shard", "1/2"); code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	code, _, errOut := runArgs(t, "sweep", "merge", one, "--out", filepath.Join(dir, "m"))
+	if code != exitError || !strings.Contains(errOut, "1 of 2 points are in no slice (points 1)") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// A skipped sweep point says why in plain words.
+func TestSweepSkippedReason(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "sweep.toml", "[fixed]\nclients = 2\n[grid]\nbookies = [1]\nwrite-quorum = [2]\nack-quorum = [3]\n")
+	out := filepath.Join(dir, "out")
+	if code, _, errOut := runArgs(t, "sweep", file, "--out", out); code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	r := readSweep(t, out)
+	want := "ack-quorum: 3 exceeds the write quorum 2; ensemble: 2 exceeds the number of bookies 1"
+	if len(r.Points) != 1 || r.Points[0].Status != "skipped" || r.Points[0].Reason != want {
+		t.Fatalf("got %+v, want reason %q", r.Points, want)
+	}
+}
+
+// A flag that disagrees with a resumed run is named as the user typed it.
+func TestResumeNamesFlagAsTyped(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, errOut := runArgs(t, "check", "--bookies", "1", "-w", "1", "-a", "1", "--store", "badger", "--dir", dir); code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	code, _, errOut := runArgs(t, "check", "--resume", dir, "-w", "2", "--bookies=1")
+	if code != exitUsage || !strings.Contains(errOut, "-w: 2 differs from the run's 1") || strings.Contains(errOut, "--w") || strings.Contains(errOut, "bookies") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+// A bad flag value is explained, every bad flag is listed, and the whole
+// flag list is not dumped.
+func TestBadFlagValuesExplained(t *testing.T) {
+	code, out, errOut := runArgs(t, "check", "--progress", "abc", "--bookies", "x", "--frobnicate", "-e", "0")
+	if code != exitUsage || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	for _, want := range []string{`--progress abc: "abc" is not a duration`, `--bookies x: "x" is not an integer`, "unknown flag --frobnicate", `-e: "0" is not a value it takes`} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "--max-depth") || len(errOut) > 1000 {
+		t.Errorf("the flag list was printed:\n%s", errOut)
+	}
+	if code, out, _ := runArgs(t, "check", "-h"); code != exitOK || !strings.Contains(out, "--max-depth") || !strings.Contains(out, "-w, --write-quorum Qw") {
+		t.Errorf("-h: exit %d:\n%s", code, out)
+	}
+}
+
+// An empty --invariants is not "check nothing": it is refused.
+func TestEmptyInvariantsRefused(t *testing.T) {
+	code, _, errOut := runArgs(t, "check", "--invariants=")
+	if code != exitUsage || !strings.Contains(errOut, "--invariants") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = runArgs(t, "check", "-w", "0")
+	if code != exitUsage || !strings.Contains(errOut, "-w: must be at least 1 (got 0)") || strings.Contains(errOut, "ensemble") {
+		t.Fatalf("-w 0: exit %d: %s", code, errOut)
+	}
+}
+
+// The default trace file is never overwritten silently, and is readable
+// by everyone.
+func TestDefaultTraceFileNotOverwritten(t *testing.T) {
+	ignore, err := os.ReadFile("../../.gitignore")
+	if err != nil || !strings.Contains(string(ignore), "bkcheck-trace*.itf.json") {
+		t.Errorf(".gitignore does not ignore default trace files: %v", err)
+	}
+	t.Chdir(t.TempDir())
+	args := []string{"check", "--invariants", "EntriesReachWriteQuorum"}
+	for i := 0; i < 2; i++ {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitViolation {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+	}
+	for _, name := range []string{"bkcheck-trace.itf.json", "bkcheck-trace-2.itf.json"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s has mode %v", name, fi.Mode().Perm())
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/state"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// reporter writes a run's start and result, as text for people or as
+// newline-delimited JSON (--json). JSON keys are kebab-case like every
+// setting; a run's settings appear under "config" exactly as the schema
+// names them.
+type reporter struct {
+	dir            string // run directory, for the resume hint
+	traceFile      string // where the counterexample was written, if anywhere
+	stdout, stderr io.Writer
+	json           bool
+	enc            *json.Encoder
+}
+
+func newReporter(stdout, stderr io.Writer, asJSON bool) *reporter {
+	return &reporter{stdout: stdout, stderr: stderr, json: asJSON, enc: json.NewEncoder(stdout)}
+}
+
+type jsonStart struct {
+	Type   string        `json:"type"`
+	Mode   string        `json:"mode"`
+	Config schema.Object `json:"config"`
+}
+
+func (r *reporter) checkStart(cfg check.Config) {
+	if r.json {
+		r.enc.Encode(jsonStart{Type: "start", Mode: "check", Config: schema.Object{S: check.ConfigSchema, Target: &cfg}})
+		return
+	}
+	sym := ""
+	if cfg.Symmetry != (spec.Symmetry{}) {
+		sym = "; symmetry: " + cfg.Symmetry.String()
+	}
+	fmt.Fprintf(r.stdout, "bkcheck: checking %s\n  invariants: %s%s; workers: %d\n", cfg.Params, strings.Join(cfg.Invariants, ", "), sym, cfg.Workers)
+}
+
+type jsonStep struct {
+	Action  string            `json:"action"`
+	Changes map[string]string `json:"changes"`
+}
+
+type jsonViolation struct {
+	Invariant string     `json:"invariant"`
+	Deadlock  bool       `json:"deadlock"`
+	Terminal  bool       `json:"terminal"`
+	Length    int        `json:"length"`
+	WalkSeed  uint64     `json:"walk-seed,omitempty"` // simulate
+	Rerun     string     `json:"rerun,omitempty"`     // simulate
+	TraceFile string     `json:"trace-file,omitempty"`
+	Trace     []jsonStep `json:"trace"`
+}
+
+// violationJSON is a counterexample as its steps' changed variables.
+func violationJSON(tr *traces.Trace, traceFile string) *jsonViolation {
+	v := &jsonViolation{Invariant: tr.Invariant, Deadlock: tr.Deadlock, Terminal: tr.Terminal, Length: len(tr.Steps), TraceFile: traceFile}
+	var prev []traces.Var
+	for _, st := range tr.Steps {
+		vars := traces.Vars(tr.Params, &st.State)
+		js := jsonStep{Action: "Init", Changes: map[string]string{}}
+		if !st.Initial {
+			js.Action = st.Action.String()
+		}
+		for _, c := range traces.Diff(prev, vars) {
+			js.Changes[c.Name] = c.Value
+		}
+		v.Trace = append(v.Trace, js)
+		prev = vars
+	}
+	return v
+}
+
+type jsonResult struct {
+	Type                 string         `json:"type"`
+	Status               string         `json:"status"`
+	Reason               string         `json:"reason,omitempty"`
+	Distinct             int64          `json:"distinct"`
+	Generated            int64          `json:"generated"`
+	Depth                int            `json:"depth"`
+	Queue                int64          `json:"queue"`
+	Violation            *jsonViolation `json:"violation"`
+	ElapsedS             float64        `json:"elapsed-s"`
+	StatesPerS           float64        `json:"distinct-per-s"`
+	CollisionProbability float64        `json:"collision-probability"`
+	PeakRSSBytes         int64          `json:"peak-rss-bytes"`
+	PeakAnonBytes        int64          `json:"peak-anon-rss-bytes"`
+	TraceFile            string         `json:"trace-file,omitempty"`
+	StoreBytesPerState   float64        `json:"store-bytes-per-state,omitempty"`
+}
+
+func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
+	sampleAnon()
+	// Elapsed of the result covers every session of a resumed run.
+	elapsed := rep.Elapsed
+	rate := float64(rep.Distinct) / elapsed.Seconds()
+	if r.json {
+		res := jsonResult{
+			Type: "result", Status: rep.Status.String(), Reason: rep.Reason,
+			Distinct: rep.Distinct, Generated: rep.Generated, Depth: rep.Depth, Queue: rep.Queue,
+			ElapsedS: elapsed.Seconds(), StatesPerS: rate,
+			CollisionProbability: state.CollisionProbability(rep.Distinct, rep.Generated),
+			PeakRSSBytes:         peakResidentBytes(),
+			PeakAnonBytes:        peakAnon,
+			TraceFile:            r.traceFile,
+			StoreBytesPerState:   rep.StoreBytesPerState,
+		}
+		if rep.Trace != nil {
+			res.Violation = violationJSON(rep.Trace, r.traceFile)
+		}
+		r.enc.Encode(res)
+		return
+	}
+	w := r.stdout
+	switch rep.Status {
+	case explorer.OK:
+		fmt.Fprintln(w, "Model checking completed. No error has been found.")
+	case explorer.Violation:
+		r.violationText(rep.Trace)
+	case explorer.Unknown:
+		if interrupted {
+			fmt.Fprintln(w, "Interrupted: the search was stopped; the verdict is unknown.")
+			if r.dir != "" {
+				fmt.Fprintf(w, "Continue with: bkcheck check --resume %s\n", r.dir)
+			}
+		} else {
+			fmt.Fprintf(w, "Stopped early (%s): the verdict is unknown, not ok.\n", rep.Reason)
+		}
+	}
+	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
+	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic): %.1e\n",
+		elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), humanBytes(peakAnon), state.CollisionProbability(rep.Distinct, rep.Generated))
+}
+
+// violationText prints what failed and the trace.
+func (r *reporter) violationText(tr *traces.Trace) {
+	w := r.stdout
+	switch {
+	case tr.Deadlock:
+		fmt.Fprintln(w, "Error: Deadlock reached.")
+	case tr.Terminal:
+		fmt.Fprintf(w, "Error: Property %s fails in a terminal state.\n", tr.Invariant)
+	default:
+		fmt.Fprintf(w, "Error: Invariant %s is violated.\n", tr.Invariant)
+	}
+	traces.RenderText(w, tr)
+	fmt.Fprintln(w)
+	if r.traceFile != "" {
+		fmt.Fprintf(w, "Trace written to %s (bkcheck replay / bkcheck trace render read it).\n", r.traceFile)
+	}
+}
+
+func (r *reporter) simStart(cfg check.SimConfig) {
+	if r.json {
+		r.enc.Encode(jsonStart{Type: "start", Mode: "simulate", Config: schema.Object{S: check.SimSchema, Target: &cfg}})
+		return
+	}
+	pick := "uniform"
+	if cfg.LossRate > 0 {
+		pick = fmt.Sprintf("loss rate %g", cfg.LossRate)
+	}
+	fmt.Fprintf(r.stdout, "bkcheck: simulating %s\n  invariants: %s; seed %d, depth %d, steps %s, workers %d\n", cfg.Params, strings.Join(cfg.Invariants, ", "), cfg.Seed, cfg.Depth, pick, cfg.Workers)
+}
+
+type jsonSimResult struct {
+	Type       string         `json:"type"`
+	Status     string         `json:"status"`
+	Walks      int64          `json:"walks"`
+	States     int64          `json:"states"`
+	Distinct   int64          `json:"distinct"`
+	MeanLength float64        `json:"mean-length"`
+	ElapsedS   float64        `json:"elapsed-s"`
+	StatesPerS float64        `json:"states-per-s"`
+	Violation  *jsonViolation `json:"violation"`
+}
+
+func (r *reporter) simResult(rep *check.SimReport) {
+	rate := float64(rep.States) / rep.Elapsed.Seconds()
+	if r.json {
+		res := jsonSimResult{Type: "result", Status: rep.Status.String(), Walks: rep.Walks, States: rep.States, Distinct: rep.Distinct,
+			MeanLength: rep.MeanLength, ElapsedS: rep.Elapsed.Seconds(), StatesPerS: rate}
+		if rep.Trace != nil {
+			res.Violation = violationJSON(rep.Trace, r.traceFile)
+			res.Violation.WalkSeed, res.Violation.Rerun = rep.WalkSeed, rep.RerunCommand()
+		}
+		r.enc.Encode(res)
+		return
+	}
+	w := r.stdout
+	if rep.Trace != nil {
+		fmt.Fprintf(w, "Walk seed %d fails; rerun it alone with: %s\n", rep.WalkSeed, rep.RerunCommand())
+		r.violationText(rep.Trace)
+	} else {
+		fmt.Fprintln(w, "No violation found; simulation proves nothing: the verdict is unknown.")
+	}
+	fmt.Fprintf(w, "%d walks, %d states visited (%d distinct), mean walk length %.1f, %s (%.0f states/s).\n",
+		rep.Walks, rep.States, rep.Distinct, rep.MeanLength, rep.Elapsed.Round(time.Millisecond), rate)
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/regress"
+	"github.com/bkcheck/bkcheck/schema"
+)
+
+// outputSettings are the command line's own settings of check and
+// simulate: where results go.
+type outputSettings struct {
+	TraceOut string        `name:"trace-out" unit:"FILE" help:"where to write a counterexample as ITF JSON (default: bkcheck-trace.itf.json in the run directory, else a new bkcheck-trace[-N].itf.json in the current directory); none: do not write"`
+	JSON     bool          `name:"json" help:"write newline-delimited JSON to stdout; the last line is the result"`
+	Progress time.Duration `name:"progress" unit:"D" help:"interval between progress reports when stderr is not a terminal (and for --json)"`
+}
+
+var outputSchema = schema.MustOf(outputSettings{})
+
+func defaultOutput() outputSettings { return outputSettings{Progress: 10 * time.Second} }
+
+// fileSettings select a parameter-set file and one of its runs.
+type fileSettings struct {
+	Config string `name:"config" unit:"FILE" help:"read settings from a parameter-set file (TOML, keys named as the flags); flags override it"`
+	Run    string `name:"run" unit:"NAME" help:"the named run of --config to use, when the file holds several"`
+}
+
+var fileSchema = schema.MustOf(fileSettings{})
+
+// fileKeys are the schemas whose settings a parameter-set file may hold:
+// those of check and simulate, their output, and regression expectations
+// (a suite file is a parameter-set file too). A command ignores the keys
+// that are not its own.
+var fileKeys = []*schema.Schema{check.ConfigSchema, check.SimSchema, outputSchema, regress.ExpectSchema}
+
+// commandLine is one subcommand's arguments resolved against the schemas
+// of its settings.
+type commandLine struct {
+	cmd     string                 // e.g. "bkcheck check"
+	targets []schema.Target        // where settings go
+	given   map[string]string      // setting -> how it was given: "-w", "--bookies", "bookies in runs.toml"
+	before  map[string]string      // setting -> the text it was given as
+	args    []string               // positional arguments
+	help    bool                   // -h or --help
+	probs   schema.Problems        // everything wrong so far
+	file    fileSettings           // --config, --run
+	extra   map[string]*flagSwitch // flags of the command that are not settings
+}
+
+// flagSwitch is a command flag outside any schema (e.g. --all).
+type flagSwitch struct {
+	help  string
+	value string
+	isSet bool
+	bool  bool
+}
+
+// parseCommandLine reads args: --name value, --name=value, -x value for
+// short aliases, boolean flags without a value, positional arguments, and
+// -- to end flags. Unlike package flag it does not stop at the first
+// problem: every unknown flag and bad value is collected.
+// Its settings may also come from a parameter-set file (--config, --run).
+func parseCommandLine(cmd string, args []string, targets ...schema.Target) *commandLine {
+	cl := newCommandLine(cmd, targets...)
+	cl.targets = append(cl.targets, schema.Target{S: fileSchema, V: &cl.file})
+	return cl.parse(args)
+}
+
+// newCommandLine prepares a command line to parse; declare the command's
+// own switches (addSwitch) before parse.
+func newCommandLine(cmd string, targets ...schema.Target) *commandLine {
+	return &commandLine{cmd: cmd, targets: targets, given: map[string]string{}, before: map[string]string{}, extra: map[string]*flagSwitch{}}
+}
+
+func (cl *commandLine) parse(args []string) *commandLine {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			cl.args = append(cl.args, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			cl.args = append(cl.args, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "h" || name == "help" {
+			cl.help = true
+			continue
+		}
+		if sw, ok := cl.extra[name]; ok {
+			if !sw.bool && !hasValue {
+				if i+1 >= len(args) {
+					cl.probs.Add("", "%s needs a value", a)
+					continue
+				}
+				i++
+				value = args[i]
+			}
+			sw.value, sw.isSet = value, true
+			continue
+		}
+		t, f, ok := cl.lookup(name)
+		if !ok {
+			cl.probs.Add("", "unknown flag %s (bkcheck %s -h lists the flags)", a, strings.TrimPrefix(cl.cmd, "bkcheck "))
+			continue
+		}
+		if !hasValue {
+			if f.IsBool() {
+				value = "true"
+			} else if i+1 >= len(args) {
+				cl.probs.Add("", "%s needs a value (%s)", a, f.Unit)
+				continue
+			} else {
+				i++
+				value = args[i]
+			}
+		}
+		flagName := "--" + name
+		if len(name) == 1 {
+			flagName = "-" + name
+		}
+		if err := t.S.Set(t.V, f.Name, value); err != nil {
+			cl.probs.Add("", "%s %s: %v", flagName, value, err)
+			continue
+		}
+		cl.given[f.Name], cl.before[f.Name] = flagName, t.S.Get(t.V, f.Name)
+	}
+	return cl
+}
+
+// addSwitch declares a command flag that is not a setting.
+func (cl *commandLine) addSwitch(name, help string, isBool bool) *flagSwitch {
+	sw := &flagSwitch{help: help, bool: isBool}
+	cl.extra[name] = sw
+	return sw
+}
+
+func (cl *commandLine) lookup(name string) (schema.Target, schema.Field, bool) {
+	for _, t := range cl.targets {
+		if f, ok := t.S.Lookup(name); ok {
+			return t, f, true
+		}
+	}
+	return schema.Target{}, schema.Field{}, false
+}
+
+// applyFile applies --config FILE (and --run NAME): the file's settings
+// that belong to this command, except those the command line gives.
+func (cl *commandLine) applyFile() {
+	if cl.file.Config == "" {
+		if cl.file.Run != "" {
+			cl.probs.Add("run", "needs --config")
+		}
+		return
+	}
+	f, err := schema.LoadFile(cl.file.Config, fileKeys...)
+	if err != nil {
+		cl.probs.Add("config", "%v", err)
+		return
+	}
+	st, err := f.Resolve(cl.file.Run)
+	if err != nil {
+		cl.probs.Add("config", "%v", err)
+		return
+	}
+	skip := map[string]bool{}
+	for name := range cl.given {
+		skip[name] = true
+	}
+	for _, t := range cl.targets {
+		if err := schema.Apply(st, skip, t); err != nil {
+			ps, _ := schema.AsProblems(err)
+			for _, p := range ps {
+				cl.probs.Add("", "%s in %s: %s", p.Field, cl.file.Config, p.Msg)
+			}
+		}
+		for _, name := range st.Names() {
+			if t.S.Has(name) && !skip[name] {
+				cl.given[name] = name + " in " + cl.file.Config
+				cl.before[name] = t.S.Get(t.V, name)
+			}
+		}
+	}
+}
+
+// noDefaultsOverride reports settings given explicitly that defaults
+// replace (e.g. -e 0, which would silently mean "E = Qw", or an empty
+// --invariants, which would mean the default list): a value given is never
+// silently dropped. It must run right after EnsureDefaults of t.
+func (cl *commandLine) noDefaultsOverride(t schema.Target) {
+	for _, f := range t.S.Fields() {
+		was, ok := cl.before[f.Name]
+		if !ok {
+			continue
+		}
+		now := t.S.Get(t.V, f.Name)
+		switch {
+		case was == now:
+		case now == "":
+			cl.probs.Add(f.Name, "has no effect with these settings (given %q)", was)
+		case was == "" || was == "0":
+			cl.probs.Add(f.Name, "%q is not a value it takes; leave it out for the default (%s)", was, now)
+		}
+	}
+}
+
+// validate adds the problems of err (a schema.Problems from Validate).
+func (cl *commandLine) validate(err error) { cl.probs.Merge(err) }
+
+// report writes every problem in one message naming settings as the user
+// gave them, and returns the exit code (0 when there is no problem).
+func (cl *commandLine) report(stderr io.Writer) int {
+	if len(cl.probs) == 0 {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", cl.cmd, cl.probs.Render(func(field string) string {
+		if g, ok := cl.given[field]; ok {
+			return g
+		}
+		return "--" + field
+	}))
+	return exitUsage
+}
+
+// usage writes the command's flags, section by section.
+func (cl *commandLine) usage(w io.Writer, synopsis string, sections ...string) {
+	fmt.Fprintf(w, "Usage: %s\n", synopsis)
+	for i, t := range cl.targets {
+		title := "Other"
+		if i < len(sections) {
+			title = sections[i]
+		}
+		if t.S == fileSchema {
+			title = "Parameter-set files"
+		}
+		fmt.Fprintf(w, "\n%s:\n", title)
+		t.S.PrintUsage(w, t.V)
+	}
+	if len(cl.extra) > 0 {
+		fmt.Fprintf(w, "\nOther:\n")
+		for name, sw := range cl.extra {
+			fmt.Fprintf(w, "  --%-22s %s\n", name, sw.help)
+		}
+	}
+}
+
+// errUsage marks errors that are the user's (exit 2) in commands that do
+// not go through a commandLine.
+var errUsage = errors.New("usage")

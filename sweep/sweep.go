@@ -1,0 +1,266 @@
+// Package sweep checks a grid of parameter sets: a TOML file with [fixed]
+// settings for every point and a [grid] of values per setting, whose
+// cartesian product is the set of points. A sweep can be cut into slices
+// (shards) run on different machines and merged afterwards; the merged
+// table equals the unsharded one.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// File is a loaded sweep file.
+type File struct {
+	Path   string
+	Fixed  schema.Settings
+	Keys   []string   // grid keys, sorted
+	Values [][]string // the values of each key, as setting text
+}
+
+// Load reads a sweep file strictly: [fixed] keys and [grid] keys must be
+// settings of bkcheck check; every problem is reported at once.
+func Load(path string) (*File, error) {
+	doc := reflect.StructOf([]reflect.StructField{
+		{Name: "Fixed", Type: schema.TableType(check.ConfigSchema), Tag: `toml:"fixed"`},
+		{Name: "Grid", Type: reflect.TypeFor[map[string]any](), Tag: `toml:"grid"`},
+	})
+	v := reflect.New(doc)
+	if err := schema.DecodeTOMLStrict(path, v.Interface()); err != nil {
+		return nil, err
+	}
+	f := &File{Path: path}
+	var probs schema.Problems
+	fixed, err := schema.TableSettings(v.Elem().Field(0))
+	probs.Merge(err)
+	f.Fixed = fixed
+	grid := v.Elem().Field(1).Interface().(map[string]any)
+	for k := range grid {
+		f.Keys = append(f.Keys, k)
+	}
+	sort.Strings(f.Keys)
+	for _, k := range f.Keys {
+		if !check.ConfigSchema.Has(k) {
+			probs.Add(k, "[grid] has no such setting")
+			continue
+		}
+		vs, err := gridValues(grid[k])
+		if err != nil {
+			probs.Add(k, "[grid]: %v", err)
+		}
+		f.Values = append(f.Values, vs)
+	}
+	if len(f.Keys) == 0 {
+		probs.Add("", "[grid] is empty")
+	}
+	if err := probs.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// gridValues turns a grid entry (a list of values, or {from = A, to = B})
+// into setting texts.
+func gridValues(v any) ([]string, error) {
+	switch x := v.(type) {
+	case []any:
+		var out []string
+		for _, e := range x {
+			t, err := schema.ValueText(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		if len(out) == 0 {
+			return nil, errors.New("empty list")
+		}
+		return out, nil
+	case map[string]any:
+		from, ok1 := x["from"].(int64)
+		to, ok2 := x["to"].(int64)
+		if !ok1 || !ok2 || len(x) != 2 || to < from || to-from > 1000 {
+			return nil, errors.New("a range is {from = A, to = B} with integers A <= B")
+		}
+		var out []string
+		for i := from; i <= to; i++ {
+			out = append(out, strconv.FormatInt(i, 10))
+		}
+		return out, nil
+	}
+	t, err := schema.ValueText(v)
+	if err != nil {
+		return nil, err
+	}
+	return []string{t}, nil
+}
+
+// Total is the number of points of the whole sweep.
+func (f *File) Total() int {
+	n := 1
+	for _, vs := range f.Values {
+		n *= len(vs)
+	}
+	return n
+}
+
+// Shard is slice I of N (1-based).
+type Shard struct{ I, N int }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
+
+// ParseShard reads "i/n".
+func ParseShard(text string) (Shard, error) {
+	var s Shard
+	if _, err := fmt.Sscanf(text, "%d/%d", &s.I, &s.N); err != nil || s.I < 1 || s.I > s.N {
+		return s, fmt.Errorf("must be i/n with 1 <= i <= n (got %q)", text)
+	}
+	return s, nil
+}
+
+// ShardFromEnv reads the slice from a scheduler: a Kubernetes Indexed Job
+// (JOB_COMPLETION_INDEX, 0-based, with shards = the job's completions) or
+// a Slurm job array (SLURM_ARRAY_TASK_ID relative to SLURM_ARRAY_TASK_MIN,
+// and SLURM_ARRAY_TASK_COUNT).
+func ShardFromEnv(shards int) (Shard, bool) {
+	if idx, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX")); err == nil && shards > 0 {
+		return Shard{idx + 1, shards}, true
+	}
+	if id, err := strconv.Atoi(os.Getenv("SLURM_ARRAY_TASK_ID")); err == nil {
+		lo, _ := strconv.Atoi(os.Getenv("SLURM_ARRAY_TASK_MIN"))
+		cnt, err := strconv.Atoi(os.Getenv("SLURM_ARRAY_TASK_COUNT"))
+		if err != nil {
+			cnt = shards
+		}
+		if cnt > 0 {
+			return Shard{id - lo + 1, cnt}, true
+		}
+	}
+	return Shard{}, false
+}
+
+// Point is one point of a sweep and its result: a row of the table.
+type Point struct {
+	Index     int               `json:"index"`
+	Settings  map[string]string `json:"settings"`
+	Status    string            `json:"status"` // ok, violation, unknown, skipped, error
+	Reason    string            `json:"reason,omitempty"`
+	Invariant string            `json:"invariant,omitempty"`
+	Length    int               `json:"length,omitempty"`
+	TraceFile string            `json:"trace-file,omitempty"`
+	Distinct  int64             `json:"distinct"`
+	Depth     int               `json:"depth"`
+	ElapsedS  float64           `json:"elapsed-s"`
+}
+
+// Result is a table of points, of a slice or of the whole sweep.
+type Result struct {
+	Keys   []string `json:"keys"`
+	Total  int      `json:"total"` // points in the whole sweep
+	Shard  string   `json:"shard"`
+	Points []Point  `json:"points"`
+}
+
+// Points lists the points of slice s, with their settings.
+func (f *File) Points(s Shard) []Point {
+	var points []Point
+	for idx := 0; idx < f.Total(); idx++ {
+		if idx%s.N != s.I-1 {
+			continue
+		}
+		settings := map[string]string{}
+		rem := idx
+		for k := len(f.Keys) - 1; k >= 0; k-- {
+			settings[f.Keys[k]] = f.Values[k][rem%len(f.Values[k])]
+			rem /= len(f.Values[k])
+		}
+		points = append(points, Point{Index: idx, Settings: settings})
+	}
+	return points
+}
+
+// Options shape a sweep run.
+type Options struct {
+	Out   string // directory of the tables and the traces; must exist
+	Shard Shard  // zero: the whole sweep
+	Jobs  int    // points checked at once; 0: one per core
+}
+
+// Run checks the points of opt.Shard, opt.Jobs at a time, each with
+// cores/jobs workers unless the file sets workers, and returns the table.
+// Counterexamples are written to Out as point-NNNN.itf.json. Points not
+// run because ctx was cancelled are reported unknown.
+func Run(ctx context.Context, f *File, opt Options) *Result {
+	if opt.Shard == (Shard{}) {
+		opt.Shard = Shard{1, 1}
+	}
+	if opt.Jobs <= 0 {
+		opt.Jobs = runtime.GOMAXPROCS(0)
+	}
+	workers := max(1, runtime.GOMAXPROCS(0)/opt.Jobs)
+	points := f.Points(opt.Shard)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, opt.Jobs)
+	for i := range points {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(pt *Point) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f.runPoint(ctx, pt, opt.Out, workers)
+		}(&points[i])
+	}
+	wg.Wait()
+	return &Result{Keys: f.Keys, Total: f.Total(), Shard: opt.Shard.String(), Points: points}
+}
+
+// runPoint checks one point.
+func (f *File) runPoint(ctx context.Context, pt *Point, outDir string, workers int) {
+	if ctx.Err() != nil {
+		pt.Status, pt.Reason = "unknown", "interrupted"
+		return
+	}
+	cfg := check.DefaultConfig()
+	cfg.Workers = workers
+	st := f.Fixed.With(pt.Settings)
+	err := schema.Apply(st, nil, schema.Target{S: check.ConfigSchema, V: &cfg})
+	var rep *check.Report
+	if err == nil {
+		rep, err = check.Run(ctx, cfg)
+	}
+	if ps, ok := schema.AsProblems(err); ok {
+		reasons := make([]string, len(ps))
+		for i, p := range ps {
+			reasons[i] = p.String()
+		}
+		pt.Status, pt.Reason = "skipped", strings.Join(reasons, "; ")
+		return
+	}
+	if err != nil {
+		pt.Status, pt.Reason = "error", err.Error()
+		return
+	}
+	pt.Status, pt.Reason, pt.Distinct, pt.Depth, pt.ElapsedS = rep.Status.String(), rep.Reason, rep.Distinct, rep.Depth, rep.Elapsed.Seconds()
+	if rep.Trace != nil {
+		pt.Invariant, pt.Length = rep.Trace.Invariant, len(rep.Trace.Steps)
+		name := fmt.Sprintf("point-%04d.itf.json", pt.Index)
+		if err := traces.WriteITFFile(filepath.Join(outDir, name), rep.Trace); err != nil {
+			pt.Reason = "trace not written: " + err.Error()
+		} else {
+			pt.TraceFile = name
+		}
+	}
+}
