@@ -186,7 +186,7 @@ func storeBudget(memory schema.Size) int64 {
 	if memory == 0 {
 		return state.DefaultBadgerMemoryBudget
 	}
-	return max(int64(memory)-(96<<20), 32<<20)
+	return max(int64(memory)-(96<<20), state.MinBadgerMemoryBudget)
 }
 
 // SimConfig is everything one random simulation needs.

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"os"
 	"reflect"
 	"sync"
@@ -13,19 +12,67 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 )
 
-// BadgerOptions configures OpenBadgerVisited.
+// BadgerOptions configures OpenBadgerVisited, which applies EnsureDefaults
+// and then Validate to them.
 type BadgerOptions struct {
 	// Dir is the store's directory; it is created if missing.
 	Dir string
 	// MemoryBudget is the number of bytes of RAM the store may use for
 	// Badger's memtables and caches plus its own in-memory fingerprint
-	// cache. 0 means DefaultBadgerMemoryBudget.
+	// cache. 0 means DefaultBadgerMemoryBudget; otherwise it must be at
+	// least MinBadgerMemoryBudget.
 	MemoryBudget int64
+
+	// testingKnobs are set only by this package's tests.
+	testingKnobs struct {
+		// noCache gives the fingerprint cache none of the budget, so
+		// that it overflows after minTableLen states: the tests' way into
+		// overflow mode without millions of states.
+		noCache bool
+	}
 }
 
-// DefaultBadgerMemoryBudget is the memory budget used when
-// BadgerOptions.MemoryBudget is 0.
-const DefaultBadgerMemoryBudget = 256 << 20
+const (
+	// DefaultBadgerMemoryBudget is the memory budget EnsureDefaults puts
+	// in place of a zero BadgerOptions.MemoryBudget.
+	DefaultBadgerMemoryBudget int64 = 2 << 30
+	// MinBadgerMemoryBudget is the smallest memory budget Validate
+	// accepts. Below it, Badger's memtables, caches and table builders,
+	// which badgerOptions does not shrink further, take the whole budget
+	// and leave the fingerprint cache nothing.
+	MinBadgerMemoryBudget int64 = 32 << 20
+)
+
+// EnsureDefaults sets every option left at its zero value to its default
+// (MemoryBudget to DefaultBadgerMemoryBudget) and returns o; a nil o is
+// taken as empty options.
+func (o *BadgerOptions) EnsureDefaults() *BadgerOptions {
+	if o == nil {
+		o = &BadgerOptions{}
+	}
+	if o.MemoryBudget == 0 {
+		o.MemoryBudget = DefaultBadgerMemoryBudget
+	}
+	return o
+}
+
+// Validate reports every problem with the options, each naming its field,
+// joined in one error (nil if there is none). A zero MemoryBudget is
+// valid: it stands for the default.
+func (o *BadgerOptions) Validate() error {
+	var errs []error
+	if o.Dir == "" {
+		errs = append(errs, errors.New("state: BadgerOptions.Dir is empty"))
+	}
+	switch b := o.MemoryBudget; {
+	case b < 0:
+		errs = append(errs, fmt.Errorf("state: BadgerOptions.MemoryBudget is %d, negative", b))
+	case b > 0 && b < MinBadgerMemoryBudget:
+		errs = append(errs, fmt.Errorf("state: BadgerOptions.MemoryBudget is %d bytes, below the minimum of %d (%d MiB)",
+			b, MinBadgerMemoryBudget, MinBadgerMemoryBudget>>20))
+	}
+	return errors.Join(errs...)
+}
 
 // Key spaces. Both key suffixes are big-endian so that Badger's key order
 // is numeric order: the b/ space iterates by block, hence by sequence
@@ -61,12 +108,14 @@ const (
 	// (which commits full transactions in the background), before the
 	// batch is flushed automatically.
 	pendingMax = 16 * blockStates
-	// windowLoad is the load (out of 10) at which a recent-window table
-	// rotates; exactMaxLoad (out of 100) is how full the exact table may
-	// get once the budget forbids growing it.
-	windowLoad   = 7
-	exactMaxLoad = 90
-	minTableLen  = 1 << 10
+	// Loads of the cache's fingerprint tables, in percent: the exact
+	// table grows at exactGrowLoad while the budget allows, and once it
+	// does not, fills up to exactMaxLoad before the cache overflows; a
+	// recent window rotates at windowLoad.
+	exactGrowLoad = 70
+	exactMaxLoad  = 90
+	windowLoad    = 70
+	minTableLen   = 1 << 10
 )
 
 // BadgerVisited is a disk-backed Visited store: every state is persisted in
@@ -140,17 +189,16 @@ var _ Visited = (*BadgerVisited)(nil)
 // block, and anything beyond (left by a crash between flushes) is dropped,
 // so the two key spaces agree.
 func OpenBadgerVisited(opt BadgerOptions) (*BadgerVisited, error) {
-	if opt.Dir == "" {
-		return nil, errors.New("state: BadgerOptions.Dir is empty")
+	if err := opt.EnsureDefaults().Validate(); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
-	budget := opt.MemoryBudget
-	if budget <= 0 {
-		budget = DefaultBadgerMemoryBudget
+	bo, fpBudget := badgerOptions(opt.Dir, opt.MemoryBudget)
+	if opt.testingKnobs.noCache {
+		fpBudget = 0
 	}
-	bo, fpBudget := badgerOptions(opt.Dir, budget)
 	db, err := badger.Open(bo)
 	if err != nil {
 		return nil, fmt.Errorf("state: open badger store %s: %w", opt.Dir, err)
@@ -731,9 +779,8 @@ func (v *BadgerVisited) scanStates(f func(seq, fp uint64) error) error {
 // rebuildCache refills the in-memory cache from the stored states.
 func (v *BadgerVisited) rebuildCache() error {
 	v.overflow = false
-	v.exact = fpTable{}
-	// Room for the states at ~0.7 load if the budget allows.
-	v.exact.alloc(min(max(v.n*10/7+1, minTableLen), v.maxExactLen()))
+	// Room for the states below the growth load if the budget allows.
+	v.exact = fixedFPTable(min(max(v.n*100/exactGrowLoad+1, minTableLen), v.maxExactLen()), exactGrowLoad)
 	v.cur, v.old, v.bloom = fpTable{}, fpTable{}, layerBloom{}
 	err := v.scanStates(func(_, fp uint64) error {
 		v.cacheAdd(fp)
@@ -754,27 +801,27 @@ func (v *BadgerVisited) maxExactLen() uint64 {
 func (v *BadgerVisited) cacheAdd(fp uint64) {
 	if !v.overflow {
 		t := &v.exact
-		if t.used < t.growAt {
+		if !t.full() {
 			t.insert(fp)
 			return
 		}
 		// Grow (by 2x, or less up to the budget) if the new table and
 		// the old one, while rehashing, fit.
-		cur := uint64(len(t.table))
+		cur := t.size()
 		if size := min(2*cur, uint64(max(v.fpBudget/8-int64(cur), 0))); size >= cur+cur/4 {
 			t.resize(size)
 			t.insert(fp)
 			return
 		}
 		// Out of budget: fill the table fuller before giving up on it.
-		if t.used*100 < cur*exactMaxLoad {
+		if t.loadBelow(exactMaxLoad) {
 			t.insert(fp)
 			return
 		}
 		v.startOverflow()
 	}
 	v.bloom.add(fp)
-	if v.cur.used >= v.cur.growAt {
+	if v.cur.full() {
 		v.rotate()
 	}
 	v.cur.insert(fp)
@@ -786,9 +833,8 @@ func (v *BadgerVisited) cacheAdd(fp uint64) {
 func (v *BadgerVisited) rotate() {
 	v.flushBatch()
 	v.old, v.cur = v.cur, v.old
-	if size := v.windowLen(); uint64(len(v.cur.table)) != size {
-		v.cur = fpTable{}
-		v.cur.alloc(size)
+	if size := v.windowLen(); v.cur.size() != size {
+		v.cur = fixedFPTable(size, windowLoad)
 	} else {
 		v.cur.clear()
 	}
@@ -818,8 +864,7 @@ func (v *BadgerVisited) startOverflow() {
 	v.exact.each(v.bloom.add)
 	v.exact = fpTable{}
 	size := v.windowLen()
-	v.cur.alloc(size)
-	v.old.alloc(size)
+	v.cur, v.old = fixedFPTable(size, windowLoad), fixedFPTable(size, windowLoad)
 	// The windows start empty, so everything so far must be readable.
 	v.flushBatch()
 	if !v.fpIndex {
@@ -865,7 +910,7 @@ func (v *BadgerVisited) BytesPerState() float64 {
 
 // CacheBytes is the memory held by the in-memory cache.
 func (v *BadgerVisited) CacheBytes() int64 {
-	b := 8*int64(len(v.exact.table)+len(v.cur.table)+len(v.old.table)) + v.bloom.bytes()
+	b := v.exact.bytes() + v.cur.bytes() + v.old.bytes() + v.bloom.bytes()
 	return b + recLen*int64(cap(v.pending)) + int64(cap(v.lookData))
 }
 
@@ -916,175 +961,4 @@ func (v *BadgerVisited) Close() error {
 	}
 	*v = BadgerVisited{}
 	return err
-}
-
-// fpTable is an open-addressing set of fingerprints (linear probing, 0
-// marks an empty slot and fp 0 is a flag), as in MemVisited's table but of
-// any size: the home slot is fp*size/2^64 (after a multiplicative mix), so
-// the table can grow to exactly what the budget allows.
-type fpTable struct {
-	table   []uint64
-	used    uint64
-	growAt  uint64
-	hasZero bool
-}
-
-func (t *fpTable) alloc(size uint64) {
-	t.table = make([]uint64, size)
-	t.used = 0
-	t.hasZero = false
-	t.growAt = size * windowLoad / 10
-}
-
-func (t *fpTable) clear() {
-	clear(t.table)
-	t.used = 0
-	t.hasZero = false
-	t.growAt = uint64(len(t.table)) * windowLoad / 10
-}
-
-func (t *fpTable) slot(fp uint64) uint64 {
-	hi, _ := bits.Mul64(fp*0x9E3779B97F4A7C15, uint64(len(t.table)))
-	return hi
-}
-
-func (t *fpTable) contains(fp uint64) bool {
-	if fp == 0 {
-		return t.hasZero
-	}
-	n := uint64(len(t.table))
-	if n == 0 {
-		return false
-	}
-	for i := t.slot(fp); ; {
-		switch t.table[i] {
-		case fp:
-			return true
-		case 0:
-			return false
-		}
-		if i++; i == n {
-			i = 0
-		}
-	}
-}
-
-// insert adds fp, which must not be present; the table must have room.
-func (t *fpTable) insert(fp uint64) {
-	if fp == 0 {
-		t.hasZero = true
-		return
-	}
-	n := uint64(len(t.table))
-	i := t.slot(fp)
-	for t.table[i] != 0 {
-		if i++; i == n {
-			i = 0
-		}
-	}
-	t.table[i] = fp
-	t.used++
-}
-
-func (t *fpTable) resize(size uint64) {
-	old, hasZero := t.table, t.hasZero
-	t.alloc(size)
-	t.hasZero = hasZero
-	for _, fp := range old {
-		if fp != 0 {
-			t.insert(fp)
-		}
-	}
-}
-
-func (t *fpTable) each(f func(uint64)) {
-	if t.hasZero {
-		f(0)
-	}
-	for _, fp := range t.table {
-		if fp != 0 {
-			f(fp)
-		}
-	}
-}
-
-// layerBloom is a scalable Bloom filter: a list of blocked Bloom filters,
-// each sized for twice the states of the previous one at ~12 bits per
-// state (a false-positive rate well under 1%). A fingerprint may be present
-// if any layer says so.
-type layerBloom struct {
-	layers []bloomLayer
-}
-
-type bloomLayer struct {
-	words  []uint64 // 512-bit blocks of 8 words
-	blocks uint64
-	cap    uint64 // states this layer is sized for
-	n      uint64 // states added
-}
-
-const (
-	bloomBitsPerState = 12
-	bloomK            = 7 // 7 groups of 9 bits of one 64-bit hash
-)
-
-func (b *layerBloom) addLayer(capacity uint64) {
-	blocks := (capacity*bloomBitsPerState + 511) / 512
-	b.layers = append(b.layers, bloomLayer{
-		words:  make([]uint64, blocks*8),
-		blocks: blocks,
-		cap:    capacity,
-	})
-}
-
-func (b *layerBloom) bytes() int64 {
-	var n int64
-	for _, l := range b.layers {
-		n += 8 * int64(len(l.words))
-	}
-	return n
-}
-
-// bloomBlock returns the block of l for fp and the second hash whose 9-bit
-// groups pick the bits within the block.
-func (l *bloomLayer) block(fp uint64) ([]uint64, uint64) {
-	blk, _ := bits.Mul64(fp*0x9E3779B97F4A7C15, l.blocks)
-	h2 := bits.RotateLeft64(fp, 29) * 0xC2B2AE3D27D4EB4F
-	h2 ^= h2 >> 31
-	return l.words[blk*8 : blk*8+8 : blk*8+8], h2
-}
-
-func (b *layerBloom) add(fp uint64) {
-	if len(b.layers) == 0 || b.layers[len(b.layers)-1].n >= b.layers[len(b.layers)-1].cap {
-		next := uint64(1 << 16)
-		if len(b.layers) > 0 {
-			next = 2 * b.layers[len(b.layers)-1].cap
-		}
-		b.addLayer(next)
-	}
-	l := &b.layers[len(b.layers)-1]
-	w, h2 := l.block(fp)
-	for i := range bloomK {
-		bit := (h2 >> (9 * i)) & 511
-		w[bit>>6] |= 1 << (bit & 63)
-	}
-	l.n++
-}
-
-func (b *layerBloom) mayContain(fp uint64) bool {
-	for i := range b.layers {
-		w, h2 := b.layers[i].block(fp)
-		hit := true
-		for j := range bloomK {
-			bit := (h2 >> (9 * j)) & 511
-			if w[bit>>6]&(1<<(bit&63)) == 0 {
-				hit = false
-				break
-			}
-		}
-		if hit {
-			return true
-		}
-	}
-	return false
 }

@@ -13,12 +13,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/dgraph-io/badger/v4"
 )
 
+// tinyCache, given to openBadger as the budget, opens the store with the
+// smallest budget and none of it for the fingerprint cache, which then
+// overflows after minTableLen states.
+const tinyCache = -1
+
 func openBadger(t testing.TB, dir string, budget int64) *BadgerVisited {
 	t.Helper()
-	v, err := OpenBadgerVisited(BadgerOptions{Dir: dir, MemoryBudget: budget})
+	opt := BadgerOptions{Dir: dir, MemoryBudget: budget}
+	if budget == tinyCache {
+		opt.MemoryBudget = MinBadgerMemoryBudget
+		opt.testingKnobs.noCache = true
+	}
+	v, err := OpenBadgerVisited(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +96,10 @@ func TestBadgerMatchesMem(t *testing.T) {
 		overflow bool
 	}{
 		{"exact", 0, 100_000, false},
-		// A 1-byte budget leaves the exact set its minimum size: Contains
-		// then runs on the Bloom filter, the windows and Badger reads.
-		{"tiny-budget", 1, 100_000, true},
+		// With no cache budget the exact set keeps its minimum size:
+		// Contains then runs on the Bloom filter, the windows and Badger
+		// reads.
+		{"tiny-cache", tinyCache, 100_000, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -109,7 +121,7 @@ func TestBadgerMatchesMem(t *testing.T) {
 }
 
 func TestBadgerReopen(t *testing.T) {
-	for _, budget := range []int64{0, 1} {
+	for _, budget := range []int64{0, tinyCache} {
 		dir := t.TempDir()
 		rng := rand.New(rand.NewPCG(3, 4))
 		b := openBadger(t, dir, budget)
@@ -130,7 +142,7 @@ func TestBadgerReopen(t *testing.T) {
 }
 
 func TestBadgerTruncate(t *testing.T) {
-	for _, budget := range []int64{0, 1} {
+	for _, budget := range []int64{0, tinyCache} {
 		dir := t.TempDir()
 		rng := rand.New(rand.NewPCG(5, 6))
 		b := openBadger(t, dir, budget)
@@ -261,7 +273,7 @@ func copyFile(src, dst string) error {
 // closed: what was flushed must be there, and the store must be consistent
 // (Len states, each findable, nothing else).
 func TestBadgerCrash(t *testing.T) {
-	for _, budget := range []int64{0, 1} {
+	for _, budget := range []int64{0, tinyCache} {
 		dir := t.TempDir()
 		rng := rand.New(rand.NewPCG(7, 8))
 		b := openBadger(t, dir, budget)
@@ -311,11 +323,9 @@ func TestBadgerCrash(t *testing.T) {
 }
 
 // TestBadgerMemory inserts many states under a 64 MiB budget and bounds the
-// Go heap. Skipped in -short mode.
+// Go heap. Long tier.
 func TestBadgerMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow")
-	}
+	testtier.Long(t, "fills a store past its memory budget")
 	const (
 		budget = 64 << 20
 		n      = 5_000_000
@@ -385,7 +395,7 @@ func BenchmarkBadgerInsert(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		budget int64
-	}{{"budget=256MiB", 0}, {"budget=1", 1}} {
+	}{{"budget=256MiB", 256 << 20}, {"tiny-cache", tinyCache}} {
 		b.Run(bc.name, func(b *testing.B) {
 			v := openBadger(b, b.TempDir(), bc.budget)
 			defer v.Close()
@@ -409,7 +419,7 @@ func BenchmarkBadgerContains(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		budget int64
-	}{{"budget=256MiB", 0}, {"budget=1", 1}} {
+	}{{"budget=256MiB", 256 << 20}, {"tiny-cache", tinyCache}} {
 		b.Run(bc.name, func(b *testing.B) {
 			v := benchStates(b, b.TempDir(), bc.budget, n)
 			defer v.Close()
@@ -441,7 +451,7 @@ func BenchmarkBadgerContains(b *testing.B) {
 // and looking up every state each time.
 func TestBadgerBlocks(t *testing.T) {
 	const bs = blockStates
-	for _, budget := range []int64{0, 1} {
+	for _, budget := range []int64{0, tinyCache} {
 		dir := t.TempDir()
 		rng := rand.New(rand.NewPCG(15, 16))
 		b := openBadger(t, dir, budget)
@@ -555,7 +565,7 @@ func TestBadgerBlocks(t *testing.T) {
 // the states up to the first partial block or hole and drops the rest.
 func TestBadgerRecoverBlocks(t *testing.T) {
 	const bs = blockStates
-	for _, budget := range []int64{0, 1} {
+	for _, budget := range []int64{0, tinyCache} {
 		dir := t.TempDir()
 		rng := rand.New(rand.NewPCG(17, 18))
 		b := openBadger(t, dir, budget)

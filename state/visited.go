@@ -34,23 +34,15 @@ type Visited interface {
 	Close() error
 }
 
-// MemVisited is the in-memory Visited store: an open-addressing table of
-// bare fingerprints plus two append-only slices indexed by sequence number.
+// MemVisited is the in-memory Visited store: a growing fingerprint table
+// (fpTable) plus two append-only slices indexed by sequence number.
 //
-// Why this shape: a Go map[uint64]uint64 costs ~40 bytes per entry and
-// allocates buckets as it grows; a flat []uint64 probed linearly costs 8
-// bytes / load factor, is cache-friendly, and lets Contains run from many
-// goroutines with no locking. The table does not store sequence numbers
-// because the search never asks "which seq has fp" (only "is fp new"); the
-// seq-indexed slices answer the trace question "who is the parent of seq".
-// Altogether ~27-40 bytes per state, depending on where growth left the
-// capacities.
+// The table does not store sequence numbers because the search never asks
+// "which seq has fp" (only "is fp new"); the seq-indexed slices answer the
+// trace question "who is the parent of seq". Altogether ~27-40 bytes per
+// state, depending on where growth left the capacities.
 type MemVisited struct {
-	table   []uint64 // 0 marks an empty slot
-	shift   uint     // 64 - log2(len(table))
-	used    uint64   // occupied slots
-	growAt  uint64   // grow when used reaches this (~0.7 load)
-	hasZero bool     // fp 0 is present (kept aside: 0 marks empty slots)
+	table   fpTable  // every fingerprint; doubles at memMaxLoad
 	fps     []uint64 // fingerprint by seq (when links is nil)
 	parents []uint64 // parent seq by seq (when links is nil)
 	links   *linkLog // the same on disk, for NewMemVisitedLinksOnDisk
@@ -60,24 +52,32 @@ type MemVisited struct {
 
 var _ Visited = (*MemVisited)(nil)
 
-const minTableSize = 16
+const (
+	minTableSize = 16
+	// memMaxLoad is the load (percent) at which MemVisited's table doubles.
+	memMaxLoad = 70
+)
+
+// memTable returns an empty growing table for about capacityHint states
+// before it first has to grow: a power of two, so that every doubling
+// keeps it one.
+func memTable(capacityHint int) fpTable {
+	size := uint64(minTableSize)
+	for size*memMaxLoad/100 < uint64(max(capacityHint, 0))+1 {
+		size <<= 1
+	}
+	return growingFPTable(size, memMaxLoad)
+}
 
 // NewMemVisited returns an empty in-memory store sized for about
 // capacityHint states before it first has to grow.
 func NewMemVisited(capacityHint int) *MemVisited {
-	if capacityHint < 0 {
-		capacityHint = 0
-	}
-	size := uint64(minTableSize)
-	for float64(size)*0.7 < float64(capacityHint)+1 {
-		size <<= 1
-	}
-	v := &MemVisited{
+	capacityHint = max(capacityHint, 0)
+	return &MemVisited{
+		table:   memTable(capacityHint),
 		fps:     make([]uint64, 0, capacityHint),
 		parents: make([]uint64, 0, capacityHint),
 	}
-	v.alloc(size)
-	return v
 }
 
 // NewMemVisitedLinksOnDisk is NewMemVisited with the parent links kept in
@@ -88,81 +88,22 @@ func NewMemVisitedLinksOnDisk(capacityHint int, dir string) (*MemVisited, error)
 	if err != nil {
 		return nil, err
 	}
-	v := NewMemVisited(0)
-	v.links = l
-	size := uint64(minTableSize)
-	for float64(size)*0.7 < float64(capacityHint)+1 {
-		size <<= 1
-	}
-	v.alloc(size)
-	return v, nil
+	return &MemVisited{table: memTable(capacityHint), links: l}, nil
 }
 
 // Err reports the first I/O error of the on-disk link log, if any. Insert
 // cannot return one; the search checks Err when it ends.
 func (v *MemVisited) Err() error { return v.err }
 
-func (v *MemVisited) alloc(size uint64) {
-	v.table = make([]uint64, size)
-	v.shift = 64
-	for s := size; s > 1; s >>= 1 {
-		v.shift--
-	}
-	v.growAt = size * 7 / 10
-}
-
-// slot spreads fp over the table. Fingerprints are already hashes, but a
-// Fibonacci multiply keeps clustered inputs (tests, a weak future hash)
-// from degrading linear probing, and costs one multiplication.
-func (v *MemVisited) slot(fp uint64) uint64 {
-	return (fp * 0x9E3779B97F4A7C15) >> v.shift
-}
-
 // Contains implements Visited.
-func (v *MemVisited) Contains(fp uint64) bool {
-	if fp == 0 {
-		return v.hasZero
-	}
-	mask := uint64(len(v.table) - 1)
-	for i := v.slot(fp); ; i = (i + 1) & mask {
-		switch v.table[i] {
-		case fp:
-			return true
-		case 0:
-			return false
-		}
-	}
-}
+func (v *MemVisited) Contains(fp uint64) bool { return v.table.contains(fp) }
 
 // Insert implements Visited.
 func (v *MemVisited) Insert(fp uint64, parent uint64) (uint64, bool) {
-	if fp == 0 {
-		// 0 marks empty slots, so fp 0 lives in a flag instead of being
-		// remapped to another value, which would make it collide with that
-		// value for no reason.
-		if v.hasZero {
-			return 0, false
-		}
-		v.hasZero = true
-		return v.appendState(fp, parent), true
+	if !v.table.insert(fp) {
+		return 0, false
 	}
-	mask := uint64(len(v.table) - 1)
-	i := v.slot(fp)
-	for {
-		switch v.table[i] {
-		case fp:
-			return 0, false
-		case 0:
-			if v.used >= v.growAt {
-				v.grow()
-				return v.Insert(fp, parent)
-			}
-			v.table[i] = fp
-			v.used++
-			return v.appendState(fp, parent), true
-		}
-		i = (i + 1) & mask
-	}
+	return v.appendState(fp, parent), true
 }
 
 func (v *MemVisited) appendState(fp, parent uint64) uint64 {
@@ -177,22 +118,6 @@ func (v *MemVisited) appendState(fp, parent uint64) uint64 {
 	v.fps = append(v.fps, fp)
 	v.parents = append(v.parents, parent)
 	return seq
-}
-
-func (v *MemVisited) grow() {
-	old := v.table
-	v.alloc(uint64(len(old)) * 2)
-	mask := uint64(len(v.table) - 1)
-	for _, fp := range old {
-		if fp == 0 {
-			continue
-		}
-		i := v.slot(fp)
-		for v.table[i] != 0 {
-			i = (i + 1) & mask
-		}
-		v.table[i] = fp
-	}
 }
 
 // Len implements Visited.
@@ -221,7 +146,7 @@ func (v *MemVisited) BytesPerState() float64 {
 	}
 	// The link log's fixed 1 MiB write buffer is not counted: it does not
 	// grow with the states.
-	bytes := 8 * (len(v.table) + cap(v.fps) + cap(v.parents))
+	bytes := v.table.bytes() + 8*int64(cap(v.fps)+cap(v.parents))
 	return float64(bytes) / float64(v.n)
 }
 

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -60,19 +61,7 @@ func TestMemVisitedRandom(t *testing.T) {
 		var order []uint64
 		var parents []uint64
 		for i := 0; i < 200000; i++ {
-			var fp uint64
-			switch r.IntN(4) {
-			case 0:
-				fp = r.Uint64()
-			case 1:
-				fp = uint64(r.IntN(50000)) // clustered small values, incl. 0
-			case 2:
-				fp = uint64(r.IntN(1000)) << 40 // low bits all zero
-			case 3:
-				if len(order) > 0 {
-					fp = order[r.IntN(len(order))] // a repeat
-				}
-			}
+			fp := testFP(r, 50000, order)
 			parent := uint64(r.IntN(len(order) + 1))
 			seq, added := v.Insert(fp, parent)
 			_, had := ref[fp]
@@ -131,6 +120,37 @@ func BenchmarkMemVisitedInsert(b *testing.B) {
 	for b.Loop() {
 		fp = fp*6364136223846793005 + 1442695040888963407
 		v.Insert(fp, 0)
+	}
+}
+
+// BenchmarkMemVisitedContains probes a store from parallel readers (as the
+// explorer's pre-filter does), half the probes present and half absent:
+// with 4Ki states the table stays in cache and the probe's arithmetic
+// shows; with 1Mi, memory latency dominates.
+func BenchmarkMemVisitedContains(b *testing.B) {
+	for _, n := range []uint64{1 << 12, 1 << 20} {
+		b.Run(fmt.Sprintf("states=%d", n), func(b *testing.B) {
+			v := NewMemVisited(0)
+			present := make([]uint64, n)
+			fp := uint64(1)
+			for i := range present {
+				fp = fp*6364136223846793005 + 1442695040888963407
+				present[i] = fp
+				v.Insert(fp, 0)
+			}
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				x := rand.Uint64()
+				for pb.Next() {
+					x = x*6364136223846793005 + 1442695040888963407
+					if x>>63 == 0 {
+						v.Contains(present[(x>>20)%n])
+					} else {
+						v.Contains(x)
+					}
+				}
+			})
+		})
 	}
 }
 
