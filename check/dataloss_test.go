@@ -37,7 +37,7 @@ func TestDataLossBudgets(t *testing.T) {
 	run := func(budget int, mode string, exclude []string) *Report {
 		t.Helper()
 		p := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1,
-			DataLoss: budget, DataLossMode: mode, Exclude: exclude}
+			Reformat: budget, DataIntegrity: mode == "limbo", Exclude: exclude}
 		rep, err := Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, Invariants: invs}})
 		if err != nil {
 			t.Fatal(err)

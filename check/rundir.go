@@ -98,11 +98,11 @@ func DecodeModelID(b []byte) (ModelConfig, error) {
 		Symmetry      string          `json:"symmetry"`
 	}
 	if err := json.Unmarshal(b, &legacy); err == nil && legacy.Params != nil {
-		dec := json.NewDecoder(bytes.NewReader(legacy.Params))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&mc.Params); err != nil {
+		p, err := spec.DecodeLegacyParams(legacy.Params)
+		if err != nil {
 			return mc, err
 		}
+		mc.Params = p
 		sym, err := spec.ParseSymmetry(legacy.Symmetry)
 		if err != nil {
 			return mc, err

@@ -86,7 +86,7 @@ func TestLossBias(t *testing.T) {
 	if !testtier.IsLong() {
 		return // the 5-bookie walk below takes about a minute
 	}
-	p := spec.Params{Bookies: 5, Clients: 2, Ensemble: 5, WriteQuorum: 5, AckQuorum: 2, Entries: 1, Inflight: 1, DataLoss: 1, DataLossMode: "blank",
+	p := spec.Params{Bookies: 5, Clients: 2, Ensemble: 5, WriteQuorum: 5, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1,
 		Exclude: []string{"ClientReceivesAddFencedResponse", "BookieSendsAddFencedResponse", "ClientResendsPendingAddOp",
 			"ClientClosesLedgerSuccess", "ClientClosesLedgerFail", "ClientWritesBackEntry",
 			"RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientChangesEnsemble", "RecoveryClientSendsPendingAddOp"}}

@@ -49,12 +49,15 @@ func TestSymmetryOrbits(t *testing.T) {
 		{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}, // striped
 		// Extensions: faults put per-bookie flags and budgets in the state,
 		// gwq adds LAFR fields; the canonical form must relabel them all.
-		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, DataLoss: 1, DataLossMode: "limbo"},
-		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, DataLoss: 1, DataLossMode: "blank"},
+		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Reformat: 1, DataIntegrity: true},
+		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Reformat: 1},
 		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Crashes: 1, ReadOnly: 1},
 		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Variant: "gwq"},
+		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Crashes: 1, Journal: spec.JournalNoSync},
+		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Crashes: 1, Journal: spec.JournalDisabled, DataIntegrity: true},
+		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, DiskLoss: 1, Reformat: 1, DiskFull: 1},
 		// As docs/guarantees.md asks its data-loss questions: restricted.
-		{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, DataLoss: 1, DataLossMode: "limbo",
+		{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1, DataIntegrity: true,
 			Exclude: []string{"ClientReceivesAddFencedResponse", "BookieSendsAddFencedResponse", "ClientResendsPendingAddOp",
 				"ClientClosesLedgerSuccess", "ClientClosesLedgerFail", "ClientWritesBackEntry",
 				"RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientChangesEnsemble", "RecoveryClientSendsPendingAddOp"}},
@@ -63,6 +66,7 @@ func TestSymmetryOrbits(t *testing.T) {
 		sets = sets[:2]
 	}
 	for _, p := range sets {
+		t.Logf("%v", p)
 		for _, sym := range []spec.Symmetry{{Bookies: true}, {Clients: true}, {Bookies: true, Clients: true}} {
 			if p.CheckSymmetry(sym) != nil {
 				continue
@@ -102,7 +106,7 @@ func TestSymmetryOrbits(t *testing.T) {
 // symmetry is a real execution: it starts in the initial state and each
 // step is a transition of the model with the recorded action.
 func TestSymmetricCounterexampleReplays(t *testing.T) {
-	p := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, DataLoss: 2, DataLossMode: "limbo"}
+	p := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 2, DataIntegrity: true}
 	rep, err := Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, Symmetry: spec.Symmetry{Bookies: true, Clients: true},
 		Invariants: []string{"AllAckedEntriesAreReadable"}}})
 	if err != nil {

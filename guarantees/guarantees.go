@@ -260,7 +260,7 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 		lost := 0
 		for f := 1; f <= qa && lost == 0; f++ {
 			mc = model(e, "AllAckedEntriesAreReadable", "NoDivergenceBetweenClientAndMetaData")
-			mc.DataLoss, mc.DataLossMode, mc.Exclude = f, mode, lossIrrelevant
+			mc.Reformat, mc.DataIntegrity, mc.Exclude = f, mode == "limbo", lossIrrelevant
 			if a, err = g.ask(fmt.Sprintf("%s-dataloss-%s-%d", id, mode, f), mc, true); err != nil {
 				return err
 			}

@@ -31,16 +31,19 @@ func _() {
 	_ = x[RecoveryClientClosesLedger-21]
 	_ = x[BookieCrashes-22]
 	_ = x[BookieRestarts-23]
-	_ = x[BookieLosesData-24]
+	_ = x[BookieRejoinsEmpty-24]
 	_ = x[BookieBecomesReadOnly-25]
 	_ = x[ClientReceivesAddErrorResponse-26]
 	_ = x[ClientFailsToCreateLedger-27]
 	_ = x[BookieSendsAddReadOnlyResponse-28]
+	_ = x[BookieLosesDisk-29]
+	_ = x[BookieSyncsJournal-30]
+	_ = x[BookieFillsDisk-31]
 }
 
-const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieLosesDataBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponse"
+const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDisk"
 
-var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 631, 652, 682, 707, 737}
+var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788}
 
 func (i ActionKind) String() string {
 	idx := int(i) - 1

@@ -35,17 +35,20 @@ const (
 	// Extensions beyond the TLA+ spec (enabled by fault budgets; faults.go).
 	BookieCrashes
 	BookieRestarts
-	BookieLosesData
+	BookieRejoinsEmpty
 	BookieBecomesReadOnly
 	ClientReceivesAddErrorResponse
 	ClientFailsToCreateLedger
 	BookieSendsAddReadOnlyResponse
+	BookieLosesDisk
+	BookieSyncsJournal
+	BookieFillsDisk
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = BookieSendsAddReadOnlyResponse + 1
+const numActionKinds = BookieFillsDisk + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -126,8 +129,11 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		for b := 0; b < p.Bookies; b++ {
 			g.BookieCrashes(b)
 			g.BookieRestarts(b)
-			g.BookieLosesData(b)
+			g.BookieLosesDisk(b)
+			g.BookieRejoinsEmpty(b)
+			g.BookieSyncsJournal(b)
 			g.BookieBecomesReadOnly(b)
+			g.BookieFillsDisk(b)
 		}
 	}
 	for cid := 0; cid < p.Clients; cid++ {
@@ -283,7 +289,9 @@ func addResponse(req MsgKey, success bool) MsgKey {
 
 // BookieSendsAddConfirmedResponse: a bookie stores an entry (if not fenced,
 // or if the add is a recovery add), overwrites its LAC with the request's
-// and replies success.
+// and replies success. (Faults: a down bookie does nothing; a read-only
+// one rejects what rejectsAdd says; a lossy journal keeps the entry
+// unflushed.)
 func (g *gen) BookieSendsAddConfirmedResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
@@ -291,7 +299,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 			continue
 		}
 		b := k.Bookie()
-		if g.s.BFenced.Has(b) && !k.Recovery() || g.s.BDown.Has(b) || g.s.BReadOnly.Has(b) {
+		if g.s.BFenced.Has(b) && !k.Recovery() || g.s.BDown.Has(b) || g.rejectsAdd(b, k) {
 			continue
 		}
 		resp := addResponse(k, true)
@@ -300,6 +308,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 		}
 		g.begin(-1)
 		g.n.BEntries[b] = g.n.BEntries[b].Add(k.Entry())
+		g.noteStored(b, k.Entry())
 		if f := k.Fields(); g.m.V.GuaranteedWriteQuorum {
 			// gwq: bookie LAC and LAFR are running maxima.
 			g.n.BLAC[b] = max(g.n.BLAC[b], f.LAC)
@@ -316,7 +325,9 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 
 // BookieSendsAddFencedResponse: a fenced bookie rejects a non-recovery add.
 // The same loop emits BookieSendsAddReadOnlyResponse (faults.go), so the
-// two kinds of rejection come out in message order.
+// two kinds of rejection come out in message order; a read-only bookie
+// answers EREADONLY before it looks at the fence, as BookKeeper's
+// WriteEntryProcessor does.
 func (g *gen) BookieSendsAddFencedResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
@@ -342,7 +353,9 @@ func (g *gen) BookieSendsAddFencedResponse() {
 }
 
 // BookieSendsFencingReadLacResponse: a bookie fences the ledger (even one
-// it never saw) and answers with its LAC.
+// it never saw) and answers with its LAC. A bookie in limbo (data-integrity
+// check) cannot know its LAC and answers Unknown, which the recovery client
+// does not count.
 func (g *gen) BookieSendsFencingReadLacResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
@@ -354,10 +367,14 @@ func (g *gen) BookieSendsFencingReadLacResponse() {
 		if g.m.V.GuaranteedWriteQuorum {
 			resp = MsgFields{Type: FenceResponse, Bookie: b, Cid: k.Cid(), LAFR: g.s.BLAFR[b]} // fencing returns LAFR
 		}
+		if g.s.BLimbo.Has(b) {
+			resp = MsgFields{Type: FenceResponse, Bookie: b, Cid: k.Cid(), Code: CodeUnknown}
+		}
 		if g.s.Sent(resp.Key()) {
 			continue
 		}
 		g.begin(-1)
+		g.noteFenced(b)
 		g.n.BFenced |= 1 << uint(b)
 		g.reply(msgAction(BookieSendsFencingReadLacResponse, k), k, resp.Key())
 	}
@@ -387,6 +404,7 @@ func (g *gen) BookieSendsReadResponse() {
 		}
 		g.begin(-1)
 		if f.Fence {
+			g.noteFenced(f.Bookie)
 			g.n.BFenced |= 1 << uint(f.Bookie)
 		}
 		g.reply(msgAction(BookieSendsReadResponse, k), k, rk)
@@ -399,8 +417,13 @@ func (g *gen) BookieSendsReadResponse() {
 // excl): the first valid ensemble in TLC's order (all candidates have
 // WriteQuorum bookies, so lexicographic order of their sorted members).
 // ValidEnsemble also excludes every ensemble of meta_fragments.
+//
+// Faults: only writable bookies join an ensemble, as BookKeeper's
+// placement policies choose among writable bookies only; the bookies kept
+// (incl) stay whatever their state, as EnsembleUtils.replaceBookiesInEnsemble
+// replaces the failed positions alone.
 func (g *gen) SelectEnsemble(incl, excl Bookies) (Bookies, bool) {
-	excl |= g.s.BDown | g.s.BReadOnly // extensions: only writable bookies join an ensemble
+	excl |= (g.s.BDown | g.s.BReadOnly) &^ incl
 	for _, e := range g.m.ensembles {
 		if e&excl != 0 || e&incl != incl {
 			continue
@@ -437,17 +460,11 @@ func (p Params) ensembles() []Bookies {
 	return out
 }
 
-// MaxContiguousConfirmedEntry is the largest id whose prefix 1..id has all
-// reached AckQuorum, or 0.
-func (p Params) MaxContiguousConfirmedEntry(conf *[MaxEntries]Bookies) int8 {
-	return p.maxContiguousAtQuorum(conf, p.AckQuorum)
-}
-
-// maxContiguousAtQuorum is the largest id whose prefix 1..id has all reached
-// quorum q (gwq's MaxContiguousEntryAtQuorum), or 0.
-func (p Params) maxContiguousAtQuorum(conf *[MaxEntries]Bookies, q int) int8 {
-	id := int8(0)
-	for i := 0; i < p.Entries; i++ {
+// contiguousFrom is the largest id >= from whose entries from+1..id have
+// all reached quorum q, or from.
+func (p Params) contiguousFrom(conf *[MaxEntries]Bookies, from int8, q int) int8 {
+	id := from
+	for i := int(from); i < p.Entries; i++ {
 		if conf[i].Len() < q {
 			break
 		}
@@ -629,13 +646,21 @@ func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery boo
 		}
 		nc := g.begin(cid)
 		nc.Confirmed[f.Entry.ID-1] |= 1 << uint(f.Bookie)
-		lac := g.p.MaxContiguousConfirmedEntry(&nc.Confirmed)
+		// The spec counts the contiguous prefix from entry 1. With
+		// RecoveryFromLAC a recovery client counts from the LAC its
+		// fencing returned, as LedgerRecoveryOp does: the entries up to it
+		// are committed and are not written back.
+		from, fromFR := int8(0), int8(0)
+		if recovery && g.p.RecoveryFromLAC {
+			from, fromFR = nc.LAC, nc.LAFR
+		}
+		lac := g.p.contiguousFrom(&nc.Confirmed, from, g.p.AckQuorum)
 		if lac > nc.LAC {
 			nc.LAC = lac
 		}
 		if g.m.V.GuaranteedWriteQuorum {
 			// gwq: an add stays pending until it and its prefix reached Qw.
-			lafr := g.p.maxContiguousAtQuorum(&nc.Confirmed, g.p.WriteQuorum)
+			lafr := g.p.contiguousFrom(&nc.Confirmed, fromFR, g.p.WriteQuorum)
 			nc.LAFR = max(nc.LAFR, lafr)
 			for i := int(nc.NumPending) - 1; i >= 0; i-- {
 				if nc.Pending[i].Entry.ID <= lafr {
@@ -697,17 +722,38 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 		return
 	}
 	cf, _ := c.CurrFragment()
-	// The failed set must be non-empty, all timed out, and leave no timed-out
-	// bookie among the good ones: exactly the timed-out bookies.
-	var failed Bookies
+	var timedOut Bookies
 	for b := 0; b < g.p.Bookies; b++ {
 		if cf.Ensemble.Has(b) && g.s.WriteTimeoutForBookie(cid, b, recovery) {
-			failed |= 1 << uint(b)
+			timedOut |= 1 << uint(b)
 		}
 	}
-	if failed == 0 {
+	if timedOut == 0 {
 		return
 	}
+	if !g.m.V.GuaranteedWriteQuorum {
+		// The failed set must be non-empty, all timed out, and leave no
+		// timed-out bookie among the good ones: exactly the timed-out
+		// bookies.
+		g.replace(kind, cid, recovery, timedOut)
+		return
+	}
+	// gwq (ProtocolWithGuaranteedWriteQuorum.tla): any non-empty set of
+	// timed-out bookies may be replaced, so that a pinned one does not
+	// block replacing the others. Subsets in increasing order.
+	for sub := Bookies(0); ; {
+		sub = (sub - timedOut) & timedOut
+		if sub == 0 {
+			return
+		}
+		g.replace(kind, cid, recovery, sub)
+	}
+}
+
+// replace is the body of ChangeEnsemble for one set of failed bookies.
+func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) {
+	c := &g.s.Clients[cid]
+	cf, _ := c.CurrFragment()
 	good := cf.Ensemble &^ failed
 	var newEns Bookies
 	var newLay Layout
@@ -877,6 +923,13 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 			continue
 		}
 		f := k.Fields()
+		if f.Code == CodeUnknown {
+			// A bookie in limbo: neither a fenced answer nor a LAC
+			// (ReadLastConfirmedOp counts it as unknown).
+			g.begin(cid)
+			g.processed(msgAction(ClientReceivesFencingReadLacResponse, k), k)
+			continue
+		}
 		lac := f.LAC
 		if g.m.V.GuaranteedWriteQuorum {
 			lac = f.LAFR // gwq: recovery starts after the last fully replicated entry

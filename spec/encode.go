@@ -76,8 +76,15 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
 	}
 	if p.Faulty() {
-		dst = append(dst, byte(s.BDown), byte(s.BReadOnly), byte(s.BLimbo),
-			byte(s.CrashesUsed), byte(s.DataLossUsed), byte(s.ReadOnlyUsed))
+		dst = append(dst, byte(s.BDown), byte(s.BWiped), byte(s.BReadOnly), byte(s.BDiskFull), byte(s.BLimbo),
+			byte(s.CrashesUsed), byte(s.DiskLossUsed), byte(s.ReformatUsed), byte(s.ReadOnlyUsed), byte(s.DiskFullUsed))
+	}
+	if p.LossyJournal() {
+		dst = append(dst, byte(s.BUnflushedFence))
+		for b := 0; b < p.Bookies; b++ {
+			dst = append(dst, byte(s.BDurableLAC[b]))
+			dst = binary.AppendUvarint(dst, uint64(s.BUnflushed[b]))
+		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(s.Msgs)))
 	for _, msg := range s.Msgs {
@@ -217,11 +224,25 @@ func (m *Model) Decode(enc []byte, s *State) error {
 	}
 	if p.Faulty() {
 		s.BDown = r.bookies("down bookies", p.Bookies)
+		s.BWiped = r.bookies("wiped bookies", p.Bookies)
 		s.BReadOnly = r.bookies("read-only bookies", p.Bookies)
+		s.BDiskFull = r.bookies("disk-full bookies", p.Bookies)
 		s.BLimbo = r.bookies("limbo bookies", p.Bookies)
 		s.CrashesUsed = r.small("crashes used", 0, p.Crashes)
-		s.DataLossUsed = r.small("data losses used", 0, p.DataLoss)
+		s.DiskLossUsed = r.small("disk losses used", 0, p.DiskLoss)
+		s.ReformatUsed = r.small("re-formats used", 0, p.Reformat)
 		s.ReadOnlyUsed = r.small("read-only faults used", 0, p.ReadOnly)
+		s.DiskFullUsed = r.small("disk-full faults used", 0, p.DiskFull)
+	}
+	if p.LossyJournal() {
+		s.BUnflushedFence = r.bookies("unflushed fences", p.Bookies)
+		for b := 0; b < p.Bookies && r.Err() == nil; b++ {
+			s.BDurableLAC[b] = r.small("durable lac", 0, MaxEntries)
+			s.BUnflushed[b] = EntrySet(r.Uvarint())
+			if !s.BUnflushed[b].Within(p.Entries) || s.BUnflushed[b]&^s.BEntries[b] != 0 {
+				r.fail("bookie %d: unflushed entries out of range or not stored", b+1)
+			}
+		}
 	}
 	n := r.Uvarint()
 	if r.Err() == nil && n > uint64(r.Remaining()) {

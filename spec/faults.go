@@ -1,11 +1,12 @@
 package spec
 
-// Fault actions: beyond the TLA+ spec, bookie crashes, data loss and
-// read-only bookies, each bounded by a budget, and the client's answers to
-// them. With every budget 0 none is enabled and the model is the reference
-// spec. Next calls them from actions.go; the read-only rejection of an add
-// is emitted by BookieSendsAddFencedResponse's loop (so successors keep
-// their message order) through readOnlyAddResponse below.
+// Fault actions: beyond the TLA+ spec, the ways BookKeeper bookies fail,
+// each bounded by a budget, and the client's answers to them. With every
+// budget 0 none is enabled and the model is the reference spec. Next calls
+// them from actions.go; the read-only rejection of an add is emitted by
+// BookieSendsAddFencedResponse's loop (so successors keep their message
+// order) through readOnlyAddResponse below. docs/model.md gives each
+// fault's BookKeeper mechanism and source.
 
 // lose marks every deliverable message to or from bookie b as lost: the
 // connections of a stopping bookie break, its peers see timeouts.
@@ -17,50 +18,152 @@ func (g *gen) lose(b int) {
 	}
 }
 
-// BookieCrashes: bookie b stops.
+// BookieCrashes: bookie b stops (the process, or with --journal no-sync
+// the machine: a power loss). Its connections break. What its journal had
+// not made durable is lost: nothing with a synced journal; with a lossy
+// journal the entries it acknowledged since its last flush, its LAC goes
+// back to the flushed one, and with no-sync its unflushed fence too.
 func (g *gen) BookieCrashes(b int) {
 	if int(g.s.CrashesUsed) >= g.p.Crashes || g.s.BDown.Has(b) {
 		return
 	}
 	g.begin(-1)
-	g.n.BDown |= 1 << uint(b)
+	bit := Bookies(1) << uint(b)
+	g.n.BDown |= bit
 	g.n.CrashesUsed++
+	if g.p.LossyJournal() {
+		g.n.BEntries[b] &^= g.n.BUnflushed[b]
+		g.n.BLAC[b] = g.n.BDurableLAC[b]
+		if g.n.BUnflushedFence.Has(b) {
+			g.n.BFenced &^= bit
+		}
+		g.n.BUnflushed[b], g.n.BUnflushedFence = 0, g.n.BUnflushedFence&^bit
+	}
 	g.lose(b)
 	g.out(Action{Kind: BookieCrashes, Client: -1, Bookie: int8(b)})
 }
 
-// BookieRestarts: a crashed bookie comes back with its journal intact.
+// BookieRestarts: a crashed bookie comes back with what its journal kept.
+// With the journal disabled the shutdown was unclean and data may be
+// missing, so the data-integrity check (if on) runs first. A bookie with a
+// wiped disk does not restart: cookie validation refuses it.
 func (g *gen) BookieRestarts(b int) {
-	if !g.s.BDown.Has(b) || g.p.unavailableSet().Has(b) {
+	if !g.s.BDown.Has(b) || g.s.BWiped.Has(b) || g.p.unavailableSet().Has(b) {
 		return
 	}
 	g.begin(-1)
 	g.n.BDown &^= 1 << uint(b)
+	if g.p.Journal == JournalDisabled {
+		g.dataIntegrityCheck(b)
+	}
 	g.out(Action{Kind: BookieRestarts, Client: -1, Bookie: int8(b)})
 }
 
-// BookieLosesData: bookie b restarts with an empty disk. Its entries, LAC
-// and fencing are gone and its connections break. In limbo mode (BP-44) it
-// comes back fenced and answers Unknown for entries it does not have.
-func (g *gen) BookieLosesData(b int) {
-	if int(g.s.DataLossUsed) >= g.p.DataLoss || g.s.BDown.Has(b) || g.s.MetaStatus == StatusNil {
+// dataIntegrityCheck is DataIntegrityCheckImpl's pre-boot check on bookie
+// b of the successor being built (with --data-integrity): the ledger is
+// fenced and put in limbo on b if it is not closed and its last ensemble
+// in the metadata holds b.
+func (g *gen) dataIntegrityCheck(b int) {
+	if !g.p.DataIntegrity || g.n.MetaStatus == StatusNil || g.n.MetaStatus == StatusClosed {
+		return
+	}
+	if last := g.n.MetaFragments[g.n.NumMetaFragments-1]; !last.Ensemble.Has(b) {
+		return
+	}
+	bit := Bookies(1) << uint(b)
+	g.n.BFenced |= bit
+	g.n.BLimbo |= bit
+}
+
+// wipe empties bookie b's disk in the successor being built: entries, LAC,
+// fence and anything unflushed.
+func (g *gen) wipe(b int) {
+	bit := Bookies(1) << uint(b)
+	g.n.BEntries[b], g.n.BLAC[b], g.n.BLAFR[b] = 0, 0, 0
+	g.n.BUnflushed[b], g.n.BDurableLAC[b] = 0, 0
+	g.n.BFenced &^= bit
+	g.n.BUnflushedFence &^= bit
+	g.n.BLimbo &^= bit
+}
+
+// BookieLosesDisk: bookie b's disk is wiped (a failed or replaced volume).
+// It goes down, and cookie validation keeps it down: its directories lack
+// the cookie the metadata store holds (InvalidCookieException), until an
+// operator re-formats it (BookieRejoinsEmpty).
+func (g *gen) BookieLosesDisk(b int) {
+	if int(g.s.DiskLossUsed) >= g.p.DiskLoss || g.s.BWiped.Has(b) || g.p.unavailableSet().Has(b) || g.s.MetaStatus == StatusNil {
 		return
 	}
 	g.begin(-1)
 	bit := Bookies(1) << uint(b)
-	g.n.DataLossUsed++
-	g.n.BEntries[b], g.n.BLAC[b], g.n.BLAFR[b] = 0, 0, 0
-	g.n.BFenced &^= bit
-	if g.p.Limbo() {
-		g.n.BFenced |= bit
-		g.n.BLimbo |= bit
-	}
+	g.n.DiskLossUsed++
+	g.wipe(b)
+	g.n.BDown |= bit
+	g.n.BWiped |= bit
 	g.lose(b)
-	g.out(Action{Kind: BookieLosesData, Client: -1, Bookie: int8(b)})
+	g.out(Action{Kind: BookieLosesDisk, Client: -1, Bookie: int8(b)})
 }
 
-// BookieBecomesReadOnly: bookie b's disk passes the usage threshold; from
-// now on it rejects adds and still serves reads and fencing.
+// BookieRejoinsEmpty: an operator re-formats bookie b (or deletes its
+// cookie) and it rejoins under the same address with an empty disk:
+// entries, LAC and fences are gone, its connections break. With the
+// data-integrity check on, it comes back fenced and in limbo for the
+// ledger if the ledger is open and its last ensemble holds b.
+func (g *gen) BookieRejoinsEmpty(b int) {
+	if int(g.s.ReformatUsed) >= g.p.Reformat || g.p.unavailableSet().Has(b) || g.s.MetaStatus == StatusNil {
+		return
+	}
+	if g.s.BDown.Has(b) && !g.s.BWiped.Has(b) {
+		return // a crashed bookie restarts (BookieRestarts) or is wiped first
+	}
+	g.begin(-1)
+	bit := Bookies(1) << uint(b)
+	g.n.ReformatUsed++
+	g.wipe(b)
+	g.n.BDown &^= bit
+	g.n.BWiped &^= bit
+	g.dataIntegrityCheck(b)
+	g.lose(b)
+	g.out(Action{Kind: BookieRejoinsEmpty, Client: -1, Bookie: int8(b)})
+}
+
+// BookieSyncsJournal: bookie b's journal makes everything it acknowledged
+// durable (fsync with journalSyncData=false; a ledger-storage flush with
+// the journal disabled).
+func (g *gen) BookieSyncsJournal(b int) {
+	if !g.p.LossyJournal() || g.s.BDown.Has(b) {
+		return
+	}
+	bit := Bookies(1) << uint(b)
+	if g.s.BUnflushed[b] == 0 && !g.s.BUnflushedFence.Has(b) && g.s.BDurableLAC[b] == g.s.BLAC[b] {
+		return
+	}
+	g.begin(-1)
+	g.n.BUnflushed[b] = 0
+	g.n.BUnflushedFence &^= bit
+	g.n.BDurableLAC[b] = g.n.BLAC[b]
+	g.out(Action{Kind: BookieSyncsJournal, Client: -1, Bookie: int8(b)})
+}
+
+// noteStored records, in the successor being built, that bookie b stored
+// entry e and took lac without yet making them durable (lossy journals).
+func (g *gen) noteStored(b int, e Entry) {
+	if g.p.LossyJournal() {
+		g.n.BUnflushed[b] = g.n.BUnflushed[b].Add(e)
+	}
+}
+
+// noteFenced records that bookie b fenced the ledger: with no-sync the
+// fence record is in the page cache until the next flush.
+func (g *gen) noteFenced(b int) {
+	if g.p.Journal == JournalNoSync && !g.s.BFenced.Has(b) {
+		g.n.BUnflushedFence |= 1 << uint(b)
+	}
+}
+
+// BookieBecomesReadOnly: bookie b turns read-only (its disks passed the
+// usage threshold, or an admin forced it). It rejects normal adds and still
+// accepts high-priority (recovery) adds, serves reads and fencing.
 func (g *gen) BookieBecomesReadOnly(b int) {
 	if int(g.s.ReadOnlyUsed) >= g.p.ReadOnly || g.s.BReadOnly.Has(b) {
 		return
@@ -69,6 +172,26 @@ func (g *gen) BookieBecomesReadOnly(b int) {
 	g.n.BReadOnly |= 1 << uint(b)
 	g.n.ReadOnlyUsed++
 	g.out(Action{Kind: BookieBecomesReadOnly, Client: -1, Bookie: int8(b)})
+}
+
+// BookieFillsDisk: bookie b turns read-only with every disk below
+// minUsableSizeForHighPriorityWrites: it rejects recovery adds too.
+func (g *gen) BookieFillsDisk(b int) {
+	if int(g.s.DiskFullUsed) >= g.p.DiskFull || g.s.BDiskFull.Has(b) {
+		return
+	}
+	g.begin(-1)
+	g.n.BReadOnly |= 1 << uint(b)
+	g.n.BDiskFull |= 1 << uint(b)
+	g.n.DiskFullUsed++
+	g.out(Action{Kind: BookieFillsDisk, Client: -1, Bookie: int8(b)})
+}
+
+// rejectsAdd reports whether bookie b answers add k with EREADONLY: a
+// read-only bookie checks that before the fence (WriteEntryProcessor), and
+// lets high-priority (recovery) adds through unless its disks are full.
+func (g *gen) rejectsAdd(b int, k MsgKey) bool {
+	return g.s.BReadOnly.Has(b) && (!k.Recovery() || g.s.BDiskFull.Has(b))
 }
 
 // ClientReceivesAddErrorResponse: a writer or recovery client gets a
@@ -116,12 +239,10 @@ func (g *gen) ClientFailsToCreateLedger(cid int) {
 }
 
 // readOnlyAddResponse is the fault half of BookieSendsAddFencedResponse: a
-// read-only bookie rejects every add, recovery adds too, unless it is
-// fenced and the add is a normal one (then the fenced rejection wins). It
-// returns the read-only response and whether the bookie sends it.
+// read-only bookie rejects the add with EREADONLY (rejectsAdd), whether or
+// not it is fenced. It returns the response and whether the bookie sends it.
 func (g *gen) readOnlyAddResponse(k MsgKey) (MsgKey, bool) {
-	b := k.Bookie()
-	if !g.s.BReadOnly.Has(b) || g.s.BFenced.Has(b) && !k.Recovery() {
+	if !g.rejectsAdd(k.Bookie(), k) {
 		return 0, false
 	}
 	f := k.Fields()

@@ -43,7 +43,10 @@ func TestFaultActionsOnlyWithBudgets(t *testing.T) {
 		kinds []ActionKind
 	}{
 		{"crash", func(p *Params) { p.Crashes = 1 }, []ActionKind{BookieCrashes, BookieRestarts, ClientFailsToCreateLedger}},
-		{"data loss", func(p *Params) { p.DataLoss = 1 }, []ActionKind{BookieLosesData}},
+		{"re-format", func(p *Params) { p.Reformat = 1 }, []ActionKind{BookieRejoinsEmpty}},
+		{"disk loss and re-format", func(p *Params) { p.DiskLoss = 1; p.Reformat = 1; p.Bookies = 3 }, []ActionKind{BookieLosesDisk, BookieRejoinsEmpty, ClientChangesEnsemble}},
+		{"lossy journal", func(p *Params) { p.Crashes = 1; p.Journal = JournalNoSync }, []ActionKind{BookieCrashes, BookieSyncsJournal, BookieRestarts}},
+		{"disk full", func(p *Params) { p.DiskFull = 1; p.Bookies = 3 }, []ActionKind{BookieFillsDisk, BookieSendsAddReadOnlyResponse, ClientReceivesAddErrorResponse}},
 		{"read-only", func(p *Params) { p.ReadOnly = 1; p.Bookies = 3 },
 			[]ActionKind{BookieBecomesReadOnly, BookieSendsAddReadOnlyResponse, ClientReceivesAddErrorResponse, ClientChangesEnsemble}},
 	}

@@ -35,13 +35,18 @@ type Params struct {
 	Inflight    int    `name:"inflight" unit:"N" help:"unacknowledged entries the writer may have (InflightLimit)"`
 	Variant     string `name:"variant" unit:"V" help:"protocol variant (bkcheck variants lists them; not given: reference)"`
 
-	// Fault budgets: how many times each fault may happen in a run. All
-	// zero is the reference model, whose state space they leave untouched.
-	Crashes      int    `name:"crashes" unit:"N" help:"bookie crashes allowed (a crashed bookie loses its connections and later restarts with its journal)"`
-	DataLoss     int    `name:"data-loss" unit:"N" help:"bookie restarts with an empty disk allowed"`
-	DataLossMode string `name:"data-loss-mode" unit:"MODE" help:"how a bookie that lost its disk answers: blank (like a new bookie; the default) or limbo (BP-44: fenced, answers Unknown)"`
-	ReadOnly     int    `name:"read-only" unit:"N" help:"bookies that may turn read-only (disk full: adds rejected, reads and fencing served)"`
-	Unavailable  int    `name:"unavailable" unit:"N" help:"the last N bookies are down for the whole run (never start)"`
+	// Faults, named after how BookKeeper bookies fail (docs/model.md gives
+	// each one's mechanism and source). Budgets say how many times each may
+	// happen in a run. All off is the reference model, whose state space
+	// they leave untouched.
+	Crashes       int    `name:"crashes" unit:"N" help:"bookie crashes allowed; a crashed bookie restarts with what its journal made durable (all of it with --journal synced)"`
+	Journal       string `name:"journal" unit:"MODE" help:"what a crash loses: synced (journalSyncData=true, the default: acks follow fsync, nothing), no-sync (journalSyncData=false: acks precede fsync; a crash is a power loss and loses unflushed entries and fences), disabled (journalWriteData=false: acks precede any disk write; a crash loses unflushed entries)"`
+	DiskLoss      int    `name:"disk-loss" unit:"N" help:"bookie disks that may be wiped; cookie validation (InvalidCookieException) keeps such a bookie down until an operator re-formats it"`
+	Reformat      int    `name:"reformat" unit:"N" help:"operator re-formats allowed: a bookie (running, or kept down by a wiped disk) rejoins empty under the same address"`
+	DataIntegrity bool   `name:"data-integrity" help:"dataIntegrityChecking=true: a bookie that rejoins having lost data fences and marks in limbo the ledger if it is not closed and its last ensemble holds the bookie (DataIntegrityCheckImpl); in limbo it answers Unknown for entries and LACs it does not have"`
+	ReadOnly      int    `name:"read-only" unit:"N" help:"bookies that may turn read-only: they reject normal adds (EREADONLY, before any fence check) and accept recovery adds (high priority)"`
+	DiskFull      int    `name:"disk-full" unit:"N" help:"bookies that may turn read-only with every disk below minUsableSizeForHighPriorityWrites: they reject recovery adds too"`
+	Unavailable   int    `name:"unavailable" unit:"N" help:"the last N bookies are down for the whole run (never start)"`
 
 	// ReliableNetwork: no message is lost (sends and replies are always
 	// delivered); timeouts then come only from crashed bookies. A way to
@@ -52,6 +57,13 @@ type Params struct {
 	// ask for the shortest counterexample of one kind, or to shrink a model
 	// to what a question needs. Results are then about the restricted model.
 	Exclude []string `name:"exclude-actions" unit:"A,B" help:"actions that may not occur (bkcheck actions lists them)"`
+
+	// RecoveryFromLAC: the recovery client counts its write-backs from the
+	// LAC its fencing reads returned, as LedgerRecoveryOp does. The spec
+	// counts from entry 1, so with several entries a recovery that starts
+	// at a fenced LAC of 1 or more never sees its write-backs complete and
+	// never closes the ledger.
+	RecoveryFromLAC bool `name:"recovery-from-lac" help:"the recovery client counts write-backs from the fenced LAC, as LedgerRecoveryOp does (the spec counts from entry 1: with --entries >= 2 such recoveries never close)"`
 }
 
 // ParamsSchema is the schema of Params: flags, file keys and JSON keys.
@@ -59,7 +71,20 @@ var ParamsSchema = schema.MustOf(Params{})
 
 // Faulty reports whether any fault is enabled.
 func (p Params) Faulty() bool {
-	return p.Crashes > 0 || p.DataLoss > 0 || p.ReadOnly > 0 || p.Unavailable > 0
+	return p.Crashes > 0 || p.DiskLoss > 0 || p.Reformat > 0 || p.ReadOnly > 0 || p.DiskFull > 0 || p.Unavailable > 0
+}
+
+// Journal modes (Params.Journal).
+const (
+	JournalSynced   = ""         // journalSyncData=true: acks follow fsync
+	JournalNoSync   = "no-sync"  // journalSyncData=false: acks precede fsync; fences too are in the page cache
+	JournalDisabled = "disabled" // journalWriteData=false: entries acked before any disk write; fences journalled
+)
+
+// LossyJournal reports whether a bookie acknowledges what a crash can
+// still lose: its state then records what is not yet durable.
+func (p Params) LossyJournal() bool {
+	return p.Journal == JournalNoSync || p.Journal == JournalDisabled
 }
 
 // unavailableSet is the set of bookies down for the whole run.
@@ -71,9 +96,6 @@ func (p Params) unavailableSet() Bookies {
 	return s
 }
 
-// Limbo reports whether data loss follows the BP-44 limbo proposal.
-func (p Params) Limbo() bool { return p.DataLossMode == "limbo" }
-
 // DefaultParams is a small model that finishes in well under a second yet
 // exercises every action: two bookies, two clients, Qw 2, Qa 1, one entry.
 // It is what bkcheck checks when given no parameter.
@@ -82,8 +104,10 @@ func DefaultParams() Params {
 }
 
 // EnsureDefaults fills in what a parameter set leaves unsaid: E = Qw, the
-// reference variant, blank data loss. A data-loss mode without data loss
-// has no effect and is cleared, so that equal models have equal Params.
+// reference variant. Settings that have no effect are cleared, so that
+// equal models have equal Params: "synced" is the journal's zero value,
+// and the journal matters only with crashes, the data-integrity check
+// only with a way to lose data.
 func (p *Params) EnsureDefaults() {
 	if p.Ensemble == 0 {
 		p.Ensemble = p.WriteQuorum
@@ -91,11 +115,11 @@ func (p *Params) EnsureDefaults() {
 	if p.Variant == "" {
 		p.Variant = Variants[0].Name
 	}
-	switch {
-	case p.DataLoss == 0:
-		p.DataLossMode = ""
-	case p.DataLossMode == "":
-		p.DataLossMode = "blank"
+	if p.Journal == "synced" || p.Crashes == 0 {
+		p.Journal = JournalSynced
+	}
+	if p.Reformat == 0 && !(p.Crashes > 0 && p.Journal == JournalDisabled) {
+		p.DataIntegrity = false
 	}
 }
 
@@ -144,7 +168,7 @@ func (p Params) Validate() error {
 	for _, b := range []struct {
 		name string
 		v    int
-	}{{"crashes", p.Crashes}, {"data-loss", p.DataLoss}, {"read-only", p.ReadOnly}} {
+	}{{"crashes", p.Crashes}, {"disk-loss", p.DiskLoss}, {"reformat", p.Reformat}, {"read-only", p.ReadOnly}, {"disk-full", p.DiskFull}} {
 		if b.v < 0 || b.v > maxFaults {
 			probs.Add(b.name, "must be between 0 and %d (got %d)", maxFaults, b.v)
 		}
@@ -157,10 +181,10 @@ func (p Params) Validate() error {
 	if p.Unavailable < 0 || (p.Bookies >= 1 && p.Unavailable >= p.Bookies) {
 		probs.Add("unavailable", "must be between 0 and bookies-1 (got %d)", p.Unavailable)
 	}
-	switch p.DataLossMode {
-	case "", "blank", "limbo":
+	switch p.Journal {
+	case JournalSynced, JournalNoSync, JournalDisabled:
 	default:
-		probs.Add("data-loss-mode", "must be blank or limbo (got %q)", p.DataLossMode)
+		probs.Add("journal", "must be synced, no-sync or disabled (got %q)", p.Journal)
 	}
 	return probs.Err()
 }

@@ -12,12 +12,10 @@ package spec_test
 //
 // Commands:
 //
-//	params bookies=3 clients=2 ensemble=3 write-quorum=3 ack-quorum=2 entries=1
-//	       inflight=1 variant=reference crashes=0 data-loss=0 data-loss-mode=blank
-//	       read-only=0 unavailable=0 reliable-network=false
-//	    (all on one line; any subset, the rest take spec.DefaultParams' values,
-//	    except that the ensemble defaults to the write quorum)
-//	    starts over from the initial state and prints every parameter.
+//	params bookies=3 write-quorum=3 ack-quorum=2 crashes=1 journal=no-sync ...
+//	    (all on one line; keys as the flags, any subset, the rest take
+//	    spec.DefaultParams' values and defaults, E = Qw unless given)
+//	    starts over from the initial state and prints the parameters.
 //	apply
 //	<one action label per line, exactly as spec.Action.String renders it>
 //	    takes each action in turn and prints "> label" and the variables it
@@ -38,7 +36,6 @@ package spec_test
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -240,76 +237,32 @@ func indent(s string) string {
 	return b.String()
 }
 
-// parseParams builds a spec.Params from the params command's arguments,
-// starting from spec.DefaultParams.
+// parseParams builds a spec.Params from the params command's arguments
+// (key=value, keys as the flags; a boolean key alone means true), starting
+// from spec.DefaultParams, through the same schema the command line uses.
 func parseParams(args []datadriven.CmdArg) (spec.Params, error) {
 	p := spec.DefaultParams()
-	ints := map[string]*int{
-		"bookies": &p.Bookies, "clients": &p.Clients, "ensemble": &p.Ensemble,
-		"write-quorum": &p.WriteQuorum, "ack-quorum": &p.AckQuorum,
-		"entries": &p.Entries, "inflight": &p.Inflight, "crashes": &p.Crashes,
-		"data-loss": &p.DataLoss, "read-only": &p.ReadOnly, "unavailable": &p.Unavailable,
-	}
-	ensembleGiven := false
 	for _, a := range args {
-		val := ""
-		switch len(a.Vals) {
-		case 0:
-		case 1:
-			val = a.Vals[0]
-		default:
-			return p, fmt.Errorf("%s: one value expected, got %d", a.Key, len(a.Vals))
-		}
-		if a.Key == "ensemble" {
-			ensembleGiven = true
-		}
-		if ptr, ok := ints[a.Key]; ok {
-			n, err := strconv.Atoi(val)
-			if err != nil {
-				return p, fmt.Errorf("%s: %v", a.Key, err)
-			}
-			*ptr = n
-			continue
-		}
-		switch a.Key {
-		case "variant":
-			p.Variant = val
-		case "data-loss-mode":
-			p.DataLossMode = val
-		case "reliable-network":
-			if len(a.Vals) == 0 {
-				val = "true"
-			}
-			v, err := strconv.ParseBool(val)
-			if err != nil {
-				return p, fmt.Errorf("%s: %v", a.Key, err)
-			}
-			p.ReliableNetwork = v
-		default:
+		f, ok := spec.ParamsSchema.Lookup(a.Key)
+		if !ok {
 			return p, fmt.Errorf("unknown parameter %q", a.Key)
 		}
+		val := strings.Join(a.Vals, ",")
+		if len(a.Vals) == 0 && f.IsBool() {
+			val = "true"
+		}
+		if err := spec.ParamsSchema.Set(&p, f.Name, val); err != nil {
+			return p, fmt.Errorf("%s: %v", a.Key, err)
+		}
 	}
-	if !ensembleGiven {
-		p.Ensemble = p.WriteQuorum // E = Qw unless said otherwise, as in the TLA+ spec
-	}
+	p.EnsureDefaults()
 	return p, nil
 }
 
-// formatParams renders every parameter in the params command's syntax, so
-// the line can be pasted back as a command.
-func formatParams(p spec.Params) string {
-	variant, mode := p.Variant, p.DataLossMode
-	if variant == "" {
-		variant = spec.Variants[0].Name
-	}
-	if mode == "" {
-		mode = "blank"
-	}
-	return fmt.Sprintf("bookies=%d clients=%d ensemble=%d write-quorum=%d ack-quorum=%d entries=%d inflight=%d variant=%s "+
-		"crashes=%d data-loss=%d data-loss-mode=%s read-only=%d unavailable=%d reliable-network=%t",
-		p.Bookies, p.Clients, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight, variant,
-		p.Crashes, p.DataLoss, mode, p.ReadOnly, p.Unavailable, p.ReliableNetwork)
-}
+// formatParams renders the parameters in the params command's syntax (the
+// core ones always, the extensions when on), so the line can be pasted
+// back as a command.
+func formatParams(p spec.Params) string { return p.String() }
 
 // TestActionKindNames freezes the action names: they are the TLA+ action
 // names, and scenario files, trace files and ITF traces spell them out.
@@ -322,8 +275,9 @@ func TestActionKindNames(t *testing.T) {
 		"ClientReceivesFencingReadLacResponse", "ClientSendsRecoveryReadRequests", "ClientReceivesRecoveryReadResponse",
 		"ClientWritesBackEntry", "RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientChangesEnsemble",
 		"RecoveryClientSendsPendingAddOp", "RecoveryClientClosesLedger",
-		"BookieCrashes", "BookieRestarts", "BookieLosesData", "BookieBecomesReadOnly",
+		"BookieCrashes", "BookieRestarts", "BookieRejoinsEmpty", "BookieBecomesReadOnly",
 		"ClientReceivesAddErrorResponse", "ClientFailsToCreateLedger", "BookieSendsAddReadOnlyResponse",
+		"BookieLosesDisk", "BookieSyncsJournal", "BookieFillsDisk",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

@@ -216,12 +216,24 @@ type State struct {
 	BLAFR    [MaxBookies]int8 // gwq variant only
 
 	// Faults (only with fault budgets).
-	BDown        Bookies // crashed, not yet restarted
-	BReadOnly    Bookies // read-only (disk full)
-	BLimbo       Bookies // lost their data in limbo mode: answer Unknown for missing entries
+	BDown        Bookies // crashed or wiped, not yet restarted
+	BWiped       Bookies // down with a wiped disk: cookie validation keeps it down until re-formatted
+	BReadOnly    Bookies // read-only: rejects normal adds
+	BDiskFull    Bookies // read-only with disks below the high-priority threshold: rejects recovery adds too
+	BLimbo       Bookies // in limbo after the data-integrity check: answers Unknown for what it lacks
 	CrashesUsed  int8
-	DataLossUsed int8
+	DiskLossUsed int8
+	ReformatUsed int8
 	ReadOnlyUsed int8
+	DiskFullUsed int8
+
+	// Journal durability (only with --journal no-sync or disabled): what
+	// each bookie acknowledged but has not yet made durable, and its LAC
+	// as of its last flush. A crash loses the former and goes back to the
+	// latter.
+	BUnflushed      [MaxBookies]EntrySet
+	BUnflushedFence Bookies // fenced, fence record not yet durable (no-sync)
+	BDurableLAC     [MaxBookies]int8
 
 	Clients [MaxClients]Client
 }

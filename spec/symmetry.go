@@ -136,11 +136,15 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	for b := 0; b < p.Bookies; b++ {
 		nb := pm.bp[b]
 		dst.BEntries[nb], dst.BLAC[nb], dst.BLAFR[nb] = s.BEntries[b], s.BLAC[b], s.BLAFR[b]
+		dst.BUnflushed[nb], dst.BDurableLAC[nb] = s.BUnflushed[b], s.BDurableLAC[b]
 	}
 	dst.BFenced = pm.bookies(s.BFenced)
 	dst.BDown = pm.bookies(s.BDown)
+	dst.BWiped = pm.bookies(s.BWiped)
 	dst.BReadOnly = pm.bookies(s.BReadOnly)
+	dst.BDiskFull = pm.bookies(s.BDiskFull)
 	dst.BLimbo = pm.bookies(s.BLimbo)
+	dst.BUnflushedFence = pm.bookies(s.BUnflushedFence)
 	for i := 0; i < int(s.NumMetaFragments); i++ {
 		dst.MetaFragments[i] = pm.fragment(s.MetaFragments[i], p.Ensemble, striped)
 	}
@@ -293,8 +297,9 @@ func (c *Canonicalizer) signatures(s *State) {
 	}
 	for b := 0; b < p.Bookies; b++ {
 		bit := Bookies(1) << uint(b)
-		h := uint64(s.BEntries[b])*31 + uint64(s.BLAC[b])<<8 + uint64(s.BLAFR[b])<<16
-		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo} {
+		h := uint64(s.BEntries[b])*31 + uint64(s.BLAC[b])<<8 + uint64(s.BLAFR[b])<<16 +
+			mix(uint64(s.BUnflushed[b])+1)*uint64(s.BDurableLAC[b]+1)
+		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence} {
 			if set&bit != 0 {
 				h += 1 << (24 + uint(i))
 			}

@@ -128,18 +128,28 @@ func StepEvents(p spec.Params, a spec.Action, prev, cur *spec.State) []Event {
 		if prev.BLAC[bk] != cur.BLAC[bk] {
 			notes = append(notes, fmt.Sprintf("lac %d", cur.BLAC[bk]))
 		}
-		if prev.BDown.Has(bk) != cur.BDown.Has(bk) {
-			if cur.BDown.Has(bk) {
-				notes = append(notes, "CRASHED")
-			} else {
-				notes = append(notes, "restarted")
-			}
+		mine := int(a.Bookie) == bk
+		switch {
+		case mine && a.Kind == spec.BookieLosesDisk:
+			notes = append(notes, "DISK WIPED: cookie validation keeps it down")
+		case mine && a.Kind == spec.BookieRejoinsEmpty:
+			notes = append(notes, "re-formatted: rejoined with an EMPTY DISK")
+		case prev.BDown.Has(bk) && !cur.BDown.Has(bk):
+			notes = append(notes, "restarted")
+		case !prev.BDown.Has(bk) && cur.BDown.Has(bk):
+			notes = append(notes, "CRASHED")
+		}
+		if mine && a.Kind == spec.BookieSyncsJournal {
+			notes = append(notes, "journal synced")
+		}
+		if !prev.BLimbo.Has(bk) && cur.BLimbo.Has(bk) {
+			notes = append(notes, "in limbo (data-integrity check)")
 		}
 		if !prev.BReadOnly.Has(bk) && cur.BReadOnly.Has(bk) {
 			notes = append(notes, "turned read-only")
 		}
-		if a.Kind == spec.BookieLosesData && int(a.Bookie) == bk {
-			notes = append(notes, "restarted with an EMPTY DISK")
+		if !prev.BDiskFull.Has(bk) && cur.BDiskFull.Has(bk) {
+			notes = append(notes, "disk full")
 		}
 		if len(notes) > 0 {
 			ev = append(ev, Event{"note", fmt.Sprintf("b%d", bk+1), "", strings.Join(notes, ", ")})

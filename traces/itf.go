@@ -54,7 +54,10 @@ func stateVars(p spec.Params) []string {
 		vars = append(vars, "b_lafr")
 	}
 	if p.Faulty() {
-		vars = append(vars, "b_down", "b_read_only", "b_limbo", "faults_used")
+		vars = append(vars, "b_down", "b_wiped", "b_read_only", "b_disk_full", "b_limbo", "faults_used")
+	}
+	if p.LossyJournal() {
+		vars = append(vars, "b_unflushed", "b_durable_lac", "b_unflushed_fence")
 	}
 	return append(vars, varAction, varPicks)
 }
@@ -108,6 +111,19 @@ var msgTypeITF = map[spec.MsgType]string{
 }
 
 var codeITF = map[uint8]string{spec.CodeOK: "OK", spec.CodeNoSuchEntry: "NoSuchEntry", spec.CodeUnknown: "Unknown", spec.CodeReadOnly: "ReadOnly"}
+
+// entrySetsITF is a map from each bookie to a set of entries.
+func entrySetsITF(sets *[spec.MaxBookies]spec.EntrySet, bookies int) map[string]any {
+	var kvs [][2]any
+	for b := 0; b < bookies; b++ {
+		var es []any
+		for _, e := range sets[b].List() {
+			es = append(es, entryITF(e))
+		}
+		kvs = append(kvs, [2]any{bookieName(b), set(es...)})
+	}
+	return mapv(kvs...)
+}
 
 func entryITF(e spec.Entry) map[string]any {
 	var data any = int(e.Data)
@@ -176,26 +192,32 @@ func stateITF(p spec.Params, s *spec.State) map[string]any {
 	out["meta_fragments"] = frags
 	out["meta_last_entry"] = int(s.MetaLastEntry)
 	out["meta_version"] = int(s.MetaVersion)
-	var ents, fenced, lac, lafr [][2]any
+	var fenced, lac, lafr [][2]any
 	for b := 0; b < p.Bookies; b++ {
-		var es []any
-		for _, e := range s.BEntries[b].List() {
-			es = append(es, entryITF(e))
-		}
-		ents = append(ents, [2]any{bookieName(b), set(es...)})
 		fenced = append(fenced, [2]any{bookieName(b), s.BFenced.Has(b)})
 		lac = append(lac, [2]any{bookieName(b), int(s.BLAC[b])})
 		lafr = append(lafr, [2]any{bookieName(b), int(s.BLAFR[b])})
 	}
-	out["b_entries"], out["b_fenced"], out["b_lac"] = mapv(ents...), mapv(fenced...), mapv(lac...)
+	out["b_entries"], out["b_fenced"], out["b_lac"] = entrySetsITF(&s.BEntries, p.Bookies), mapv(fenced...), mapv(lac...)
 	if p.Variant == "gwq" {
 		out["b_lafr"] = mapv(lafr...)
 	}
 	if p.Faulty() {
 		out["b_down"] = bookieSet(s.BDown, p.Bookies)
+		out["b_wiped"] = bookieSet(s.BWiped, p.Bookies)
 		out["b_read_only"] = bookieSet(s.BReadOnly, p.Bookies)
+		out["b_disk_full"] = bookieSet(s.BDiskFull, p.Bookies)
 		out["b_limbo"] = bookieSet(s.BLimbo, p.Bookies)
-		out["faults_used"] = map[string]any{"crashes": int(s.CrashesUsed), "data_loss": int(s.DataLossUsed), "read_only": int(s.ReadOnlyUsed)}
+		out["faults_used"] = map[string]any{"crashes": int(s.CrashesUsed), "disk_loss": int(s.DiskLossUsed), "reformat": int(s.ReformatUsed),
+			"read_only": int(s.ReadOnlyUsed), "disk_full": int(s.DiskFullUsed)}
+	}
+	if p.LossyJournal() {
+		var durable [][2]any
+		for b := 0; b < p.Bookies; b++ {
+			durable = append(durable, [2]any{bookieName(b), int(s.BDurableLAC[b])})
+		}
+		out["b_unflushed"], out["b_durable_lac"] = entrySetsITF(&s.BUnflushed, p.Bookies), mapv(durable...)
+		out["b_unflushed_fence"] = bookieSet(s.BUnflushedFence, p.Bookies)
 	}
 	var clients [][2]any
 	for i := 0; i < p.Clients; i++ {
@@ -421,6 +443,32 @@ func (d *dec) pairs(v any) [][2]any {
 	return out
 }
 
+// perBookie is pairs for a function of the bookies: every bookie b1..bN
+// of the trace's parameters must be a key exactly once, so that a trace
+// whose #meta claims other parameters than its states show is rejected.
+func (d *dec) perBookie(v any) [][2]any { return d.perID(v, "b", d.p.Bookies) }
+
+// perID is pairs for a function whose keys must be prefix1..prefixN, each
+// exactly once.
+func (d *dec) perID(v any, prefix string, n int) [][2]any {
+	kvs := d.pairs(v)
+	seen := make([]bool, n+1)
+	for _, kv := range kvs {
+		if i := d.id(kv[0], prefix, n); d.err == nil {
+			if seen[i+1] {
+				d.fail("%s%d appears twice", prefix, i+1)
+			}
+			seen[i+1] = true
+		}
+	}
+	for i := 1; i <= n && d.err == nil; i++ {
+		if !seen[i] {
+			d.fail("no %s%d, though #meta.params has %d", prefix, i, n)
+		}
+	}
+	return kvs
+}
+
 func (d *dec) id(v any, prefix string, n int) int {
 	s := d.str(v)
 	i, err := strconv.Atoi(strings.TrimPrefix(s, prefix))
@@ -454,6 +502,21 @@ func (d *dec) layout(v any) spec.Layout {
 		}
 	}
 	return l
+}
+
+// entrySets reads what entrySetsITF writes into dst.
+func (d *dec) entrySets(v any, dst *[spec.MaxBookies]spec.EntrySet) {
+	for _, kv := range d.perBookie(v) {
+		b := d.bookie(kv[0])
+		for _, e := range d.tagged(kv[1], "#set") {
+			en := d.entry(e)
+			if en.ID < 1 || int(en.ID) > d.p.Entries || en.Data < 1 {
+				d.fail("stored entry %v out of range", en)
+				continue
+			}
+			dst[b] = dst[b].Add(en)
+		}
+	}
 }
 
 func (d *dec) entry(v any) spec.Entry {
@@ -558,51 +621,52 @@ func (d *dec) state(v any) spec.State {
 	d.at("meta_fragments", func() { s.NumMetaFragments = d.fragments(d.field(m, "meta_fragments"), s.MetaFragments[:]) })
 	d.at("meta_last_entry", func() { s.MetaLastEntry = d.int(d.field(m, "meta_last_entry"), 0, spec.MaxEntries) })
 	d.at("meta_version", func() { s.MetaVersion = d.int(d.field(m, "meta_version"), 0, 127) })
-	d.at("b_entries", func() {
-		for _, kv := range d.pairs(d.field(m, "b_entries")) {
-			b := d.bookie(kv[0])
-			for _, e := range d.tagged(kv[1], "#set") {
-				en := d.entry(e)
-				if en.ID < 1 || int(en.ID) > p.Entries || en.Data < 1 {
-					d.fail("stored entry %v out of range", en)
-					continue
-				}
-				s.BEntries[b] = s.BEntries[b].Add(en)
-			}
-		}
-	})
+	d.at("b_entries", func() { d.entrySets(d.field(m, "b_entries"), &s.BEntries) })
 	d.at("b_fenced", func() {
-		for _, kv := range d.pairs(d.field(m, "b_fenced")) {
+		for _, kv := range d.perBookie(d.field(m, "b_fenced")) {
 			if b := d.bookie(kv[0]); d.bool(kv[1]) {
 				s.BFenced |= 1 << uint(b)
 			}
 		}
 	})
 	d.at("b_lac", func() {
-		for _, kv := range d.pairs(d.field(m, "b_lac")) {
+		for _, kv := range d.perBookie(d.field(m, "b_lac")) {
 			s.BLAC[d.bookie(kv[0])] = d.int(kv[1], 0, spec.MaxEntries)
 		}
 	})
 	if p.Variant == "gwq" {
 		d.at("b_lafr", func() {
-			for _, kv := range d.pairs(d.field(m, "b_lafr")) {
+			for _, kv := range d.perBookie(d.field(m, "b_lafr")) {
 				s.BLAFR[d.bookie(kv[0])] = d.int(kv[1], 0, spec.MaxEntries)
 			}
 		})
 	}
 	if p.Faulty() {
 		d.at("b_down", func() { s.BDown = d.bookies(d.field(m, "b_down")) })
+		d.at("b_wiped", func() { s.BWiped = d.bookies(d.field(m, "b_wiped")) })
 		d.at("b_read_only", func() { s.BReadOnly = d.bookies(d.field(m, "b_read_only")) })
+		d.at("b_disk_full", func() { s.BDiskFull = d.bookies(d.field(m, "b_disk_full")) })
 		d.at("b_limbo", func() { s.BLimbo = d.bookies(d.field(m, "b_limbo")) })
 		d.at("faults_used", func() {
 			fu := d.obj(d.field(m, "faults_used"))
 			s.CrashesUsed = d.int(d.field(fu, "crashes"), 0, p.Crashes)
-			s.DataLossUsed = d.int(d.field(fu, "data_loss"), 0, p.DataLoss)
+			s.DiskLossUsed = d.int(d.field(fu, "disk_loss"), 0, p.DiskLoss)
+			s.ReformatUsed = d.int(d.field(fu, "reformat"), 0, p.Reformat)
 			s.ReadOnlyUsed = d.int(d.field(fu, "read_only"), 0, p.ReadOnly)
+			s.DiskFullUsed = d.int(d.field(fu, "disk_full"), 0, p.DiskFull)
 		})
 	}
+	if p.LossyJournal() {
+		d.at("b_unflushed", func() { d.entrySets(d.field(m, "b_unflushed"), &s.BUnflushed) })
+		d.at("b_durable_lac", func() {
+			for _, kv := range d.perBookie(d.field(m, "b_durable_lac")) {
+				s.BDurableLAC[d.bookie(kv[0])] = d.int(kv[1], 0, spec.MaxEntries)
+			}
+		})
+		d.at("b_unflushed_fence", func() { s.BUnflushedFence = d.bookies(d.field(m, "b_unflushed_fence")) })
+	}
 	d.at("clients", func() {
-		for _, kv := range d.pairs(d.field(m, "clients")) {
+		for _, kv := range d.perID(d.field(m, "clients"), "c", d.p.Clients) {
 			i := d.client(kv[0])
 			d.at(clientName(i), func() { s.Clients[i] = d.client1(kv[1]) })
 		}
@@ -784,9 +848,8 @@ func decodeParams(raw json.RawMessage) (spec.Params, error) {
 		return p, err
 	}
 	if _, legacy := keys["Bookies"]; legacy {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
+		var err error
+		if p, err = spec.DecodeLegacyParams(raw); err != nil {
 			return p, err
 		}
 	} else if err := spec.ParamsSchema.DecodeJSON(raw, &p); err != nil {

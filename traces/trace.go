@@ -52,9 +52,19 @@ func Vars(p spec.Params, s *spec.State) []Var {
 	}
 	if p.Faulty() {
 		add("b_down", "%s", spec.FormatBookies(s.BDown))
+		add("b_wiped", "%s", spec.FormatBookies(s.BWiped))
 		add("b_read_only", "%s", spec.FormatBookies(s.BReadOnly))
+		add("b_disk_full", "%s", spec.FormatBookies(s.BDiskFull))
 		add("b_limbo", "%s", spec.FormatBookies(s.BLimbo))
-		add("faults_used", "crashes %d, data losses %d, read-only %d", s.CrashesUsed, s.DataLossUsed, s.ReadOnlyUsed)
+		add("faults_used", "crashes %d, disk losses %d, re-formats %d, read-only %d, disk full %d",
+			s.CrashesUsed, s.DiskLossUsed, s.ReformatUsed, s.ReadOnlyUsed, s.DiskFullUsed)
+	}
+	if p.LossyJournal() {
+		for b := 0; b < p.Bookies; b++ {
+			add(fmt.Sprintf("b_unflushed[b%d]", b+1), "%s", FormatEntries(s.BUnflushed[b]))
+			add(fmt.Sprintf("b_durable_lac[b%d]", b+1), "%d", s.BDurableLAC[b])
+		}
+		add("b_unflushed_fence", "%s", spec.FormatBookies(s.BUnflushedFence))
 	}
 	if p.Variant == "gwq" {
 		for b := 0; b < p.Bookies; b++ {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -24,7 +25,7 @@ var docTraces = []struct {
 	name  string
 	title string
 	args  []string
-	slow  bool // needs a search of many millions of states: only with BKCHECK_SLOW=1
+	slow  bool // needs a search of many millions of states: long tier only
 	about string
 }{
 	{"below-qw-ensemble-change", "An ensemble change leaves an acknowledged entry below Qw",
@@ -39,19 +40,19 @@ var docTraces = []struct {
 	{"no-recovery-fence-2614", "Recovery reads without fencing truncate the ledger (apache/bookkeeper#2614)",
 		[]string{"check", "--bookies", "2", "-w", "2", "-a", "2", "--variant", "no-recovery-fence"}, false,
 		"Release 4.13 behaviour. The writer's entry 1 is on b1; recovery fences b1 only (enough with Qw 2, Qa 2) and reads entry 1 without fencing. The read to b1 is lost; b2, not yet holding the entry, answers NoSuchEntry, one negative, enough with Qw - Qa + 1 = 1. Meanwhile b2, unfenced, stores entry 1 and the writer acknowledges it (LAC 1). Recovery then closes the ledger at entry 0: the acknowledged entry is cut off. Fencing recovery reads (PR #2616) makes b2 reject the write."},
-	{"data-loss-qa1", "With Qa = 1 one data loss loses an acknowledged entry",
-		[]string{"check", "--bookies", "2", "-w", "2", "-a", "1", "--data-loss", "1"}, false,
-		"Entry 1 is acknowledged by b1 alone (Qa = 1) and b1 restarts with an empty disk before the write to b2 lands: the acknowledged entry is on no bookie."},
-	{"data-loss-w3-a2-blank-1", "Qw 3, Qa 2: one blank data loss lets recovery truncate",
-		[]string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--data-loss", "1", "--data-loss-mode", "blank", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData",
+	{"reformat-qa1", "With Qa = 1 one re-formatted bookie loses an acknowledged entry",
+		[]string{"check", "--bookies", "2", "-w", "2", "-a", "1", "--reformat", "1"}, false,
+		"Entry 1 is acknowledged by b1 alone (Qa = 1); an operator re-formats b1 (its cookie deleted) and it rejoins empty under the same address before the write to b2 lands: the acknowledged entry is on no bookie."},
+	{"reformat-w3-a2-1", "Qw 3, Qa 2: one re-formatted bookie lets recovery truncate",
+		[]string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--reformat", "1", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData",
 			"--exclude-actions", "ClientReceivesAddFencedResponse,BookieSendsAddFencedResponse,ClientResendsPendingAddOp,ClientClosesLedgerSuccess,ClientClosesLedgerFail,ClientWritesBackEntry,RecoveryClientReceivesAddConfirmedResponse,RecoveryClientChangesEnsemble,RecoveryClientSendsPendingAddOp"}, true,
-		"Entry 1 reaches b1 and b2 and is acknowledged (Qa = 2); the write to b3 is still in flight. b1 restarts with an empty disk. Recovery fences b1 and b2 and reads entry 1: b1 (empty) and b3 (never got it) answer NoSuchEntry, Qw - Qa + 1 = 2 negatives, while the read to b2 is lost. Recovery concludes entry 1 was never committed and closes the ledger at entry 0, though the writer acknowledged entry 1. (Found on the model restricted to actions that can lose data; the unrestricted search finds the same 19-state trace after 265 million states.)"},
-	{"data-loss-w3-a2-limbo-2", "Qw 3, Qa 2, limbo mode: it takes two data losses",
-		[]string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--data-loss", "2", "--data-loss-mode", "limbo", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData"}, false,
-		"In limbo mode (BP-44) a bookie that lost its disk comes back fenced and answers Unknown, not NoSuchEntry, so recovery cannot truncate after one loss. Only losing both copies of an acknowledged entry loses it: b1 and b2 acknowledge entry 1, then both restart empty."},
-	{"data-loss-w3-a2-blank-2", "Qw 3, Qa 2, blank mode, two data losses",
-		[]string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--data-loss", "2", "--data-loss-mode", "blank", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData"}, false,
-		"The shortest loss with two blank data losses: both bookies that acknowledged entry 1 restart empty."},
+		"Entry 1 reaches b1 and b2 and is acknowledged (Qa = 2); the write to b3 is still in flight. b1 is re-formatted and rejoins empty under the same address (cookie validation bypassed by the operator). Recovery fences b1 and b2 and reads entry 1: b1 (empty) and b3 (never got it) answer NoSuchEntry, Qw - Qa + 1 = 2 negatives, while the read to b2 is lost. Recovery concludes entry 1 was never committed and closes the ledger at entry 0, though the writer acknowledged entry 1 (apache/bookkeeper#2612's mechanism). (Found on the model restricted to actions that can lose data; the unrestricted search finds the same 19-state trace after 265 million states.)"},
+	{"reformat-w3-a2-data-integrity-2", "Qw 3, Qa 2, data-integrity check on: it takes two re-formats",
+		[]string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--reformat", "2", "--data-integrity", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData"}, false,
+		"With BookKeeper's data-integrity check (dataIntegrityChecking, BP-46) a re-formatted bookie of the open ledger's last ensemble comes back fenced and in limbo: it answers Unknown, not NoSuchEntry, so recovery cannot truncate after one loss. Only losing both copies of an acknowledged entry loses it: b1 and b2 acknowledge entry 1, then both are re-formatted."},
+	{"reformat-w3-a2-2", "Qw 3, Qa 2, two re-formats without the data-integrity check",
+		[]string{"check", "--bookies", "3", "-w", "3", "-a", "2", "--reformat", "2", "--invariants", "AllAckedEntriesAreReadable,NoDivergenceBetweenClientAndMetaData"}, false,
+		"The shortest loss with two re-formats: both bookies that acknowledged entry 1 rejoin empty."},
 }
 
 // docOutput runs bkcheck and keeps what does not depend on the machine,
@@ -83,7 +84,7 @@ func TestDocTraces(t *testing.T) {
 	var index []string
 	for _, d := range docTraces {
 		index = append(index, fmt.Sprintf("- [%s](%s.md)", d.title, d.name))
-		if d.slow && os.Getenv("BKCHECK_SLOW") == "" {
+		if d.slow && !testtier.IsLong() {
 			continue
 		}
 		t.Run(d.name, func(t *testing.T) {

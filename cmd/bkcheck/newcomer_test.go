@@ -183,3 +183,33 @@ func TestDefaultTraceFileNotOverwritten(t *testing.T) {
 		}
 	}
 }
+
+// replay refuses a trace whose #meta was edited: parameters its states do
+// not show, or a property bkcheck does not know (exit 2, the file is not
+// a trace of a model bkcheck has).
+func TestReplayRefusesEditedMeta(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.itf.json")
+	if code, _, errOut := runArgs(t, "check", "--invariants", "EntriesReachWriteQuorum", "--trace-out", path); code != exitViolation {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{`"bookies": 2`, `"bookies": 3`, "no b3, though #meta.params has 3"},
+		{`"clients": 2`, `"clients": 4`, "no c3, though #meta.params has 4"},
+		{`"invariant": "EntriesReachWriteQuorum"`, `"invariant": "NoSuchProperty"`, "NoSuchProperty"},
+	} {
+		edited := strings.Replace(string(orig), c.from, c.to, 1)
+		if edited == string(orig) {
+			t.Fatalf("%s not found in the trace", c.from)
+		}
+		bad := filepath.Join(t.TempDir(), "bad.itf.json")
+		os.WriteFile(bad, []byte(edited), 0o644)
+		code, _, errOut := runArgs(t, "replay", bad)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s -> %s: exit %d: %s", c.from, c.to, code, errOut)
+		}
+	}
+}

@@ -169,7 +169,7 @@ func TestListings(t *testing.T) {
 	for cmd, want := range map[string][]string{
 		"variants":   {"reference", "no-recovery-fence", "gwq", "source:"},
 		"invariants": {"TypeOK", "EntriesReachWriteQuorum (invariant and terminal-state property)", "AckedEntriesHaveAckQuorumCopies"},
-		"actions":    {"ClientChangesEnsemble", "BookieLosesData", "RecoveryClientClosesLedger"},
+		"actions":    {"ClientChangesEnsemble", "BookieRejoinsEmpty", "RecoveryClientClosesLedger"},
 	} {
 		code, out, _ := runArgs(t, cmd)
 		if code != exitOK {

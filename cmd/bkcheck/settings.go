@@ -107,7 +107,14 @@ func (cl *commandLine) parse(args []string) *commandLine {
 		}
 		t, f, ok := cl.lookup(name)
 		if !ok {
-			cl.probs.Add("", "unknown flag %s (bkcheck %s -h lists the flags)", a, strings.TrimPrefix(cl.cmd, "bkcheck "))
+			if why, retired := retiredFlags[name]; retired {
+				cl.probs.Add("", "%s is gone: %s", flagName(name), why)
+			} else {
+				cl.probs.Add("", "unknown flag %s (bkcheck %s -h lists the flags)", a, strings.TrimPrefix(cl.cmd, "bkcheck "))
+			}
+			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++ // skip its value, which is not an argument
+			}
 			continue
 		}
 		if !hasValue {
@@ -121,17 +128,28 @@ func (cl *commandLine) parse(args []string) *commandLine {
 				value = args[i]
 			}
 		}
-		flagName := "--" + name
-		if len(name) == 1 {
-			flagName = "-" + name
-		}
 		if err := t.S.Set(t.V, f.Name, value); err != nil {
-			cl.probs.Add("", "%s %s: %v", flagName, value, err)
+			cl.probs.Add("", "%s %s: %v", flagName(name), value, err)
 			continue
 		}
-		cl.given[f.Name], cl.before[f.Name] = flagName, t.S.Get(t.V, f.Name)
+		cl.given[f.Name], cl.before[f.Name] = flagName(name), t.S.Get(t.V, f.Name)
 	}
 	return cl
+}
+
+// flagName renders a flag as typed: -w for a short alias, --name else.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// retiredFlags are flags bkcheck had and no longer has, with what replaced
+// them.
+var retiredFlags = map[string]string{
+	"data-loss":      "a bookie's data is lost in the ways BookKeeper loses it: --reformat N (an operator re-formats it and it rejoins empty under the same address: what --data-loss did), --disk-loss N (a wiped disk; cookie validation keeps the bookie down), or --crashes N with --journal no-sync|disabled (a crash loses what was not flushed)",
+	"data-loss-mode": "limbo is now --data-integrity (BookKeeper's DataIntegrityCheckImpl: fence and limbo only for an open ledger whose last ensemble holds the bookie); blank is the default",
 }
 
 // addSwitch declares a command flag that is not a setting.
