@@ -90,6 +90,14 @@ var All = []Invariant{
 		Holds:     noEntryAcknowledged,
 	},
 	{
+		Name: "NoAckWithWriteSetCrashed",
+		Statement: "probe: no writer acknowledges entry 1 once --crashes bookies it sent entry 1 to are down without it; " +
+			"a violation is a witness that writes proceed with that many of the write set crashed",
+		Source: "the quorum arithmetic of BookKeeper's docs: an entry is acknowledged with Qa acks, so a write set tolerates Qw - Qa failures " +
+			"before an ensemble change (PendingAddOp, LedgerHandle.handleBookieFailure)",
+		Holds: noAckWithWriteSetCrashed,
+	},
+	{
 		Name:      "LedgerCreationSucceeds",
 		Statement: "probe: no client fails to create the ledger for want of writable bookies; a violation is a witness of NotEnoughBookies",
 		Source:    "BookKeeper's ledger creation needs E writable bookies (BKNotEnoughBookiesException)",
@@ -305,6 +313,37 @@ var closedLedgerReachedWQ = entriesReachWQ
 func noEntryAcknowledged(p spec.Params, s *spec.State) bool {
 	for i := 0; i < p.Clients; i++ {
 		if s.Clients[i].LAC > 0 && s.Clients[i].Status == spec.StatusOpen {
+			return false
+		}
+	}
+	return true
+}
+
+// noAckWithWriteSetCrashed: the whole crash budget is spent on bookies
+// the writer sent entry 1 to (so they were in its write set then, whatever
+// ensemble change followed), none of them holds entry 1 (each went down
+// before the write reached it), they are still down, and an open writer
+// has acknowledged entry 1.
+func noAckWithWriteSetCrashed(p spec.Params, s *spec.State) bool {
+	if p.Crashes == 0 || int(s.CrashesUsed) < p.Crashes || s.BDown.Len() != p.Crashes {
+		return true
+	}
+	var sentTo spec.Bookies
+	for _, m := range s.Msgs {
+		if k := m.Key; k.Type() == spec.AddEntryRequest && !k.Recovery() && k.Entry().ID == 1 {
+			sentTo |= 1 << uint(k.Bookie())
+		}
+	}
+	if s.BDown&^sentTo != 0 {
+		return true
+	}
+	for b := 0; b < p.Bookies; b++ {
+		if s.BDown.Has(b) && s.BEntries[b].HasID(1) {
+			return true
+		}
+	}
+	for i := 0; i < p.Clients; i++ {
+		if s.Clients[i].LAC >= 1 && s.Clients[i].Status == spec.StatusOpen {
 			return false
 		}
 	}
