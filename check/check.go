@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/invariants"
@@ -26,6 +27,12 @@ type Report struct {
 	Config Config
 	// StoreBytesPerState is the visited store's memory per state.
 	StoreBytesPerState float64
+	// Coverage is how often each action fired (Model.Coverage); for a
+	// complete search it does not depend on the number of workers.
+	Coverage map[string]int64
+	// Uncovered are the actions the configuration's variant and faults add
+	// that never fired: the run exercised less than its options claim.
+	Uncovered []string
 }
 
 // Model adapts a spec.Model and a list of invariants to explorer.Model.
@@ -33,6 +40,9 @@ type Model struct {
 	spec *spec.Model
 	invs []invariants.Invariant
 	sym  spec.Symmetry
+
+	mu        sync.Mutex
+	expanders []*expander // for Coverage
 }
 
 // NewModel fills in c's defaults, validates it (every problem at once)
@@ -85,7 +95,42 @@ func (m *Model) NewExpander() explorer.Expander {
 	if m.sym != (spec.Symmetry{}) {
 		e.canon = m.spec.NewCanonicalizer(m.sym)
 	}
+	m.mu.Lock()
+	m.expanders = append(m.expanders, e)
+	m.mu.Unlock()
 	return e
+}
+
+// Uncovered lists the actions the model's options add (spec's
+// RequiredActions) that never fired in coverage.
+func (m *Model) Uncovered(coverage map[string]int64) []string {
+	var out []string
+	for _, k := range m.spec.RequiredActions() {
+		if coverage[k.String()] == 0 {
+			out = append(out, k.String())
+		}
+	}
+	return out
+}
+
+// Coverage is how many transitions of each action the expanders generated
+// (duplicates included, as TLC's -coverage counts), by action name; every
+// action of the model appears, with 0 if it never fired.
+func (m *Model) Coverage() map[string]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int64{}
+	for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
+		out[k.String()] = 0
+	}
+	for _, e := range m.expanders {
+		for k, n := range e.fired {
+			if n > 0 {
+				out[spec.ActionKind(k).String()] += n
+			}
+		}
+	}
+	return out
 }
 
 type expander struct {
@@ -96,6 +141,7 @@ type expander struct {
 	canon    *spec.Canonicalizer // nil without symmetry
 	emitNext func(explorer.Action, []byte, []byte)
 	emitFn   func(spec.Action, *spec.State) // bound once, so Successors does not allocate a closure
+	fired    [spec.NumActionKinds]int64     // transitions generated, by action (coverage)
 }
 
 func (e *expander) Load(enc []byte) error { return e.m.spec.Decode(enc, &e.cur) }
@@ -123,6 +169,7 @@ func (e *expander) CheckTerminal() string {
 func (e *expander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	if e.emitFn == nil {
 		e.emitFn = func(a spec.Action, s *spec.State) {
+			e.fired[a.Kind]++
 			e.buf = e.m.spec.Encode(e.buf[:0], s)
 			var key []byte
 			if e.canon != nil {
@@ -194,7 +241,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: store.BytesPerState()}
+	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: store.BytesPerState(), Coverage: m.Coverage()}
+	rep.Uncovered = m.Uncovered(rep.Coverage)
 	if res.Violation != nil {
 		tr, err := m.DecodeTrace(res.Violation)
 		if err != nil {

@@ -84,6 +84,12 @@ var All = []Invariant{
 		Holds:     closedLedgerReachedWQ,
 	},
 	{
+		Name:      "FragmentsInOrder",
+		Statement: "the metadata's fragments, and every client's, start at strictly increasing entry ids",
+		Source:    "LedgerMetadata's ensembles are keyed by first entry id, in order; ReadOnlyLedgerHandle.closeRecovered checks it (checkState: no ensemble may be added before the last once a ledger is in recovery)",
+		Holds:     fragmentsInOrder,
+	},
+	{
 		Name:      "NoEntryAcknowledged",
 		Statement: "probe: no client ever acknowledges an entry; a violation is a witness that writes succeed",
 		Source:    "a reachability probe for availability questions (docs/guarantees.md), not a safety property",
@@ -193,6 +199,9 @@ func noDivergence(p spec.Params, s *spec.State) bool {
 }
 
 func allAckedReadable(p spec.Params, s *spec.State) bool {
+	if s.MetaDeleted {
+		return true // a deleted ledger's entries are meant to go
+	}
 	for i := 0; i < p.Clients; i++ {
 		c := &s.Clients[i]
 		if (c.Status != spec.StatusOpen && c.Status != spec.StatusClosed) || c.LAC <= 0 {
@@ -209,6 +218,9 @@ func allAckedReadable(p spec.Params, s *spec.State) bool {
 }
 
 func committedReachAckQuorum(p spec.Params, s *spec.State) bool {
+	if s.MetaDeleted {
+		return true // a deleted ledger's entries are meant to go
+	}
 	if s.MetaStatus != spec.StatusClosed {
 		return true
 	}
@@ -243,6 +255,9 @@ func storedOnWriteSet(p spec.Params, s *spec.State, id int8) (copies, size int, 
 }
 
 func ackedHaveAckQuorum(p spec.Params, s *spec.State) bool {
+	if s.MetaDeleted {
+		return true // a deleted ledger's entries are meant to go
+	}
 	for i := 0; i < p.Clients; i++ {
 		c := &s.Clients[i]
 		if c.Status != spec.StatusOpen && c.Status != spec.StatusClosed {
@@ -262,6 +277,9 @@ func ackedHaveAckQuorum(p spec.Params, s *spec.State) bool {
 // whose messages were lost, with no client left to retry) are out of the
 // property's scope, as they are of the Guaranteed Write Quorum design.
 func entriesReachWQ(p spec.Params, s *spec.State) bool {
+	if s.MetaDeleted {
+		return true // a deleted ledger's entries are meant to go
+	}
 	if s.MetaStatus != spec.StatusClosed {
 		return true
 	}
@@ -277,6 +295,9 @@ func entriesReachWQ(p spec.Params, s *spec.State) bool {
 // where no further copy can appear: no add request in flight and no client
 // that may still send one (OPEN writer, IN_RECOVERY client).
 func entriesReachWQWhenQuiescent(p spec.Params, s *spec.State) bool {
+	if s.MetaDeleted {
+		return true // a deleted ledger's entries are meant to go
+	}
 	if s.MetaStatus != spec.StatusClosed {
 		return true
 	}
@@ -294,6 +315,9 @@ func entriesReachWQWhenQuiescent(p spec.Params, s *spec.State) bool {
 }
 
 func tailFragmentsReachWQ(p spec.Params, s *spec.State) bool {
+	if s.MetaDeleted {
+		return true // a deleted ledger's entries are meant to go
+	}
 	frags := s.MetaFragmentList()
 	for i := 0; i+1 < len(frags); i++ {
 		for id := frags[i].First; id < frags[i+1].First; id++ {
@@ -344,6 +368,29 @@ func noAckWithWriteSetCrashed(p spec.Params, s *spec.State) bool {
 	}
 	for i := 0; i < p.Clients; i++ {
 		if s.Clients[i].LAC >= 1 && s.Clients[i].Status == spec.StatusOpen {
+			return false
+		}
+	}
+	return true
+}
+
+// fragmentsInOrder: each fragment starts after the one before, in the
+// metadata and in every client's copy (a recovery client's copy is what it
+// will write at close, where BookKeeper's checkState fails).
+func fragmentsInOrder(p spec.Params, s *spec.State) bool {
+	inOrder := func(fs []spec.Fragment) bool {
+		for i := 1; i < len(fs); i++ {
+			if fs[i].First <= fs[i-1].First {
+				return false
+			}
+		}
+		return true
+	}
+	if !inOrder(s.MetaFragmentList()) {
+		return false
+	}
+	for i := 0; i < p.Clients; i++ {
+		if !inOrder(s.Clients[i].FragmentList()) {
 			return false
 		}
 	}

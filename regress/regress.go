@@ -131,6 +131,9 @@ func Compare(e Expect, rep *check.Report) []string {
 	if e.Depth != 0 && e.Depth != rep.Depth {
 		bad = append(bad, fmt.Sprintf("depth %d, expected %d", rep.Depth, e.Depth))
 	}
+	if len(rep.Uncovered) > 0 {
+		bad = append(bad, fmt.Sprintf("never fired: %s (the variant or fault it adds was not exercised)", strings.Join(rep.Uncovered, ", ")))
+	}
 	return bad
 }
 

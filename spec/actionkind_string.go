@@ -39,11 +39,15 @@ func _() {
 	_ = x[BookieLosesDisk-29]
 	_ = x[BookieSyncsJournal-30]
 	_ = x[BookieFillsDisk-31]
+	_ = x[BookieChecksAdd-32]
+	_ = x[BookieFailsRead-33]
+	_ = x[ClientDeletesLedger-34]
+	_ = x[BookieCollectsLedger-35]
 }
 
-const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDisk"
+const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedger"
 
-var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788}
+var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857}
 
 func (i ActionKind) String() string {
 	idx := int(i) - 1

@@ -43,12 +43,17 @@ const (
 	BookieLosesDisk
 	BookieSyncsJournal
 	BookieFillsDisk
+	// Protocol bugs BookKeeper had (variants and faults; bugs.go).
+	BookieChecksAdd
+	BookieFailsRead
+	ClientDeletesLedger
+	BookieCollectsLedger
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = BookieFillsDisk + 1
+const numActionKinds = BookieCollectsLedger + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -125,6 +130,20 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 	p := m.P
 	g := gen{p: p, m: m, s: s, n: scratch, emit: emit}
 	g.bookieActions()
+	if m.V.SplitAddCheck {
+		g.BookieChecksAdd()
+	}
+	if p.CorruptReads > 0 {
+		g.BookieFailsRead()
+	}
+	if p.DeleteLedger {
+		for b := 0; b < p.Bookies; b++ {
+			g.BookieCollectsLedger(b)
+		}
+		for cid := 0; cid < p.Clients; cid++ {
+			g.ClientDeletesLedger(cid)
+		}
+	}
 	if p.Faulty() {
 		for b := 0; b < p.Bookies; b++ {
 			g.BookieCrashes(b)
@@ -299,7 +318,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 			continue
 		}
 		b := k.Bookie()
-		if g.s.BFenced.Has(b) && !k.Recovery() || g.s.BDown.Has(b) || g.rejectsAdd(b, k) {
+		if !k.Recovery() && !g.mayStore(b, k) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) {
 			continue
 		}
 		resp := addResponse(k, true)
@@ -307,6 +326,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 			continue
 		}
 		g.begin(-1)
+		g.n.BChecked[b] = g.n.BChecked[b] &^ entryBit(k.Entry())
 		g.n.BEntries[b] = g.n.BEntries[b].Add(k.Entry())
 		g.noteStored(b, k.Entry())
 		if f := k.Fields(); g.m.V.GuaranteedWriteQuorum {
@@ -339,7 +359,7 @@ func (g *gen) BookieSendsAddFencedResponse() {
 		switch ro, readOnly := g.readOnlyAddResponse(k); {
 		case readOnly:
 			resp, kind = ro, BookieSendsAddReadOnlyResponse
-		case !k.Recovery() && g.s.BFenced.Has(k.Bookie()):
+		case !k.Recovery() && g.s.BFenced.Has(k.Bookie()) && !g.s.BChecked[k.Bookie()].Has(k.Entry()):
 			resp = addResponse(k, false)
 		default:
 			continue
@@ -641,7 +661,10 @@ func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery boo
 		}
 		k := m.Key
 		f := k.Fields()
-		if f.Recovery != recovery || !f.Success || !g.p.WriteSet(f.Entry.ID, cf).Has(f.Bookie) {
+		if f.Recovery != recovery || !f.Success {
+			continue
+		}
+		if !g.p.WriteSet(f.Entry.ID, cf).Has(f.Bookie) && !(!recovery && g.m.V.StaleAcksAfterChange && c.wasWriteSet(g.p, f.Entry.ID, f.Bookie)) {
 			continue
 		}
 		nc := g.begin(cid)
@@ -934,8 +957,8 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 		if g.m.V.GuaranteedWriteQuorum {
 			lac = f.LAFR // gwq: recovery starts after the last fully replicated entry
 		}
-		if lac <= cf.First-1 {
-			lac = cf.First - 1
+		if lac <= cf.First-1 && !g.m.V.NoLACFloor {
+			lac = cf.First - 1 // PR #2654: never below the last fragment
 		}
 		nc := g.begin(cid)
 		nc.Fenced |= 1 << uint(f.Bookie)

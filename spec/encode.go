@@ -77,7 +77,15 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 	}
 	if p.Faulty() {
 		dst = append(dst, byte(s.BDown), byte(s.BWiped), byte(s.BReadOnly), byte(s.BDiskFull), byte(s.BLimbo),
-			byte(s.CrashesUsed), byte(s.DiskLossUsed), byte(s.ReformatUsed), byte(s.ReadOnlyUsed), byte(s.DiskFullUsed))
+			byte(s.CrashesUsed), byte(s.DiskLossUsed), byte(s.ReformatUsed), byte(s.ReadOnlyUsed), byte(s.DiskFullUsed), byte(s.CorruptUsed))
+	}
+	if m.V.SplitAddCheck {
+		for b := 0; b < p.Bookies; b++ {
+			dst = binary.AppendUvarint(dst, uint64(s.BChecked[b]))
+		}
+	}
+	if p.DeleteLedger {
+		dst = append(dst, byte(b2u(s.MetaDeleted)), byte(s.BCollected), byte(s.BVolatileFence))
 	}
 	if p.LossyJournal() {
 		dst = append(dst, byte(s.BUnflushedFence))
@@ -233,6 +241,20 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.ReformatUsed = r.small("re-formats used", 0, p.Reformat)
 		s.ReadOnlyUsed = r.small("read-only faults used", 0, p.ReadOnly)
 		s.DiskFullUsed = r.small("disk-full faults used", 0, p.DiskFull)
+		s.CorruptUsed = r.small("corrupt reads used", 0, p.CorruptReads)
+	}
+	if m.V.SplitAddCheck {
+		for b := 0; b < p.Bookies && r.Err() == nil; b++ {
+			s.BChecked[b] = EntrySet(r.Uvarint())
+			if !s.BChecked[b].Within(p.Entries) {
+				r.fail("bookie %d: checked adds out of range", b+1)
+			}
+		}
+	}
+	if p.DeleteLedger {
+		s.MetaDeleted = r.small("meta deleted", 0, 1) == 1
+		s.BCollected = r.bookies("collected", p.Bookies)
+		s.BVolatileFence = r.bookies("volatile fences", p.Bookies)
 	}
 	if p.LossyJournal() {
 		s.BUnflushedFence = r.bookies("unflushed fences", p.Bookies)

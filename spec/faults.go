@@ -31,6 +31,12 @@ func (g *gen) BookieCrashes(b int) {
 	bit := Bookies(1) << uint(b)
 	g.n.BDown |= bit
 	g.n.CrashesUsed++
+	g.n.BChecked[b] = 0 // in memory
+	if g.n.BVolatileFence.Has(b) {
+		// The fence of a deleted ledger was kept in memory only.
+		g.n.BFenced &^= bit
+		g.n.BVolatileFence &^= bit
+	}
 	if g.p.LossyJournal() {
 		g.n.BEntries[b] &^= g.n.BUnflushed[b]
 		g.n.BLAC[b] = g.n.BDurableLAC[b]
@@ -64,7 +70,10 @@ func (g *gen) BookieRestarts(b int) {
 // fenced and put in limbo on b if it is not closed and its last ensemble
 // in the metadata holds b.
 func (g *gen) dataIntegrityCheck(b int) {
-	if !g.p.DataIntegrity || g.n.MetaStatus == StatusNil || g.n.MetaStatus == StatusClosed {
+	if !g.p.DataIntegrity || g.n.MetaStatus == StatusNil || g.n.MetaDeleted {
+		return
+	}
+	if g.n.MetaStatus == StatusClosed && !g.m.V.IntegrityFencesClosed {
 		return
 	}
 	if last := g.n.MetaFragments[g.n.NumMetaFragments-1]; !last.Ensemble.Has(b) {
@@ -84,6 +93,8 @@ func (g *gen) wipe(b int) {
 	g.n.BFenced &^= bit
 	g.n.BUnflushedFence &^= bit
 	g.n.BLimbo &^= bit
+	g.n.BChecked[b] = 0
+	g.n.BVolatileFence &^= bit
 }
 
 // BookieLosesDisk: bookie b's disk is wiped (a failed or replaced volume).

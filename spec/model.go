@@ -27,3 +27,32 @@ func NewModel(p Params) (*Model, error) {
 
 // Init returns the unique initial state.
 func (m *Model) Init() State { return m.P.Init() }
+
+// RequiredActions are the actions that the model's options add and that a
+// search of it should therefore see fire: the variant's own actions and
+// each enabled fault's. A run in which one never fires exercised less than
+// its options claim (coverage; bkcheck regress fails such a case).
+func (m *Model) RequiredActions() []ActionKind {
+	p := m.P
+	req := append([]ActionKind(nil), m.V.Actions...)
+	add := func(on bool, ks ...ActionKind) {
+		if on {
+			req = append(req, ks...)
+		}
+	}
+	add(p.Crashes > 0, BookieCrashes, BookieRestarts)
+	add(p.LossyJournal(), BookieSyncsJournal)
+	add(p.DiskLoss > 0, BookieLosesDisk)
+	add(p.Reformat > 0, BookieRejoinsEmpty)
+	add(p.ReadOnly > 0, BookieBecomesReadOnly, BookieSendsAddReadOnlyResponse)
+	add(p.DiskFull > 0, BookieFillsDisk)
+	add(p.CorruptReads > 0, BookieFailsRead)
+	add(p.DeleteLedger, ClientDeletesLedger, BookieCollectsLedger)
+	out := req[:0]
+	for _, k := range req {
+		if m.excluded&(1<<uint(k)) == 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -47,6 +47,8 @@ type Params struct {
 	ReadOnly      int    `name:"read-only" unit:"N" help:"bookies that may turn read-only: they reject normal adds (EREADONLY, before any fence check) and accept recovery adds (high priority)"`
 	DiskFull      int    `name:"disk-full" unit:"N" help:"bookies that may turn read-only with every disk below minUsableSizeForHighPriorityWrites: they reject recovery adds too"`
 	Unavailable   int    `name:"unavailable" unit:"N" help:"the last N bookies are down for the whole run (never start)"`
+	CorruptReads  int    `name:"corrupt-reads" unit:"N" help:"reads of a stored entry that may fail (a corrupt entry log); the bookie answers an error (EIO), or NoSuchEntry with --variant corrupt-read-nosuch"`
+	DeleteLedger  bool   `name:"delete-ledger" help:"a client that closed the ledger may delete it, and bookies then garbage-collect it (Pulsar deletes ledgers it no longer needs)"`
 
 	// ReliableNetwork: no message is lost (sends and replies are always
 	// delivered); timeouts then come only from crashed bookies. A way to
@@ -71,7 +73,7 @@ var ParamsSchema = schema.MustOf(Params{})
 
 // Faulty reports whether any fault is enabled.
 func (p Params) Faulty() bool {
-	return p.Crashes > 0 || p.DiskLoss > 0 || p.Reformat > 0 || p.ReadOnly > 0 || p.DiskFull > 0 || p.Unavailable > 0
+	return p.Crashes > 0 || p.DiskLoss > 0 || p.Reformat > 0 || p.ReadOnly > 0 || p.DiskFull > 0 || p.Unavailable > 0 || p.CorruptReads > 0
 }
 
 // Journal modes (Params.Journal).
@@ -168,7 +170,7 @@ func (p Params) Validate() error {
 	for _, b := range []struct {
 		name string
 		v    int
-	}{{"crashes", p.Crashes}, {"disk-loss", p.DiskLoss}, {"reformat", p.Reformat}, {"read-only", p.ReadOnly}, {"disk-full", p.DiskFull}} {
+	}{{"crashes", p.Crashes}, {"disk-loss", p.DiskLoss}, {"reformat", p.Reformat}, {"read-only", p.ReadOnly}, {"disk-full", p.DiskFull}, {"corrupt-reads", p.CorruptReads}} {
 		if b.v < 0 || b.v > maxFaults {
 			probs.Add(b.name, "must be between 0 and %d (got %d)", maxFaults, b.v)
 		}

@@ -278,6 +278,7 @@ func TestActionKindNames(t *testing.T) {
 		"BookieCrashes", "BookieRestarts", "BookieRejoinsEmpty", "BookieBecomesReadOnly",
 		"ClientReceivesAddErrorResponse", "ClientFailsToCreateLedger", "BookieSendsAddReadOnlyResponse",
 		"BookieLosesDisk", "BookieSyncsJournal", "BookieFillsDisk",
+		"BookieChecksAdd", "BookieFailsRead", "ClientDeletesLedger", "BookieCollectsLedger",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

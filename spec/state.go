@@ -226,6 +226,7 @@ type State struct {
 	ReformatUsed int8
 	ReadOnlyUsed int8
 	DiskFullUsed int8
+	CorruptUsed  int8
 
 	// Journal durability (only with --journal no-sync or disabled): what
 	// each bookie acknowledged but has not yet made durable, and its LAC
@@ -234,6 +235,17 @@ type State struct {
 	BUnflushed      [MaxBookies]EntrySet
 	BUnflushedFence Bookies // fenced, fence record not yet durable (no-sync)
 	BDurableLAC     [MaxBookies]int8
+
+	// Variant split-add-check: normal adds a bookie found not fenced and
+	// has not stored yet.
+	BChecked [MaxBookies]EntrySet
+
+	// Ledger deletion (--delete-ledger): the metadata is gone; bookies
+	// that garbage-collected it; bookies whose fence of it is only in
+	// memory (recentlyFencedAndDeletedLedgers), lost in a crash.
+	MetaDeleted    bool
+	BCollected     Bookies
+	BVolatileFence Bookies
 
 	Clients [MaxClients]Client
 }

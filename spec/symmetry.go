@@ -136,8 +136,10 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	for b := 0; b < p.Bookies; b++ {
 		nb := pm.bp[b]
 		dst.BEntries[nb], dst.BLAC[nb], dst.BLAFR[nb] = s.BEntries[b], s.BLAC[b], s.BLAFR[b]
-		dst.BUnflushed[nb], dst.BDurableLAC[nb] = s.BUnflushed[b], s.BDurableLAC[b]
+		dst.BUnflushed[nb], dst.BDurableLAC[nb], dst.BChecked[nb] = s.BUnflushed[b], s.BDurableLAC[b], s.BChecked[b]
 	}
+	dst.BCollected = pm.bookies(s.BCollected)
+	dst.BVolatileFence = pm.bookies(s.BVolatileFence)
 	dst.BFenced = pm.bookies(s.BFenced)
 	dst.BDown = pm.bookies(s.BDown)
 	dst.BWiped = pm.bookies(s.BWiped)
@@ -298,8 +300,8 @@ func (c *Canonicalizer) signatures(s *State) {
 	for b := 0; b < p.Bookies; b++ {
 		bit := Bookies(1) << uint(b)
 		h := uint64(s.BEntries[b])*31 + uint64(s.BLAC[b])<<8 + uint64(s.BLAFR[b])<<16 +
-			mix(uint64(s.BUnflushed[b])+1)*uint64(s.BDurableLAC[b]+1)
-		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence} {
+			mix(uint64(s.BUnflushed[b])+1)*uint64(s.BDurableLAC[b]+1) + mix(uint64(s.BChecked[b])+7)
+		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence} {
 			if set&bit != 0 {
 				h += 1 << (24 + uint(i))
 			}

@@ -8,10 +8,14 @@ import (
 // Variant is a named preset of protocol options on the one model. Variants
 // are not copies of the model: each differs from the reference in the
 // options it sets, so what a variant changes can be read off its fields.
+// Most reproduce a protocol bug BookKeeper had (Issue names it); the
+// reference is the fixed protocol.
 type Variant struct {
 	Name        string
 	Description string
 	Source      string
+	Issue       string // the apache/bookkeeper issue or PR the variant reproduces, if any
+
 	// RecoveryReadsFence: recovery reads set the fenced flag on the bookies
 	// they reach (the fence field of GetRecoveryReadRequests).
 	RecoveryReadsFence bool
@@ -23,6 +27,33 @@ type Variant struct {
 	// replaced); the writer closes only with no pending add; recovery
 	// closes only with no pending add (as already); fencing returns LAFR.
 	GuaranteedWriteQuorum bool
+	// NoLACFloor: the recovery client takes the fenced LAC as is, without
+	// raising it to the first entry of the last fragment minus one
+	// (LedgerRecoveryOp before PR #2654, apache/bookkeeper#2615).
+	NoLACFloor bool
+	// CorruptReadAsNoSuchEntry: a bookie whose entry log cannot be read
+	// (--corrupt-reads) answers NoSuchEntry instead of an error
+	// (EntryLogger before PR #2909, apache/bookkeeper#2908).
+	CorruptReadAsNoSuchEntry bool
+	// SplitAddCheck: a bookie checks that the ledger is not fenced and
+	// stores the entry in two steps, and a fencing read can run between
+	// them (two LedgerDescriptor handles for one ledger, before PR #4701).
+	SplitAddCheck bool
+	// StaleAcksAfterChange: after an ensemble change the writer still
+	// counts acks from the bookies it replaced (apache/bookkeeper#4651,
+	// #4097: PendingAddOp completions racing the re-send, open).
+	StaleAcksAfterChange bool
+	// DeleteForgetsFence: a bookie that garbage-collects a deleted ledger
+	// forgets it was fenced (HandleFactoryImpl before PR #4462).
+	DeleteForgetsFence bool
+	// IntegrityFencesClosed: the data-integrity check fences every ledger
+	// of the bookie's, closed ones too, as the BP-46 text says (the code
+	// fences open ones only); a candidate fix for apache/bookkeeper#4812.
+	IntegrityFencesClosed bool
+
+	// Actions are the actions only this variant has: a run of the variant
+	// must see each fire (coverage), or the variant proves nothing.
+	Actions []ActionKind
 }
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -35,16 +66,66 @@ var Variants = []Variant{
 	},
 	{
 		Name:               "no-recovery-fence",
-		Description:        "recovery reads do not fence, as in release 4.13: an entry half-written before fencing can be acknowledged while recovery decides it does not exist (ledger truncation)",
-		Source:             "apache/bookkeeper issue #2614, fixed by PR #2616; the spec's EXERCISE: fence |-> FALSE in GetRecoveryReadRequests",
+		Description:        "recovery reads do not fence, as in releases up to 4.13: an entry half-written before fencing can be acknowledged while recovery decides it does not exist (ledger truncation)",
+		Source:             "the spec's toggle: fence |-> FALSE in GetRecoveryReadRequests; PendingReadOp before PR #2616 (4.14.0)",
+		Issue:              "apache/bookkeeper#2614",
 		RecoveryReadsFence: false,
 	},
 	{
 		Name:                  "gwq",
-		Description:           "Guaranteed Write Quorum: entries of closed ledgers and of all but the last fragment reach Qw (LAFR tracking, fragments start at LAFR+1, pinned bookies, close only without pending adds, fencing returns LAFR)",
+		Description:           "Guaranteed Write Quorum: entries of closed ledgers and of all but the last fragment reach Qw (LAFR tracking, fragments start at LAFR+1, pinned bookies, close only without pending adds, fencing returns LAFR, any timed-out subset replaced)",
 		Source:                "tweaks/ProtocolWithGuaranteedWriteQuorum.tla (Vanlightly/bookkeeper-tlaplus) and the blog post 'Tweaking the BookKeeper protocol - Guaranteeing write quorum', applied to the 2024 reference spec",
 		RecoveryReadsFence:    true,
 		GuaranteedWriteQuorum: true,
+	},
+	{
+		Name:               "no-lac-floor",
+		Description:        "recovery starts from the fenced LAC even when it is below the last fragment's first entry, as up to 4.13: with several fragments it writes back entries of earlier fragments, and a recovery ensemble change then proposes a fragment that starts before the last one (invalid metadata; BookKeeper's close fails for ever)",
+		Source:             "LedgerRecoveryOp before PR #2654 (4.14.0)",
+		Issue:              "apache/bookkeeper#2615",
+		RecoveryReadsFence: true,
+		NoLACFloor:         true,
+	},
+	{
+		Name:                     "corrupt-read-nosuch",
+		Description:              "a bookie whose entry log cannot be read (--corrupt-reads) answers NoSuchEntry for an entry its index has, as before 4.14.6/4.15.1/4.16.0: one false negative can end recovery reads and truncate the ledger",
+		Source:                   "EntryLogger.internalReadEntry before PR #2909",
+		Issue:                    "apache/bookkeeper#2908",
+		RecoveryReadsFence:       true,
+		CorruptReadAsNoSuchEntry: true,
+	},
+	{
+		Name:               "split-add-check",
+		Description:        "a bookie checks 'not fenced' and stores an add in two steps; a fencing read between them returns the LAC before the entry and the add is still acknowledged (two handles for one ledger, before 4.17.4/4.18.0)",
+		Source:             "HandleFactoryImpl.getHandle before PR #4701",
+		Issue:              "apache/bookkeeper PR #4701",
+		RecoveryReadsFence: true,
+		SplitAddCheck:      true,
+		Actions:            []ActionKind{BookieChecksAdd},
+	},
+	{
+		Name:                 "stale-acks-after-change",
+		Description:          "after an ensemble change the writer still counts acks from the bookies it replaced: an entry can be acknowledged on bookies the metadata no longer assigns it to",
+		Source:               "PendingAddOp.unsetSuccessAndSendWriteRequest / LedgerHandle.sendAddSuccessCallbacks (issues #4651, #4097, #3005; PR #4194 open)",
+		Issue:                "apache/bookkeeper#4651",
+		RecoveryReadsFence:   true,
+		StaleAcksAfterChange: true,
+	},
+	{
+		Name:               "delete-forgets-fence",
+		Description:        "a bookie that garbage-collects a deleted ledger forgets its fence (--delete-ledger): a stale writer's add to the deleted ledger is accepted, as before 4.16.7/4.17.2/4.18.0",
+		Source:             "HandleFactoryImpl before PR #4462 (recentlyFencedAndDeletedLedgers)",
+		Issue:              "apache/bookkeeper PR #4462",
+		RecoveryReadsFence: true,
+		DeleteForgetsFence: true,
+	},
+	{
+		Name:                  "integrity-fences-closed",
+		Description:           "the data-integrity check fences closed ledgers too, as the BP-46 text says (the code fences only open ledgers in their last ensemble): a candidate fix for re-formatted bookies that hold no fence (#4812)",
+		Source:                "BP-46 'Running without journal' (site3/.../BP-46-run-without-journal.md); DataIntegrityCheckImpl.processPreBoot",
+		Issue:                 "apache/bookkeeper#4812",
+		RecoveryReadsFence:    true,
+		IntegrityFencesClosed: true,
 	},
 }
 

@@ -59,6 +59,12 @@ func stateVars(p spec.Params) []string {
 	if p.LossyJournal() {
 		vars = append(vars, "b_unflushed", "b_durable_lac", "b_unflushed_fence")
 	}
+	if p.DeleteLedger {
+		vars = append(vars, "meta_deleted", "b_collected", "b_volatile_fence")
+	}
+	if splitAddCheck(p) {
+		vars = append(vars, "b_checked")
+	}
 	return append(vars, varAction, varPicks)
 }
 
@@ -209,7 +215,15 @@ func stateITF(p spec.Params, s *spec.State) map[string]any {
 		out["b_disk_full"] = bookieSet(s.BDiskFull, p.Bookies)
 		out["b_limbo"] = bookieSet(s.BLimbo, p.Bookies)
 		out["faults_used"] = map[string]any{"crashes": int(s.CrashesUsed), "disk_loss": int(s.DiskLossUsed), "reformat": int(s.ReformatUsed),
-			"read_only": int(s.ReadOnlyUsed), "disk_full": int(s.DiskFullUsed)}
+			"read_only": int(s.ReadOnlyUsed), "disk_full": int(s.DiskFullUsed), "corrupt_reads": int(s.CorruptUsed)}
+	}
+	if p.DeleteLedger {
+		out["meta_deleted"] = s.MetaDeleted
+		out["b_collected"] = bookieSet(s.BCollected, p.Bookies)
+		out["b_volatile_fence"] = bookieSet(s.BVolatileFence, p.Bookies)
+	}
+	if splitAddCheck(p) {
+		out["b_checked"] = entrySetsITF(&s.BChecked, p.Bookies)
 	}
 	if p.LossyJournal() {
 		var durable [][2]any
@@ -366,6 +380,15 @@ func (d *dec) field(m map[string]any, name string) any {
 		d.fail("missing field %q", name)
 	}
 	return v
+}
+
+// since reads a field that traces of older bkcheck versions lack: absent,
+// it is def (the zero value such traces' models had).
+func since(m map[string]any, name string, def any) any {
+	if v, ok := m[name]; ok {
+		return v
+	}
+	return def
 }
 
 func (d *dec) int(v any, lo, hi int) int8 {
@@ -643,18 +666,29 @@ func (d *dec) state(v any) spec.State {
 	}
 	if p.Faulty() {
 		d.at("b_down", func() { s.BDown = d.bookies(d.field(m, "b_down")) })
-		d.at("b_wiped", func() { s.BWiped = d.bookies(d.field(m, "b_wiped")) })
+		noBookies := map[string]any{"#set": []any{}}
+		d.at("b_wiped", func() { s.BWiped = d.bookies(since(m, "b_wiped", noBookies)) })
 		d.at("b_read_only", func() { s.BReadOnly = d.bookies(d.field(m, "b_read_only")) })
-		d.at("b_disk_full", func() { s.BDiskFull = d.bookies(d.field(m, "b_disk_full")) })
+		d.at("b_disk_full", func() { s.BDiskFull = d.bookies(since(m, "b_disk_full", noBookies)) })
 		d.at("b_limbo", func() { s.BLimbo = d.bookies(d.field(m, "b_limbo")) })
 		d.at("faults_used", func() {
 			fu := d.obj(d.field(m, "faults_used"))
 			s.CrashesUsed = d.int(d.field(fu, "crashes"), 0, p.Crashes)
-			s.DiskLossUsed = d.int(d.field(fu, "disk_loss"), 0, p.DiskLoss)
-			s.ReformatUsed = d.int(d.field(fu, "reformat"), 0, p.Reformat)
+			zero := json.Number("0")
+			s.DiskLossUsed = d.int(since(fu, "disk_loss", zero), 0, p.DiskLoss)
+			s.ReformatUsed = d.int(since(fu, "reformat", since(fu, "data_loss", zero)), 0, p.Reformat) // 0.1: data_loss
 			s.ReadOnlyUsed = d.int(d.field(fu, "read_only"), 0, p.ReadOnly)
-			s.DiskFullUsed = d.int(d.field(fu, "disk_full"), 0, p.DiskFull)
+			s.DiskFullUsed = d.int(since(fu, "disk_full", zero), 0, p.DiskFull)
+			s.CorruptUsed = d.int(since(fu, "corrupt_reads", zero), 0, p.CorruptReads)
 		})
+	}
+	if p.DeleteLedger {
+		d.at("meta_deleted", func() { s.MetaDeleted = d.bool(d.field(m, "meta_deleted")) })
+		d.at("b_collected", func() { s.BCollected = d.bookies(d.field(m, "b_collected")) })
+		d.at("b_volatile_fence", func() { s.BVolatileFence = d.bookies(d.field(m, "b_volatile_fence")) })
+	}
+	if splitAddCheck(p) {
+		d.at("b_checked", func() { d.entrySets(d.field(m, "b_checked"), &s.BChecked) })
 	}
 	if p.LossyJournal() {
 		d.at("b_unflushed", func() { d.entrySets(d.field(m, "b_unflushed"), &s.BUnflushed) })
@@ -765,9 +799,17 @@ func normalise(v any) any {
 	return v
 }
 
+// renamedActions maps action names of older traces to today's.
+var renamedActions = map[string]string{
+	"BookieLosesData": "BookieRejoinsEmpty", // 0.1: --data-loss
+}
+
 func (d *dec) action(st map[string]any) spec.Action {
 	a := spec.Action{Client: -1, Bookie: -1}
 	name := d.str(d.field(st, varAction))
+	if renamed, ok := renamedActions[name]; ok {
+		name = renamed
+	}
 	k, ok := spec.ActionKindByName(name)
 	if !ok {
 		d.fail("unknown action %q", name)
@@ -863,4 +905,11 @@ func decodeParams(raw json.RawMessage) (spec.Params, error) {
 // whole or not at all, readable by everyone (traces are meant to be shared).
 func WriteITFFile(path string, t *Trace) error {
 	return atomicfile.Write(path, func(w io.Writer) error { return EncodeITF(w, t) })
+}
+
+// splitAddCheck reports whether p's variant splits a bookie's add in two
+// steps (its state then records the adds checked but not stored).
+func splitAddCheck(p spec.Params) bool {
+	v, _ := spec.VariantByName(p.Variant)
+	return v.SplitAddCheck
 }

@@ -208,3 +208,28 @@ func TestITFMutationsNeverPanic(t *testing.T) {
 	}
 	t.Logf("%d of 3000 mutations still decoded", decoded)
 }
+
+// TestDecodeLegacy: a trace written by bkcheck 0.1 (Go field names in
+// #meta.params, --data-loss, no 0.2 fault counters) still decodes, with
+// 0.1's data loss read as a re-format.
+func TestDecodeLegacy(t *testing.T) {
+	fh, err := os.Open("testdata/legacy-0.1-data-loss.itf.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	tr, err := DecodeITF(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Params.Reformat != 1 || tr.Params.DataIntegrity || len(tr.Steps) != 6 {
+		t.Fatalf("params %v, %d steps", tr.Params, len(tr.Steps))
+	}
+	found := false
+	for _, st := range tr.Steps {
+		found = found || st.Action.Kind == spec.BookieRejoinsEmpty
+	}
+	if !found {
+		t.Error("0.1's BookieLosesData did not decode as BookieRejoinsEmpty")
+	}
+}

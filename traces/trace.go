@@ -56,8 +56,18 @@ func Vars(p spec.Params, s *spec.State) []Var {
 		add("b_read_only", "%s", spec.FormatBookies(s.BReadOnly))
 		add("b_disk_full", "%s", spec.FormatBookies(s.BDiskFull))
 		add("b_limbo", "%s", spec.FormatBookies(s.BLimbo))
-		add("faults_used", "crashes %d, disk losses %d, re-formats %d, read-only %d, disk full %d",
-			s.CrashesUsed, s.DiskLossUsed, s.ReformatUsed, s.ReadOnlyUsed, s.DiskFullUsed)
+		add("faults_used", "crashes %d, disk losses %d, re-formats %d, read-only %d, disk full %d, corrupt reads %d",
+			s.CrashesUsed, s.DiskLossUsed, s.ReformatUsed, s.ReadOnlyUsed, s.DiskFullUsed, s.CorruptUsed)
+	}
+	if p.DeleteLedger {
+		add("meta_deleted", "%s", tlaBool(s.MetaDeleted))
+		add("b_collected", "%s", spec.FormatBookies(s.BCollected))
+		add("b_volatile_fence", "%s", spec.FormatBookies(s.BVolatileFence))
+	}
+	if splitAddCheck(p) {
+		for b := 0; b < p.Bookies; b++ {
+			add(fmt.Sprintf("b_checked[b%d]", b+1), "%s", FormatEntries(s.BChecked[b]))
+		}
 	}
 	if p.LossyJournal() {
 		for b := 0; b < p.Bookies; b++ {

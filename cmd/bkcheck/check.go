@@ -141,6 +141,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		debug.SetMemoryLimit(int64(c.cfg.Memory))
 	}
 	out := newReporter(stdout, stderr, c.out.JSON)
+	out.coverage = c.out.Coverage
 	prog := newProgress(out, c.out.Progress)
 	c.cfg.Progress, c.cfg.ProgressEvery = prog.report, prog.every()
 	if c.only.CPUProfile != "" {

@@ -62,6 +62,7 @@ Usage:
   bkcheck trace render FILE --format text|mermaid|dot|html
                           render a saved trace
   bkcheck guarantees      regenerate docs/guarantees.md (what E, Qw and Qa guarantee)
+  bkcheck bugs            regenerate docs/bugs.md (BookKeeper's protocol bugs, found again)
   bkcheck variants        list the protocol variants (--variant)
   bkcheck invariants      list the properties (--invariants)
   bkcheck actions         list the action names (--exclude-actions)
@@ -100,11 +101,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSweep(ctx, args[1:], stdout, stderr)
 	case "guarantees":
 		return runGuarantees(ctx, args[1:], stdout, stderr)
+	case "bugs":
+		return runBugs(ctx, args[1:], stdout, stderr)
 	case "trace":
 		return runTrace(args[1:], stdout, stderr)
 	case "variants":
 		for _, v := range spec.Variants {
-			fmt.Fprintf(stdout, "%s\n    %s\n    source: %s\n", v.Name, v.Description, v.Source)
+			issue := ""
+			if v.Issue != "" {
+				issue = " (" + v.Issue + ")"
+			}
+			fmt.Fprintf(stdout, "%s%s\n    %s\n    source: %s\n", v.Name, issue, v.Description, v.Source)
 		}
 		return exitOK
 	case "invariants":

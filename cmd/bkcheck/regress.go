@@ -5,18 +5,22 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bkcheck/bkcheck/bugs"
 	"github.com/bkcheck/bkcheck/regress"
 )
 
-// runRegress is `bkcheck regress [--all] [DIR]`: every run of every *.toml
-// file in DIR (default testdata/regress) against its expectations; every
-// drift is reported and makes the exit code 1.
+// runRegress is `bkcheck regress [--all] [--no-bugs] [DIR]`: every run of
+// every *.toml file in DIR (default testdata/regress) and every historical
+// bug of package bugs (found under its configuration, and its fix's
+// verdict) against its expectations; every drift is reported and makes
+// the exit code 1.
 func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cl := newCommandLine("bkcheck regress")
 	all := cl.addSwitch("all", "also run the cases marked slow", true)
+	noBugs := cl.addSwitch("no-bugs", "leave out BookKeeper's historical bugs (docs/bugs.md), which run after DIR's cases", true)
 	cl.parse(args)
 	if cl.help {
-		fmt.Fprintln(stdout, "usage: bkcheck regress [--all] [DIR]   (DIR: testdata/regress by default)")
+		fmt.Fprintln(stdout, "usage: bkcheck regress [--all] [--no-bugs] [DIR]   (DIR: testdata/regress by default)")
 		return exitOK
 	}
 	dir := "testdata/regress"
@@ -34,6 +38,9 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		fmt.Fprintf(stderr, "bkcheck regress: %v\n", err)
 		return exitUsage
+	}
+	if !noBugs.isSet {
+		cases = append(cases, bugs.Cases()...)
 	}
 	drifts, ran, skipped := 0, 0, 0
 	for _, c := range cases {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 // setting; a run's settings appear under "config" exactly as the schema
 // names them.
 type reporter struct {
+	coverage       bool   // --coverage
 	dir            string // run directory, for the resume hint
 	traceFile      string // where the counterexample was written, if anywhere
 	stdout, stderr io.Writer
@@ -85,21 +87,23 @@ func violationJSON(tr *traces.Trace, traceFile string) *jsonViolation {
 }
 
 type jsonResult struct {
-	Type                 string         `json:"type"`
-	Status               string         `json:"status"`
-	Reason               string         `json:"reason,omitempty"`
-	Distinct             int64          `json:"distinct"`
-	Generated            int64          `json:"generated"`
-	Depth                int            `json:"depth"`
-	Queue                int64          `json:"queue"`
-	Violation            *jsonViolation `json:"violation"`
-	ElapsedS             float64        `json:"elapsed-s"`
-	StatesPerS           float64        `json:"distinct-per-s"`
-	CollisionProbability float64        `json:"collision-probability"`
-	PeakRSSBytes         int64          `json:"peak-rss-bytes"`
-	PeakAnonBytes        int64          `json:"peak-anon-rss-bytes"`
-	TraceFile            string         `json:"trace-file,omitempty"`
-	StoreBytesPerState   float64        `json:"store-bytes-per-state,omitempty"`
+	Type                 string           `json:"type"`
+	Status               string           `json:"status"`
+	Reason               string           `json:"reason,omitempty"`
+	Distinct             int64            `json:"distinct"`
+	Generated            int64            `json:"generated"`
+	Depth                int              `json:"depth"`
+	Queue                int64            `json:"queue"`
+	Violation            *jsonViolation   `json:"violation"`
+	ElapsedS             float64          `json:"elapsed-s"`
+	StatesPerS           float64          `json:"distinct-per-s"`
+	CollisionProbability float64          `json:"collision-probability"`
+	PeakRSSBytes         int64            `json:"peak-rss-bytes"`
+	PeakAnonBytes        int64            `json:"peak-anon-rss-bytes"`
+	TraceFile            string           `json:"trace-file,omitempty"`
+	StoreBytesPerState   float64          `json:"store-bytes-per-state,omitempty"`
+	Coverage             map[string]int64 `json:"coverage,omitempty"`
+	Uncovered            []string         `json:"never-fired-required,omitempty"`
 }
 
 func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
@@ -121,9 +125,13 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 		if rep.Trace != nil {
 			res.Violation = violationJSON(rep.Trace, r.traceFile)
 		}
+		if r.coverage {
+			res.Coverage, res.Uncovered = rep.Coverage, rep.Uncovered
+		}
 		r.enc.Encode(res)
 		return
 	}
+	defer r.coverageText(rep)
 	w := r.stdout
 	switch rep.Status {
 	case explorer.OK:
@@ -208,4 +216,31 @@ func (r *reporter) simResult(rep *check.SimReport) {
 	}
 	fmt.Fprintf(w, "%d walks, %d states visited (%d distinct), mean walk length %.1f, %s (%.0f states/s).\n",
 		rep.Walks, rep.States, rep.Distinct, rep.MeanLength, rep.Elapsed.Round(time.Millisecond), rate)
+}
+
+// coverageText prints how often each action fired, in the model's action
+// order, and the actions that never did (TLC's -coverage).
+func (r *reporter) coverageText(rep *check.Report) {
+	if !r.coverage {
+		return
+	}
+	w := r.stdout
+	fmt.Fprintln(w, "Coverage (transitions generated per action):")
+	var never []string
+	for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
+		n := rep.Coverage[k.String()]
+		switch {
+		case n > 0:
+			fmt.Fprintf(w, "  %-44s %s\n", k, group(n))
+		case k < spec.BookieCrashes && !slices.Contains(rep.Config.Exclude, k.String()):
+			never = append(never, k.String()) // an action of the TLA+ spec
+		}
+	}
+	never = append(never, rep.Uncovered...)
+	if len(never) > 0 {
+		fmt.Fprintf(w, "  never fired: %s\n", strings.Join(never, ", "))
+	}
+	if len(rep.Uncovered) > 0 {
+		fmt.Fprintf(w, "Warning: %s never fired, though this configuration's variant or faults add them: the run did not exercise what it claims.\n", strings.Join(rep.Uncovered, ", "))
+	}
 }

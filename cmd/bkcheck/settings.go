@@ -18,6 +18,7 @@ type outputSettings struct {
 	TraceOut string        `name:"trace-out" unit:"FILE" help:"where to write a counterexample as ITF JSON (default: bkcheck-trace.itf.json in the run directory, else a new bkcheck-trace[-N].itf.json in the current directory); none: do not write"`
 	JSON     bool          `name:"json" help:"write newline-delimited JSON to stdout; the last line is the result"`
 	Progress time.Duration `name:"progress" unit:"D" help:"interval between progress reports when stderr is not a terminal (and for --json)"`
+	Coverage bool          `name:"coverage" help:"report how often each action fired and which never did (TLC's -coverage)"`
 }
 
 var outputSchema = schema.MustOf(outputSettings{})

@@ -1,0 +1,176 @@
+// Package bugs is BookKeeper's own history as a regression suite: each
+// protocol bug apache/bookkeeper had (or has) as a configuration of the
+// model in which bkcheck finds it, with the story of the bug and the
+// configuration of its fix, which bkcheck checks clean (or, where the
+// record is unclear, says what it finds). docs/bugs.md is generated from
+// it, and bkcheck regress runs it.
+package bugs
+
+import (
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/regress"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// Bug is one protocol bug of BookKeeper's.
+type Bug struct {
+	ID        string // e.g. "bk-2614"
+	Title     string
+	Refs      string // issues and pull requests
+	Mechanism string // how it goes wrong, in two or three sentences
+	Versions  string // releases affected
+	Fix       string // what changed, where, in which release; or why there is none
+	// Bug is the smallest configuration bkcheck knows that shows it, and
+	// Expect what the search must find there.
+	Bug    check.ModelConfig
+	Expect regress.Expect
+	// Fixed is the same question on the fixed (or proposed) protocol, and
+	// FixedExpect its verdict; FixedBound bounds its search (0: none).
+	Fixed       check.ModelConfig
+	FixedExpect regress.Expect
+	FixedBound  int64
+	// Finding is what bkcheck adds to the record, if anything.
+	Finding string
+}
+
+// p is the parameter set most bugs need: two bookies, two clients (a
+// writer and a recovering client), E = Qw = Qa = 2, one entry.
+func p(edit func(*spec.Params)) spec.Params {
+	x := spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1}
+	if edit != nil {
+		edit(&x)
+	}
+	return x
+}
+
+const noDivergence = "NoDivergenceBetweenClientAndMetaData"
+
+var both = spec.Symmetry{Bookies: true, Clients: true}
+
+// truncation2615 leaves out actions the #2615 story does not need, so that
+// its 3-bookie, 2-entry space stays within reach: closes by the writer,
+// fenced rejections, and the recovery client's resends and close (its
+// invalid fragment list appears before it would close).
+var truncation2615 = []string{"ClientClosesLedgerSuccess", "ClientClosesLedgerFail", "ClientReceivesAddFencedResponse",
+	"BookieSendsAddFencedResponse", "RecoveryClientSendsPendingAddOp", "RecoveryClientClosesLedger"}
+
+// All lists the bugs in the order of docs/bugs.md.
+var All = []Bug{
+	{
+		ID: "bk-2614", Title: "Recovery reads did not fence", Refs: "apache/bookkeeper#2614, PR #2616",
+		Mechanism:   "Only the fencing LAC read fenced bookies, and it completes on quorum coverage, so one bookie of the ensemble could stay unfenced if its fence request was lost. Recovery then read the last entry, got NoSuchEntry from that bookie (enough with Qw − Qa + 1 = 1) and closed the ledger before it, while the writer's add of that entry reached the unfenced bookie and was acknowledged.",
+		Versions:    "every release up to 4.13.0 (4.12.1 has the same code)",
+		Fix:         "PR #2616: recovery reads carry FLAG_DO_FENCING (PendingReadOp.sendReadTo), released in 4.14.0.",
+		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.Variant = "no-recovery-fence" })},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 14, Depth: 14, Distinct: 142893},
+		Fixed:       check.ModelConfig{Params: p(nil)},
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 1795149, Depth: 27, Slow: true},
+	},
+	{
+		ID: "bk-2615", Title: "Recovery wrote back entries of earlier fragments and proposed an invalid ensemble", Refs: "apache/bookkeeper#2615, PR #2654",
+		Mechanism: "With two or more fragments, the fencing LAC read of the last fragment can return a LAC below its first entry (here 0: its bookies hold only entries with an older piggy-backed LAC). Recovery then read and wrote back entries of earlier fragments to the last fragment's ensemble; when such a write-back failed, the recovery ensemble change started a fragment at LAC + 1, before the last fragment. BookKeeper's closeRecovered refuses that (checkState), so recovery fails, and keeps failing.",
+		Versions:  "up to 4.13.0",
+		Fix:       "PR #2654: LedgerRecoveryOp raises the fenced LAC to the last fragment's first entry − 1; released in 4.14.0.",
+		Bug: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
+			Variant: "no-lac-floor", Exclude: truncation2615}, Invariants: []string{"FragmentsInOrder"}, Symmetry: spec.Symmetry{Clients: true}},
+		Expect: regress.Expect{Status: "violation", Invariant: "FragmentsInOrder", Length: 17, Slow: true},
+		Fixed: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
+			Exclude: truncation2615}, Invariants: []string{"FragmentsInOrder"}, Symmetry: both},
+		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
+		FixedBound:  2_000_000,
+	},
+	{
+		ID: "bk-544", Title: "A bookie whose journal was emptied came back as a new bookie", Refs: "apache/bookkeeper#544, PR #712",
+		Mechanism:   "Cookie validation took a journal directory without a cookie for a new environment and re-stamped the cookies, so a bookie whose journal was emptied rejoined under its old identity without its entries and its fences. A recovery can then read NoSuchEntry from it and truncate the ledger (the shortest trace), or an old writer can reach quorum again on a ledger recovery closed.",
+		Versions:    "before 4.6.0",
+		Fix:         "PR #712: the cookie in the metadata store is the source of truth; a directory without a cookie stops the bookie (LegacyCookieValidation today). Modelled as a wiped disk that keeps the bookie down (--disk-loss) instead of a re-format (--reformat). Released in 4.6.0.",
+		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
+		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.DiskLoss = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 621858, Slow: true},
+	},
+	{
+		ID: "bk-2612", Title: "A wiped bookie made a non-empty ledger look empty", Refs: "apache/bookkeeper#2612 (open), BP-46 (PR #2706, first numbered BP-44), PR #2936",
+		Mechanism:   "A bookie restarted with an empty disk under its old identity answers NoSuchEntry (NoSuchLedger) like one that never had the ledger. Such answers count as trustworthy: one is enough for the LAC read's coverage and, with Qw = Qa, for recovery to decide an entry does not exist, so recovery closes the ledger before entries the writer acknowledged.",
+		Versions:    "all; the issue is open",
+		Fix:         "No change to the coverage rule. The mitigation is BP-46's data-integrity check (PR #2936, 4.15.0, opt-in dataIntegrityChecking): a bookie that lost data fences the ledger and answers Unknown (limbo) for what it lacks.",
+		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
+		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity = 1, true }), Invariants: []string{noDivergence}, Symmetry: both},
+		FixedExpect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
+		Finding:     "The data-integrity check stops this truncation, but not the loss: with the same one re-format bkcheck finds a 15-state trace in which the ledger is closed first, the bookie is re-formatted afterwards (the check leaves closed ledgers alone, so it comes back unfenced) and the old writer's add reaches quorum on it and on a bookie recovery never fenced: #4812's mechanism (bk-4812 below).",
+	},
+	{
+		ID: "bk-2908", Title: "A corrupt entry log answered NoSuchEntry", Refs: "apache/bookkeeper#2908, PR #2909",
+		Mechanism:   "When the entry log could not be read for an entry its index has, the bookie threw NoEntryException, which the client reads as an explicit negative. One such false negative is enough (Qw − Qa + 1 = 1 with Qw = Qa) for recovery to decide the entry does not exist and close the ledger before it, turning a recoverable read error into data loss.",
+		Versions:    "before 4.14.6, 4.15.1 and 4.16.0",
+		Fix:         "PR #2909: the read fails with an IOException (EIO), which recovery counts as neither positive nor negative; released in 4.14.6, 4.15.1, 4.16.0.",
+		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.CorruptReads, x.Variant = 1, "corrupt-read-nosuch" })},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 14},
+		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.CorruptReads = 1 })},
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 2532177, Slow: true},
+	},
+	{
+		ID: "bk-4651", Title: "An ensemble change raced adds still in flight to the old bookies", Refs: "apache/bookkeeper#4651, #4097, #3005; PR #4194 and #3041 (open)",
+		Mechanism: "An ensemble change starts the new fragment at LAC + 1, so entries after the LAC that were sent to the old bookies belong to the new fragment in the metadata. If such an add completes on an old bookie and the writer counts it before the change's re-send, the entry is acknowledged while the metadata says it lives on bookies that never got it.",
+		Versions:  "4.9 onwards (immutable-metadata LedgerHandle) up to 4.18; open",
+		Fix:       "None merged: PR #4194 and PR #3041 are open, #4651 was closed without a fix. The spec (and bkcheck's reference) ignores acks from bookies outside the current write set, which is what a fix has to achieve.",
+		Bug: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2, Variant: "stale-acks-after-change"},
+			Symmetry: spec.Symmetry{Clients: true}},
+		Expect: regress.Expect{Status: "violation", Invariant: "AllAckedEntriesAreReadable", Length: 9},
+		Fixed: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2},
+			Symmetry: both},
+		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
+		FixedBound:  2_000_000,
+	},
+	{
+		ID: "bk-4701", Title: "A bookie checked the fence and stored an add in two steps", Refs: "apache/bookkeeper PR #4701",
+		Mechanism:   "A bookie serialises 'check not fenced, then write' against 'fence, then read the LAC' with the ledger handle's lock, but an add and a fence on a ledger with no handle yet (right after a restart) could create two handles and lock different monitors. The fence then ran between the add's check and its write: recovery saw the LAC from before the entry and closed the ledger before it, while the bookie stored the entry and acknowledged it.",
+		Versions:    "at least 4.5.0 up to 4.17.3",
+		Fix:         "PR #4701: HandleFactoryImpl.getHandle returns the handle stored first (putIfAbsent), so both requests lock the same one; released in 4.17.4 and 4.18.0.",
+		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.Variant = "split-add-check" })},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
+		Fixed:       check.ModelConfig{Params: p(nil)},
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 1795149, Slow: true},
+	},
+	{
+		ID: "bk-4462", Title: "A fenced and deleted ledger accepted another client's add", Refs: "apache/bookkeeper PR #4462",
+		Mechanism:   "A client recovers (fences) and closes a ledger and deletes it, as Pulsar does with a topic's last ledger after taking the topic over. Once a bookie garbage-collected the ledger its fence was gone with the handle, so the old writer's add created a fresh, unfenced handle, was stored and acknowledged: messages acknowledged into a deleted ledger.",
+		Versions:    "before 4.16.7, 4.17.2 and 4.18.0",
+		Fix:         "PR #4462: bookies remember fenced ledgers they deleted (recentlyFencedAndDeletedLedgers, for 7 days) and answer their adds EFENCED; released in 4.16.7, 4.17.2, 4.18.0.",
+		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.DeleteLedger, x.Variant = true, "delete-forgets-fence" })},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
+		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.DeleteLedger = true })},
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 1869237, Slow: true},
+		Finding:     "The fix holds while bookies run, but the memory it adds is not persisted: with one crash (a bookie restarting after it garbage-collected the ledger) bkcheck finds the old writer's add accepted again, an 18-state trace (bkcheck check --bookies 2 -w 2 -a 2 --delete-ledger --crashes 1).",
+	},
+	{
+		ID: "bk-4812", Title: "Empty bookies at the same address let a stale writer reach quorum", Refs: "apache/bookkeeper#4812, apache/pulsar#26074 (both open)",
+		Mechanism: "An open ledger's bookies are replaced by fresh processes with empty disks at the same address (decommissioning deleted their cookies, so they start as new). Auto-recovery fences and closes the ledger; a fresh bookie holds no fence for it, so the original writer's add is accepted by it and by a bookie recovery did not fence, and is acknowledged beyond the closed end: silent loss. The data-integrity check does not help: it fences open ledgers only.",
+		Versions:  "reproduced on 4.16.x and 4.17.3; open",
+		Fix:       "None merged. bkcheck checks a candidate: the data-integrity check fencing closed ledgers too, as the BP-46 text says (variant integrity-fences-closed).",
+		Bug:       check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity = 1, true }), Invariants: []string{noDivergence}, Symmetry: both},
+		Expect:    regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
+		Fixed: check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity, x.Variant = 1, true, "integrity-fences-closed" }),
+			Invariants: []string{noDivergence}, Symmetry: both},
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 1957188, Slow: true},
+		Finding:     "With the check fencing closed ledgers too (the BP-46 text's rule), the search is clean: exhaustive up to symmetry.",
+	},
+}
+
+// Cases are the regression cases of the bugs: each found as expected
+// under its configuration, and its fix's verdict.
+func Cases() []regress.Case {
+	var out []regress.Case
+	for _, b := range All {
+		bugCfg := check.Config{ModelConfig: b.Bug}
+		out = append(out, regress.Case{File: "bugs", Name: b.ID, Config: bugCfg, Expect: b.Expect})
+		fixCfg := check.Config{ModelConfig: b.Fixed}
+		fixCfg.MaxStates = b.FixedBound
+		out = append(out, regress.Case{File: "bugs", Name: b.ID + "-fixed", Config: fixCfg, Expect: b.FixedExpect})
+	}
+	return out
+}
+
+// compare is regress.Compare for a case of the suite.
+func compare(c regress.Case, rep *check.Report) []string { return regress.Compare(c.Expect, rep) }

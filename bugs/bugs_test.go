@@ -1,0 +1,54 @@
+package bugs
+
+import (
+	"context"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// TestBugs runs every bug and its fix against their expectations: the
+// fast ones in the default tier, all in the long tier. The coverage check
+// of regress.Compare also fails a bug whose variant or fault never fired.
+func TestBugs(t *testing.T) {
+	for _, c := range Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			if c.Expect.Slow {
+				testtier.Long(t, "marked slow")
+			}
+			rep, err := check.Run(context.Background(), c.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range compare(c, rep) {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+// TestBugsAreDistinct: every bug has an id, a story and a fix, and its
+// configuration differs from its fix's (or the fix would prove nothing).
+func TestBugsAreDistinct(t *testing.T) {
+	seen := map[string]bool{}
+	for _, b := range All {
+		if b.ID == "" || seen[b.ID] || b.Mechanism == "" || b.Fix == "" || b.Versions == "" || b.Refs == "" {
+			t.Errorf("%q: incomplete or duplicate", b.ID)
+		}
+		seen[b.ID] = true
+		bug, fix := b.Bug, b.Fixed
+		bug.EnsureDefaults()
+		fix.EnsureDefaults()
+		if bug.ID() == fix.ID() {
+			t.Errorf("%s: the fix is the bug's configuration", b.ID)
+		}
+		if v, err := spec.VariantByName(bug.Variant); err != nil || (v.Issue == "" && bug.Variant != "reference") {
+			t.Errorf("%s: variant %q has no issue reference", b.ID, bug.Variant)
+		}
+	}
+	if len(All) < 8 {
+		t.Errorf("only %d bugs", len(All))
+	}
+}

@@ -1,0 +1,120 @@
+package spec
+
+// Mechanisms of protocol bugs BookKeeper had, enabled by variants
+// (variants.go) or options: each reproduces an issue of
+// apache/bookkeeper, and with it off the model is the fixed protocol.
+// docs/bugs.md tells each story with its trace.
+
+// mayStore reports whether bookie b may store the normal add k now: it is
+// not fenced (the reference: check and store are one step under the
+// handle's lock), or, with split-add-check, it found the ledger not fenced
+// in an earlier step (BookieChecksAdd) whatever happened since.
+func (g *gen) mayStore(b int, k MsgKey) bool {
+	if g.m.V.SplitAddCheck {
+		return g.s.BChecked[b].Has(k.Entry())
+	}
+	return !g.s.BFenced.Has(b)
+}
+
+// BookieChecksAdd (split-add-check): a bookie finds the ledger not fenced
+// for a normal add and will store it later (BookieSendsAddConfirmedResponse)
+// even if a fencing read fences the ledger in between: before PR #4701 an
+// add and a fence on a ledger without a handle could get two
+// LedgerDescriptor objects and lock different monitors.
+func (g *gen) BookieChecksAdd() {
+	for _, m := range g.s.Msgs {
+		k := m.Key
+		if m.Count < 1 || k.Type() != AddEntryRequest || k.Recovery() || !g.s.IsEarliestMsg(k) {
+			continue
+		}
+		b := k.Bookie()
+		if g.s.BFenced.Has(b) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) || g.s.BChecked[b].Has(k.Entry()) || g.s.Sent(addResponse(k, true)) {
+			continue
+		}
+		g.begin(-1)
+		g.n.BChecked[b] = g.n.BChecked[b].Add(k.Entry())
+		g.out(msgAction(BookieChecksAdd, k))
+	}
+}
+
+// BookieFailsRead (--corrupt-reads): a bookie's entry log cannot be read
+// for an entry its index has. Since PR #2909 it answers an error (EIO),
+// which recovery counts as neither positive nor negative (Unknown); with
+// variant corrupt-read-nosuch it answers NoSuchEntry, as before.
+func (g *gen) BookieFailsRead() {
+	if int(g.s.CorruptUsed) >= g.p.CorruptReads {
+		return
+	}
+	for _, m := range g.s.Msgs {
+		k := m.Key
+		if m.Count < 1 || k.Type() != ReadRequest || g.s.BDown.Has(k.Bookie()) {
+			continue
+		}
+		f := k.Fields()
+		if !g.s.BEntries[f.Bookie].HasID(f.Entry.ID) {
+			continue
+		}
+		code := CodeUnknown
+		if g.m.V.CorruptReadAsNoSuchEntry {
+			code = CodeNoSuchEntry
+		}
+		rk := MsgFields{Type: ReadResponse, Bookie: f.Bookie, Cid: f.Cid, Fence: f.Fence, Entry: Entry{ID: f.Entry.ID}, Code: code}.Key()
+		if g.s.Sent(rk) {
+			continue
+		}
+		g.begin(-1)
+		g.n.CorruptUsed++
+		if f.Fence {
+			g.noteFenced(f.Bookie)
+			g.n.BFenced |= 1 << uint(f.Bookie)
+		}
+		g.reply(msgAction(BookieFailsRead, k), k, rk)
+	}
+}
+
+// ClientDeletesLedger (--delete-ledger): a client that closed the ledger
+// deletes it from the metadata store, as Pulsar does with ledgers it no
+// longer needs (a topic's empty last ledger after a takeover).
+func (g *gen) ClientDeletesLedger(cid int) {
+	if g.s.MetaStatus != StatusClosed || g.s.MetaDeleted || g.s.Clients[cid].Status != StatusClosed {
+		return
+	}
+	g.begin(cid)
+	g.n.MetaDeleted = true
+	g.out(clientAction(ClientDeletesLedger, cid))
+}
+
+// BookieCollectsLedger: a bookie garbage-collects the deleted ledger: its
+// entries and handle are gone. Since PR #4462 it remembers that the ledger
+// was fenced (recentlyFencedAndDeletedLedgers) and rejects adds as fenced,
+// in memory only: a crash forgets it. With variant delete-forgets-fence
+// the fence goes with the handle.
+func (g *gen) BookieCollectsLedger(b int) {
+	if !g.s.MetaDeleted || g.s.BCollected.Has(b) || g.s.BDown.Has(b) {
+		return
+	}
+	g.begin(-1)
+	bit := Bookies(1) << uint(b)
+	g.n.BCollected |= bit
+	g.n.BEntries[b], g.n.BLAC[b], g.n.BLAFR[b] = 0, 0, 0
+	g.n.BUnflushed[b], g.n.BDurableLAC[b], g.n.BChecked[b] = 0, 0, 0
+	switch {
+	case g.m.V.DeleteForgetsFence:
+		g.n.BFenced &^= bit
+		g.n.BUnflushedFence &^= bit
+	case g.n.BFenced.Has(b):
+		g.n.BVolatileFence |= bit
+	}
+	g.out(Action{Kind: BookieCollectsLedger, Client: -1, Bookie: int8(b)})
+}
+
+// wasWriteSet reports whether bookie b was in entry id's write set in some
+// fragment of the client's (stale-acks-after-change).
+func (c *Client) wasWriteSet(p Params, id int8, b int) bool {
+	for _, f := range c.FragmentList() {
+		if p.WriteSet(id, f).Has(b) {
+			return true
+		}
+	}
+	return false
+}
