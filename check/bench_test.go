@@ -20,26 +20,41 @@ func BenchmarkCheck(b *testing.B) {
 		{"b2-w2-a2", spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1}},
 	}
 	for _, mc := range models {
-		for _, store := range []string{"mem", "badger"} {
+		// shards2: two shards (one worker each per worker count, so the
+		// same cores) sharing a directory, in one process.
+		for _, store := range []string{"mem", "badger", "shards2"} {
 			for _, workers := range []int{1, 2} {
 				b.Run(fmt.Sprintf("%s/store=%s/workers=%d", mc.name, store, workers), func(b *testing.B) {
 					b.ReportAllocs()
 					var distinct int64
 					var bytesPerState float64
+					var st explorer.StoreStats
 					for i := 0; i < b.N; i++ {
 						cfg := Config{ModelConfig: ModelConfig{Params: mc.p}, Parallel: Parallel{Workers: workers}}
-						if store == "badger" {
+						if store != "mem" {
 							cfg.Store, cfg.Dir = StoreBadger, b.TempDir()
 						}
-						rep, err := Run(context.Background(), cfg)
+						var rep *Report
+						var err error
+						if store == "shards2" {
+							cfg.Workers = max(1, workers/2)
+							rep = runShards(b, cfg, 2)[0]
+						} else {
+							rep, err = Run(context.Background(), cfg)
+						}
 						if err != nil || rep.Status != explorer.OK {
 							b.Fatal(err, rep.Status)
 						}
 						distinct = rep.Distinct
 						bytesPerState = rep.StoreBytesPerState
+						st = rep.Store
 					}
 					b.ReportMetric(float64(distinct)*float64(b.N)/b.Elapsed().Seconds(), "states/s")
 					b.ReportMetric(bytesPerState, "store-bytes/state")
+					if st.VisitedDiskBytes > 0 {
+						b.ReportMetric(float64(st.VisitedDiskBytes)/float64(distinct), "visited-disk-bytes/state")
+						b.ReportMetric(float64(st.FrontierBytes)/float64(max(st.FrontierStates, 1)), "frontier-disk-bytes/state")
+					}
 				})
 			}
 		}

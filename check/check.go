@@ -6,14 +6,15 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
-	"github.com/bkcheck/bkcheck/state"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -33,6 +34,8 @@ type Report struct {
 	// Uncovered are the actions the configuration's variant and faults add
 	// that never fired: the run exercised less than its options claim.
 	Uncovered []string
+	// Properties are the answers for the CEL properties, in order.
+	Properties []PropertyResult
 }
 
 // Model adapts a spec.Model and a list of invariants to explorer.Model.
@@ -40,9 +43,17 @@ type Model struct {
 	spec *spec.Model
 	invs []invariants.Invariant
 	sym  spec.Symmetry
+	cel  *celProps // CEL properties (properties.go); nil if none
 
+	cov  *coverageLog
+}
+
+// coverageLog keeps a search's expanders, whose counts make Coverage. A
+// copy of a Model for an extra search (a probe's witness, the eventually
+// pass) gets its own, so only the main search is counted.
+type coverageLog struct {
 	mu        sync.Mutex
-	expanders []*expander // for Coverage
+	expanders []*expander
 }
 
 // NewModel fills in c's defaults, validates it (every problem at once)
@@ -56,11 +67,15 @@ func NewModel(c ModelConfig) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	invs, err := invariants.Lookup(c.Invariants)
+	invs, err := invariants.Lookup(c.builtinNames())
 	if err != nil {
 		return nil, err
 	}
-	return &Model{spec: sm, invs: invs, sym: c.Symmetry}, nil
+	set, err := c.CELProperties()
+	if err != nil {
+		return nil, err
+	}
+	return &Model{spec: sm, invs: invs, sym: c.Symmetry, cel: newCELProps(set), cov: &coverageLog{}}, nil
 }
 
 // Spec returns the underlying protocol model.
@@ -91,13 +106,13 @@ func FromLabel(a explorer.Action) spec.Action {
 
 // NewExpander implements explorer.Model.
 func (m *Model) NewExpander() explorer.Expander {
-	e := &expander{m: m, buf: make([]byte, 0, 256)}
+	e := &expander{m: m, buf: make([]byte, 0, 256), cel: m.cel.newChecker()}
 	if m.sym != (spec.Symmetry{}) {
 		e.canon = m.spec.NewCanonicalizer(m.sym)
 	}
-	m.mu.Lock()
-	m.expanders = append(m.expanders, e)
-	m.mu.Unlock()
+	m.cov.mu.Lock()
+	m.cov.expanders = append(m.cov.expanders, e)
+	m.cov.mu.Unlock()
 	return e
 }
 
@@ -117,13 +132,13 @@ func (m *Model) Uncovered(coverage map[string]int64) []string {
 // (duplicates included, as TLC's -coverage counts), by action name; every
 // action of the model appears, with 0 if it never fired.
 func (m *Model) Coverage() map[string]int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.cov.mu.Lock()
+	defer m.cov.mu.Unlock()
 	out := map[string]int64{}
 	for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
 		out[k.String()] = 0
 	}
-	for _, e := range m.expanders {
+	for _, e := range m.cov.expanders {
 		for k, n := range e.fired {
 			if n > 0 {
 				out[spec.ActionKind(k).String()] += n
@@ -139,6 +154,7 @@ type expander struct {
 	scratch  spec.State
 	buf      []byte
 	canon    *spec.Canonicalizer // nil without symmetry
+	cel      *celChecker         // nil without CEL properties
 	emitNext func(explorer.Action, []byte, []byte)
 	emitFn   func(spec.Action, *spec.State) // bound once, so Successors does not allocate a closure
 	fired    [spec.NumActionKinds]int64     // transitions generated, by action (coverage)
@@ -153,6 +169,9 @@ func (e *expander) Check() string {
 			return inv.Name
 		}
 	}
+	if e.cel != nil {
+		return e.cel.check(&e.cur)
+	}
 	return ""
 }
 
@@ -162,6 +181,9 @@ func (e *expander) CheckTerminal() string {
 		if inv.HoldsTerminal != nil && !inv.HoldsTerminal(p, &e.cur) {
 			return inv.Name
 		}
+	}
+	if e.cel != nil {
+		return e.cel.checkTerminal(&e.cur)
 	}
 	return ""
 }
@@ -212,36 +234,32 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Progress:      cfg.Progress,
 		ProgressEvery: cfg.ProgressEvery,
 	}
-	var store state.Visited
 	switch cfg.Store {
 	case StoreMem:
 		// The fingerprint table stays in memory; the parent links go to an
 		// unlinked temporary file, as TLC keeps its trace file on disk.
-		mv, err := state.NewMemVisitedLinksOnDisk(1<<16, "")
-		if err != nil {
-			return nil, err
-		}
-		store = mv
+		opt.TempDir = os.TempDir()
+		opt.Fingerprint = cfg.Fingerprint
 	case StoreBadger:
-		if err := openRunDir(cfg); err != nil {
+		shard, shards, _ := cfg.Sharding.Resolve() // validated
+		if shards > 1 {
+			if err := openShardedRunDir(cfg); err != nil {
+				return nil, err
+			}
+		} else if err := openRunDir(cfg); err != nil {
 			return nil, err
 		}
-		bv, err := state.OpenBadgerVisited(state.BadgerOptions{Dir: filepath.Join(cfg.Dir, "visited"), MemoryBudget: storeBudget(cfg.Memory)})
-		if err != nil {
-			return nil, fmt.Errorf("opening the visited store: %w", err)
-		}
-		store = bv
 		id := cfg.ModelConfig.ID()
 		opt.Dir, opt.Resume, opt.ModelID = cfg.Dir, cfg.Resume, id
 		opt.SameModel = func(stored string) bool { return SameModelID(stored, id) }
+		opt.Memory, opt.Fingerprint = storeBudget(cfg.Memory), cfg.Fingerprint
+		opt.Shard, opt.Shards = shard, shards
 	}
-	defer store.Close()
-	opt.Visited = store
 	res, err := explorer.Run(ctx, m, opt)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: store.BytesPerState(), Coverage: m.Coverage()}
+	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: res.Store.TableBytesPerState, Coverage: m.Coverage()}
 	rep.Uncovered = m.Uncovered(rep.Coverage)
 	if res.Violation != nil {
 		tr, err := m.DecodeTrace(res.Violation)
@@ -250,10 +268,32 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Trace = tr
 	}
-	if err := store.Close(); err != nil {
-		return rep, fmt.Errorf("closing the visited store: %w", err)
+	if err := m.answerCEL(ctx, cfg, rep); err != nil {
+		return nil, err
 	}
 	return rep, nil
+}
+
+// openShardedRunDir prepares the directory a sharded search shares: the
+// first shard records the model (params.json), the others, and restarted
+// shards, find it there and must agree.
+func openShardedRunDir(cfg Config) error {
+	if _, err := os.Stat(filepath.Join(cfg.Dir, runParamsFile)); err != nil {
+		cfg.Resume = false
+		if err := openRunDir(cfg); err == nil || errors.Is(err, explorer.ErrRunExists) {
+			return nil // another shard may have come first
+		} else {
+			return err
+		}
+	}
+	rec, err := ReadRunDir(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	if want := cfg.ModelConfig.ID(); !SameModelID(rec.Model.ID(), want) {
+		return fmt.Errorf("%w: the search in %s checks\n  %s\nbut this shard was asked for\n  %s", explorer.ErrResumeMismatch, cfg.Dir, rec.Model.ID(), want)
+	}
+	return nil
 }
 
 // DecodeTrace turns the explorer's encoded counterexample into a protocol trace.
@@ -267,6 +307,7 @@ func (m *Model) DecodeTrace(v *explorer.ViolationInfo) (*traces.Trace, error) {
 	if v.Deadlock {
 		tr.Statement = "a reachable state has no successor"
 	}
+	defer m.describeCEL(tr)
 	for i, st := range v.Trace {
 		var s spec.State
 		if err := m.spec.Decode(st.State, &s); err != nil {

@@ -1,11 +1,16 @@
 package check
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/state"
@@ -19,6 +24,9 @@ type ModelConfig struct {
 	Invariants    []string      `name:"invariants" unit:"A,B" help:"properties to check (bkcheck invariants lists them; not given: those of the TLA+ spec's shipped cfg)"`
 	Symmetry      spec.Symmetry `name:"symmetry" unit:"S" help:"deduplicate states up to relabelling of: none, bookies, clients, bookies,clients (TLC's SYMMETRY; unsound combinations are refused)"`
 	CheckDeadlock bool          `name:"check-deadlock" help:"report states without successors as violations (TLC's default; off here, as with TLC -deadlock)"`
+	// CEL properties: --invariant, --terminal, --eventually, --probe
+	// NAME=EXPR ([properties] in a file; docs/properties.md).
+	properties.Settings
 }
 
 // ModelSchema is the schema of ModelConfig.
@@ -38,10 +46,13 @@ func (c ModelConfig) Validate() error {
 	var probs schema.Problems
 	perr := c.Params.Validate()
 	probs.Merge(perr)
-	if _, err := invariants.Lookup(c.Invariants); err != nil {
+	if err := c.validateBuiltins(); err != nil {
 		probs.Add("invariants", "%v", err)
 	}
 	if perr == nil {
+		if _, err := c.CELProperties(); err != nil {
+			probs.Merge(err)
+		}
 		if err := c.Params.CheckSymmetry(c.Symmetry); err != nil {
 			probs.Add("symmetry", "%v", err)
 		}
@@ -97,6 +108,46 @@ type StoreConfig struct {
 	Store  string      `name:"store" unit:"KIND" help:"visited-state store: mem (in memory; parent links in an unlinked temporary file) or badger (on disk in --dir, resumable)"`
 	Dir    string      `name:"dir" unit:"DIR" help:"run directory for --store badger: visited states, BFS levels, checkpoints"`
 	Memory schema.Size `name:"memory" unit:"SIZE" help:"memory budget such as 2GiB: caps the Badger store's caches (and, on the command line, sets the Go heap limit); a resumed run keeps its budget unless given again"`
+	Fingerprint int    `name:"fingerprint" unit:"BITS" help:"fingerprint width: 64, 96 or 128 bits (not given: 64 in memory, 96 with --store badger, or the resumed run's); wider fingerprints keep collisions unlikely at billions of states"`
+}
+
+// Sharding splits one search across processes that share --dir.
+type Sharding struct {
+	Shard  string `name:"shard" unit:"i/N" help:"be shard i of N (1-based) of one search shared through --dir, a directory all shards see; a restarted shard continues"`
+	Shards int    `name:"shards" unit:"N" help:"be one of N shards, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_PROCID (Slurm)"`
+}
+
+// Resolve returns the shard index (0-based) and count: 0 of 1 when the
+// search is not sharded.
+func (s Sharding) Resolve() (index, shards int, err error) {
+	switch {
+	case s.Shard != "":
+		var i, n int
+		if _, err := fmt.Sscanf(s.Shard, "%d/%d", &i, &n); err != nil || i < 1 || i > n || fmt.Sprintf("%d/%d", i, n) != s.Shard {
+			return 0, 0, fmt.Errorf("must be i/N with 1 <= i <= N (got %q)", s.Shard)
+		}
+		if s.Shards != 0 && s.Shards != n {
+			return 0, 0, fmt.Errorf("says %d shards, --shards %d", n, s.Shards)
+		}
+		return i - 1, n, nil
+	case s.Shards > 0:
+		for _, env := range []string{"JOB_COMPLETION_INDEX", "SLURM_PROCID"} {
+			if v, ok := os.LookupEnv(env); ok {
+				i, err := strconv.Atoi(v)
+				if err != nil || i < 0 || i >= s.Shards {
+					return 0, 0, fmt.Errorf("%s=%q is not a shard index below %d", env, v, s.Shards)
+				}
+				if nt, ok := os.LookupEnv("SLURM_NTASKS"); ok && env == "SLURM_PROCID" && nt != strconv.Itoa(s.Shards) {
+					return 0, 0, fmt.Errorf("SLURM_NTASKS=%s but --shards %d", nt, s.Shards)
+				}
+				return i, s.Shards, nil
+			}
+		}
+		return 0, 0, errors.New("needs JOB_COMPLETION_INDEX or SLURM_PROCID in the environment (or give --shard i/N)")
+	case s.Shards < 0:
+		return 0, 0, fmt.Errorf("must be >= 1 (got %d)", s.Shards)
+	}
+	return 0, 1, nil
 }
 
 // Config is everything one exhaustive check needs.
@@ -105,6 +156,7 @@ type Config struct {
 	Bounds
 	Parallel
 	StoreConfig
+	Sharding
 
 	// Resume continues the interrupted run in Dir (Store badger), whose
 	// recorded model must equal ModelConfig.
@@ -174,19 +226,39 @@ func (c Config) Validate() error {
 	if c.Memory != 0 && c.Memory < MinMemory {
 		probs.Add("memory", "%s is below the %s minimum", c.Memory, MinMemory)
 	}
+	if c.Fingerprint != 0 && !state.ValidFingerprintBits(c.Fingerprint) {
+		probs.Add("fingerprint", "must be 64, 96 or 128 (got %d)", c.Fingerprint)
+	}
+	if _, n, err := c.Sharding.Resolve(); err != nil {
+		name := "shards"
+		if c.Shard != "" {
+			name = "shard"
+		}
+		probs.Add(name, "%v", err)
+	} else if n > 1 {
+		if c.Store != StoreBadger || c.Dir == "" {
+			probs.Add("shard", "a sharded search needs --dir, a directory all shards share")
+		}
+		if c.MaxStates > 0 {
+			probs.Add("max-states", "is not supported by a sharded search")
+		}
+		if c.Resume {
+			probs.Add("shard", "a shard continues its search by itself; leave out --resume")
+		}
+	}
 	return probs.Err()
 }
 
 // MinMemory is the smallest memory budget accepted.
 const MinMemory = schema.Size(64 << 20)
 
-// storeBudget is the share of a process budget the Badger store gets: the
-// rest is the search's own working memory (levels, chunk buffers).
+// storeBudget is the memory budget of a search on disk: its fingerprint
+// table, buffers and Badger's caches.
 func storeBudget(memory schema.Size) int64 {
 	if memory == 0 {
-		return state.DefaultBadgerMemoryBudget
+		return explorer.DefaultMemory
 	}
-	return max(int64(memory)-(96<<20), state.MinBadgerMemoryBudget)
+	return int64(memory)
 }
 
 // SimConfig is everything one random simulation needs.

@@ -26,6 +26,9 @@ func Replay(tr *traces.Trace) error {
 	if len(tr.Steps) == 0 {
 		return &ReplayError{Step: 1, Reason: "the trace has no states"}
 	}
+	if tr.Kind != "" {
+		return replayCEL(tr)
+	}
 	invs := []string{tr.Invariant}
 	if tr.Deadlock {
 		invs = []string{}

@@ -61,13 +61,14 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	if cfg.LossRate > 0 {
 		opt.Weight = LossBias(cfg.LossRate)
 	}
-	res, err := explorer.Simulate(ctx, m, opt)
+	sm, decode := m.simModel()
+	res, err := explorer.Simulate(ctx, sm, opt)
 	if err != nil {
 		return nil, err
 	}
 	rep := &SimReport{SimResult: res, Config: cfg}
 	if res.Violation != nil {
-		if rep.Trace, err = m.DecodeTrace(res.Violation); err != nil {
+		if rep.Trace, err = decode(res.Violation); err != nil {
 			return nil, err
 		}
 	}

@@ -6,41 +6,37 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/bkcheck/bkcheck/state"
 )
 
-// Durable is a visited store that lives in the run directory.
-type Durable interface {
-	state.Visited
-	// Flush makes every Insert so far durable.
-	Flush() error
-	// Truncate forgets every state with sequence number >= n: what a
-	// crashed session inserted after its last checkpoint.
-	Truncate(n uint64) error
-}
-
-// ErrResumeMismatch: the run directory holds a run of another model.
+// ErrResumeMismatch: the run directory holds a run of another model (or
+// of another fingerprint width, shard count or file format).
 var ErrResumeMismatch = errors.New("cannot resume")
 
 // ErrRunExists: a fresh run was asked for in a directory that holds one.
 var ErrRunExists = errors.New("run directory in use")
 
-// checkpoint is the run directory's record of the last completed level:
-// the level file Depth (LevelLen states) is the next to expand, and the
-// visited store holds exactly Distinct states. It is replaced atomically
-// (write, fsync, rename) after the level file and the store are durable, so
-// whatever instant a process dies at, the directory holds a consistent
-// checkpoint.
+// checkpoint is a run directory's (a shard's directory's) record of the
+// last completed level: level file Depth (LevelLen states of this shard,
+// LevelTotal in all) is the next to expand, the parent links of levels
+// 1..Depth are written and the visited store holds the runs of levels
+// 1..Depth. It is replaced atomically (write, fsync, rename) after all of
+// these are durable, so whatever instant a process dies at, the directory
+// holds a consistent checkpoint.
 type checkpoint struct {
-	Format     int     `json:"format"`
-	ModelID    string  `json:"model_id"`
-	Depth      int     `json:"depth"`
-	LevelLen   int     `json:"level_len"`
-	Distinct   int64   `json:"distinct"`
-	Generated  int64   `json:"generated"`
-	StatsDepth int     `json:"stats_depth"`
-	ElapsedS   float64 `json:"elapsed_s"`
+	Format      int     `json:"format"`
+	ModelID     string  `json:"model_id"`
+	Fingerprint int     `json:"fingerprint_bits"`
+	Shards      int     `json:"shards"`
+	Depth       int     `json:"depth"`
+	LevelLen    int64   `json:"level_len"`
+	LevelTotal  int64   `json:"level_total"`
+	Distinct    int64   `json:"distinct"`
+	Generated   int64   `json:"generated"`
+	StatsDepth  int     `json:"stats_depth"`
+	ElapsedS    float64 `json:"elapsed_s"`
+	PeakDisk    int64   `json:"peak_disk_bytes,omitempty"`
+	Frontier    int64   `json:"frontier_bytes,omitempty"`
+	FrontierN   int64   `json:"frontier_states,omitempty"`
 
 	// Set once the search has ended with a verdict.
 	Done      bool   `json:"done,omitempty"`
@@ -48,10 +44,14 @@ type checkpoint struct {
 	Invariant string `json:"invariant,omitempty"`
 	Deadlock  bool   `json:"deadlock,omitempty"`
 	Terminal  bool   `json:"terminal,omitempty"`
-	BadSeq    uint64 `json:"bad_seq,omitempty"`
+	BadDepth  int    `json:"bad_depth,omitempty"`
+	BadRank   int64  `json:"bad_rank,omitempty"`
 }
 
-const checkpointFormat = 1
+// checkpointFormat 2: compressed record files, sorted runs, parent links
+// by successor index. Format 1 (plain level files, a Badger store of
+// (fingerprint, parent) blocks) is not readable any more.
+const checkpointFormat = 2
 
 func checkpointPath(dir string) string { return filepath.Join(dir, "checkpoint.json") }
 
@@ -68,68 +68,44 @@ func readCheckpoint(dir string) (*checkpoint, error) {
 		return nil, fmt.Errorf("explorer: checkpoint %s is corrupt: %w", checkpointPath(dir), err)
 	}
 	if cp.Format != checkpointFormat {
-		return nil, fmt.Errorf("%w: checkpoint format %d, this bkcheck writes %d", ErrResumeMismatch, cp.Format, checkpointFormat)
+		return nil, fmt.Errorf("%w: %s was written by another version of bkcheck (format %d; this one reads format %d); start a new run", ErrResumeMismatch, dir, cp.Format, checkpointFormat)
 	}
 	return &cp, nil
 }
 
-// checkpoint records cp (completed with the current statistics) in the run
-// directory, after making the visited store durable. No-op without Dir.
-func (s *search) checkpoint(cp *checkpoint) error {
-	if s.opt.Dir == "" {
-		return nil
-	}
-	if err := s.durable.Flush(); err != nil {
-		return fmt.Errorf("explorer: flushing the visited store: %w", err)
-	}
-	cp.Format, cp.ModelID = checkpointFormat, s.opt.ModelID
-	cp.Distinct, cp.Generated, cp.StatsDepth = s.stats.Distinct, s.stats.Generated, s.stats.Depth
-	cp.ElapsedS = s.elapsed().Seconds()
-	b, err := json.MarshalIndent(cp, "", "  ")
+// writeJSONFile replaces path with v as JSON atomically and durably:
+// write a temporary file, fsync, rename, fsync the directory.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	path := checkpointPath(s.opt.Dir)
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
-		return fmt.Errorf("explorer: writing checkpoint: %w", err)
+		return fmt.Errorf("explorer: writing %s: %w", path, err)
 	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
-		return fmt.Errorf("explorer: writing checkpoint: %w", err)
+		return fmt.Errorf("explorer: writing %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("explorer: syncing checkpoint: %w", err)
+		return fmt.Errorf("explorer: syncing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("explorer: writing checkpoint: %w", err)
+		return fmt.Errorf("explorer: writing %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("explorer: replacing checkpoint: %w", err)
+		return fmt.Errorf("explorer: replacing %s: %w", path, err)
 	}
-	if d, err := os.Open(s.opt.Dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	syncDir(filepath.Dir(path))
 	return nil
 }
 
-// finished rebuilds the result of a run that had already ended.
-func (s *search) finished(cp *checkpoint) (Result, error) {
-	s.stats.Queue = 0
-	switch cp.Status {
-	case OK.String():
-		return s.result(OK, "")
-	case Violation.String():
-		trace, err := s.trace(cp.BadSeq)
-		if err != nil {
-			return Result{}, err
-		}
-		s.stats.Elapsed = s.elapsed()
-		return Result{Status: Violation, Stats: s.stats,
-			Violation: &ViolationInfo{Invariant: cp.Invariant, Deadlock: cp.Deadlock, Terminal: cp.Terminal, Trace: trace}}, nil
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
 	}
-	return Result{}, fmt.Errorf("explorer: checkpoint has unknown status %q", cp.Status)
 }

@@ -35,8 +35,8 @@ func (s Status) String() string {
 	return "invalid"
 }
 
-// Options bound and shape a search. The zero value searches everything with
-// one worker per core.
+// Options bound and shape a search. The zero value searches everything in
+// memory with one worker per core and 64-bit fingerprints.
 type Options struct {
 	Workers       int   // goroutines expanding states; <= 0 means runtime.GOMAXPROCS(0)
 	MaxDepth      int   // stop after this many BFS levels (initial states are depth 1); 0 = no bound
@@ -47,15 +47,26 @@ type Options struct {
 	Progress      func(Stats)
 	ProgressEvery time.Duration
 
-	// Visited is the visited-state store; nil means a fresh in-memory one.
-	// The caller owns (and closes) a store it passes.
-	Visited state.Visited
-	// Dir, when set, makes the run durable: each BFS level is written to a
-	// file there and a checkpoint after each level lets Resume continue an
+	// Fingerprint is the fingerprint width in bits: 64, 96 or 128. 0
+	// means 64 in memory and state.LargeRunFingerprintBits on disk (Dir).
+	Fingerprint int
+	// TempDir, for a search in memory, is where its parent links go, in
+	// an unlinked file (as TLC keeps its trace file); "" keeps them in
+	// memory.
+	TempDir string
+
+	// Dir, when set, makes the search run on disk (disk.go): BFS levels,
+	// parent links and the visited set (sorted runs of fingerprints in
+	// Badger) live there, the fingerprints in memory are held to Memory,
+	// and a checkpoint after each level lets Resume continue an
 	// interrupted run (Ctrl-C, kill -9) with exactly the counts of an
-	// uninterrupted one. Visited must then be a Durable store kept in Dir.
+	// uninterrupted one.
 	Dir    string
 	Resume bool
+	// Memory is the memory budget of a search on disk, in bytes: its
+	// fingerprint table, buffers and Badger's caches. 0 means
+	// DefaultMemory.
+	Memory int64
 	// ModelID identifies the model and the options that shape the state
 	// space; a run is resumed only under the same model.
 	ModelID string
@@ -64,12 +75,50 @@ type Options struct {
 	// caller whose identities gain fields over time (a new parameter, off
 	// by default) uses it to keep resuming runs written before them.
 	SameModel func(stored string) bool
+
+	// Shards > 1 makes this process shard Shard (0-based) of a search
+	// shared by Shards processes through Dir, a directory they all see
+	// (shard.go). A sharded search always continues what Dir holds.
+	Shard, Shards int
+	// SyncPoll is how often a shard looks for the others at a barrier;
+	// 0 means 100ms.
+	SyncPoll time.Duration
+
+	// testing overrides the memory split of a search on disk, so that
+	// tests reach the full-table paths with small models.
+	testing struct {
+		tableBytes int64 // bytes of fingerprint table(s)
+		sortFPs    int   // fingerprints sorted at once into a run
+	}
 }
 
-// EnsureDefaults fills in what o leaves unsaid: one worker per core.
+// DefaultMemory is the memory budget of a search on disk when
+// Options.Memory is 0.
+const DefaultMemory int64 = 2 << 30
+
+// MinMemory is the smallest budget of a search on disk.
+const MinMemory int64 = 32 << 20
+
+// EnsureDefaults fills in what o leaves unsaid: one worker per core, the
+// fingerprint width, the memory budget.
 func (o *Options) EnsureDefaults() {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Fingerprint == 0 {
+		o.Fingerprint = state.DefaultFingerprintBits
+		if o.Dir != "" {
+			o.Fingerprint = state.LargeRunFingerprintBits
+		}
+	}
+	if o.Memory == 0 {
+		o.Memory = DefaultMemory
+	}
+	if o.Shards == 0 {
+		o.Shards = 1
+	}
+	if o.SyncPoll == 0 {
+		o.SyncPoll = 100 * time.Millisecond
 	}
 }
 
@@ -87,6 +136,21 @@ func (o Options) Validate() error {
 	}
 	if o.Resume && o.Dir == "" {
 		problems = append(problems, errors.New("Resume needs Dir"))
+	}
+	if !state.ValidFingerprintBits(o.Fingerprint) {
+		problems = append(problems, fmt.Errorf("Fingerprint must be 64, 96 or 128 bits, got %d", o.Fingerprint))
+	}
+	if o.Dir != "" && o.Memory < MinMemory {
+		problems = append(problems, fmt.Errorf("Memory must be at least %d MiB, got %d bytes", MinMemory>>20, o.Memory))
+	}
+	if o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards {
+		problems = append(problems, fmt.Errorf("Shard must be in [0, Shards), got %d of %d", o.Shard, o.Shards))
+	}
+	if o.Shards > 1 && o.Dir == "" {
+		problems = append(problems, errors.New("Shards > 1 needs Dir, shared by the shards"))
+	}
+	if o.Shards > 1 && o.MaxStates > 0 {
+		problems = append(problems, errors.New("MaxStates is not supported with Shards > 1"))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("explorer: invalid options: %w", errors.Join(problems...))
@@ -125,4 +189,41 @@ type Result struct {
 	Stats
 	Violation *ViolationInfo // set when Status == Violation
 	Reason    string         // why the search stopped early when Status == Unknown
+	// Fingerprint is the fingerprint width the search used, in bits.
+	Fingerprint int
+	// Store describes where the search kept its states.
+	Store StoreStats
+}
+
+// Collision is the estimated probability that two distinct states shared
+// a fingerprint (TLC's optimistic estimate, for the width used).
+func (r Result) Collision() float64 {
+	bits := r.Fingerprint
+	if bits == 0 {
+		bits = state.DefaultFingerprintBits
+	}
+	return state.CollisionProbabilityBits(r.Distinct, r.Generated, bits)
+}
+
+// StoreStats describes the memory and disk a search used for its states.
+// It is not part of the verdict: it varies with the budget and the
+// workers.
+type StoreStats struct {
+	// TableBytes is the memory of the fingerprint table at the end, and
+	// TableBytesPerState that per distinct state (of this shard).
+	TableBytes         int64
+	TableBytesPerState float64
+	// Exact reports whether the table held every visited fingerprint to
+	// the end (on disk: no level needed checking against the runs).
+	Exact bool
+	// On disk: the visited set (sorted runs in Badger), the parent links
+	// and the largest BFS level file with the number of states in it
+	// (encodings and, while the level was being built, fingerprints).
+	VisitedDiskBytes int64
+	LinkDiskBytes    int64
+	FrontierBytes    int64
+	FrontierStates   int64
+	// PeakDiskBytes is the most the run directory (this shard's part of
+	// it) held at a level's end.
+	PeakDiskBytes int64
 }

@@ -134,6 +134,12 @@ func (s *Schema) Flags(target any, always ...string) string {
 			}
 			return
 		}
+		if f.kind == kindRepeated {
+			for _, x := range v.Interface().(Repeated) {
+				parts = append(parts, "--"+f.Name+" "+ShellQuote(x))
+			}
+			return
+		}
 		text := textOf(v, f.kind)
 		if text == "" || strings.ContainsAny(text, " \t\"'") {
 			text = strconv.Quote(text)

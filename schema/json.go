@@ -43,6 +43,12 @@ func (s *Schema) EncodeJSON(target any) ([]byte, error) {
 				l = []string{}
 			}
 			val = l
+		case kindRepeated:
+			l := v.Interface().(Repeated)
+			if l == nil {
+				l = Repeated{}
+			}
+			val = l
 		default:
 			val = v.Interface()
 		}
@@ -98,6 +104,13 @@ func decodeJSONValue(v reflect.Value, k valueKind, raw json.RawMessage) error {
 		}
 		if len(l) == 0 {
 			l = nil
+		}
+		v.Set(reflect.ValueOf(l))
+		return nil
+	case kindRepeated:
+		l, err := parseRepeatedText(string(raw))
+		if err != nil {
+			return err
 		}
 		v.Set(reflect.ValueOf(l))
 		return nil

@@ -11,7 +11,10 @@
 //
 // name is the one spelling used everywhere (flag --write-quorum, TOML key
 // write-quorum, JSON key "write-quorum"); short is an optional one-letter
-// flag alias; unit names the value in usage text; help says what it means.
+// flag alias; unit names the value in usage text; help says what it means;
+// group, optional, names the TOML table that holds the setting in a file
+// ([properties] for the CEL properties), which flags and JSON ignore. A
+// setting of type Repeated is given once per value (repeated.go).
 // Every exported field must have a name (or name:"-" to say it is not a
 // setting); embedded structs without a name are inlined, so a
 // configuration is assembled from the structs of the packages that own
@@ -41,6 +44,7 @@ type Field struct {
 	index []int
 	typ   reflect.Type
 	kind  valueKind
+	group string // TOML table holding the setting (tag group), "" for the top level
 }
 
 type valueKind int
@@ -53,7 +57,8 @@ const (
 	kindString
 	kindList // []string, written comma-separated
 	kindDuration
-	kindText // encoding.TextMarshaler and TextUnmarshaler
+	kindText     // encoding.TextMarshaler and TextUnmarshaler
+	kindRepeated // Repeated: one whole value per flag, never comma-split
 )
 
 var (
@@ -63,6 +68,9 @@ var (
 )
 
 func kindOf(t reflect.Type) (valueKind, bool) {
+	if t == repeatedType {
+		return kindRepeated, true
+	}
 	if t == durationType {
 		return kindDuration, true
 	}
@@ -93,6 +101,13 @@ func (f Field) IsBool() bool { return f.kind == kindBool }
 
 // IsList reports whether the field holds a comma-separated list.
 func (f Field) IsList() bool { return f.kind == kindList }
+
+// IsRepeated reports whether the field is a Repeated setting.
+func (f Field) IsRepeated() bool { return f.kind == kindRepeated }
+
+// Group is the table a setting lives in within a TOML file ("" for the
+// top level), from the field's group tag.
+func (f Field) Group() string { return f.group }
 
 // Schema is the list of settings of one struct type.
 type Schema struct {
@@ -158,7 +173,7 @@ func (s *Schema) walk(t reflect.Type, prefix []int, probs *[]string) {
 			*probs = append(*probs, fmt.Sprintf("field %s.%s (%s): type %s cannot be a setting", t.Name(), sf.Name, name, sf.Type))
 			continue
 		}
-		f := Field{Name: name, Short: sf.Tag.Get("short"), Unit: sf.Tag.Get("unit"), Help: sf.Tag.Get("help"), GoName: sf.Name, index: index, typ: sf.Type, kind: k}
+		f := Field{Name: name, Short: sf.Tag.Get("short"), Unit: sf.Tag.Get("unit"), Help: sf.Tag.Get("help"), GoName: sf.Name, index: index, typ: sf.Type, kind: k, group: sf.Tag.Get("group")}
 		if f.Help == "" {
 			*probs = append(*probs, fmt.Sprintf("field %s.%s (%s) has no help tag", t.Name(), sf.Name, name))
 		}
@@ -221,6 +236,25 @@ func (s *Schema) Set(target any, name, text string) error {
 	return setText(s.value(target, f), f.kind, text)
 }
 
+// setSetting parses setting text (as Settings hold it) into a setting of
+// target: as Set, except that a Repeated setting's text is the JSON array
+// of all its values, which replaces the list.
+func (s *Schema) setSetting(target any, name, text string) error {
+	f, ok := s.Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", name)
+	}
+	if f.kind == kindRepeated {
+		vals, err := parseRepeatedText(text)
+		if err != nil {
+			return err
+		}
+		s.value(target, f).Set(reflect.ValueOf(vals))
+		return nil
+	}
+	return setText(s.value(target, f), f.kind, text)
+}
+
 // IsZero reports whether a setting of target has its zero value (off).
 func (s *Schema) IsZero(target any, name string) bool {
 	f, ok := s.Lookup(name)
@@ -244,6 +278,8 @@ func textOf(v reflect.Value, k valueKind) string {
 		return v.String()
 	case kindList:
 		return strings.Join(v.Interface().([]string), ",")
+	case kindRepeated:
+		return repeatedText(v.Interface().(Repeated))
 	case kindDuration:
 		return time.Duration(v.Int()).String()
 	case kindText:
@@ -292,6 +328,9 @@ func setText(v reflect.Value, k valueKind, text string) error {
 			}
 		}
 		v.Set(reflect.ValueOf(out))
+	case kindRepeated:
+		// One more value, whole: a repeated flag adds to the list.
+		v.Set(reflect.ValueOf(append(v.Interface().(Repeated), text)))
 	case kindDuration:
 		d, err := time.ParseDuration(strings.TrimSpace(text))
 		if err != nil {

@@ -58,7 +58,7 @@ func Apply(st Settings, skip map[string]bool, targets ...Target) error {
 		}
 		for _, t := range targets {
 			if t.S.Has(name) {
-				if err := t.S.Set(t.V, name, st[name]); err != nil {
+				if err := t.S.setSetting(t.V, name, st[name]); err != nil {
 					probs.Add(name, "%v", err)
 				}
 			}
@@ -79,17 +79,42 @@ func TableType(schemas ...*Schema) reflect.Type {
 func tableFields(schemas []*Schema) []reflect.StructField {
 	var fields []reflect.StructField
 	seen := map[string]bool{}
+	groups := map[string]int{} // group name -> its index in fields
+	var groupFields [][]reflect.StructField
 	for _, s := range schemas {
 		for _, f := range s.fields {
 			if seen[f.Name] {
 				continue
 			}
 			seen[f.Name] = true
-			fields = append(fields, reflect.StructField{
-				Name: fmt.Sprintf("F%d", len(fields)),
-				Type: anyType,
-				Tag:  reflect.StructTag(fmt.Sprintf(`toml:%q`, f.Name)),
-			})
+			tag := fmt.Sprintf(`toml:%q`, f.Name)
+			if f.kind == kindRepeated {
+				tag += ` repeated:"true"`
+			}
+			sf := reflect.StructField{Type: anyType, Tag: reflect.StructTag(tag)}
+			if f.group == "" {
+				sf.Name = fmt.Sprintf("F%d", len(fields))
+				fields = append(fields, sf)
+				continue
+			}
+			g, ok := groups[f.group]
+			if !ok {
+				g = len(groupFields)
+				groups[f.group] = g
+				groupFields = append(groupFields, nil)
+				fields = append(fields, reflect.StructField{Name: fmt.Sprintf("F%d", len(fields)), Tag: reflect.StructTag(fmt.Sprintf(`toml:%q group:"%d"`, f.group, g))})
+			}
+			sf.Name = fmt.Sprintf("F%d", len(groupFields[g]))
+			groupFields[g] = append(groupFields[g], sf)
+		}
+	}
+	// A group is a table of its own: [group] in a file, a pointer so that
+	// an absent table is nil.
+	for i := range fields {
+		if gs, ok := fields[i].Tag.Lookup("group"); ok {
+			var g int
+			fmt.Sscan(gs, &g)
+			fields[i].Type = reflect.PointerTo(reflect.StructOf(groupFields[g]))
 		}
 	}
 	return fields
@@ -106,8 +131,20 @@ func TableSettings(v reflect.Value) (Settings, error) {
 		if fv.IsNil() {
 			continue
 		}
+		if _, group := t.Field(i).Tag.Lookup("group"); group {
+			inner, err := TableSettings(fv.Elem())
+			probs.Merge(err)
+			for k, text := range inner {
+				st[k] = text
+			}
+			continue
+		}
 		name := t.Field(i).Tag.Get("toml")
-		text, err := ValueText(fv.Interface())
+		valueText := ValueText
+		if t.Field(i).Tag.Get("repeated") == "true" {
+			valueText = repeatedValueText
+		}
+		text, err := valueText(fv.Interface())
 		if err != nil {
 			probs.Add(name, "%v", err)
 			continue

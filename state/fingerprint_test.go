@@ -33,6 +33,43 @@ func TestFingerprintGolden(t *testing.T) {
 	}
 }
 
+// TestWideFingerprintGolden freezes the wide fingerprints: Hi is the
+// 64-bit fingerprint, Lo XXH3-64 (published values for "" and "a"), cut to
+// its top 32 bits for 96-bit fingerprints.
+func TestWideFingerprintGolden(t *testing.T) {
+	seq := make([]byte, 33)
+	for i := range seq {
+		seq[i] = byte(i + 1)
+	}
+	cases := []struct {
+		in []byte
+		lo uint64
+	}{
+		{nil, 0x2d06800538d394c2}, // XXH3_64bits(""), the published value
+		{[]byte{0}, 0xc44bdff4074eecdb},
+		{[]byte("a"), 0xe6c632b61e964e1f}, // published value
+		{[]byte("bkcheck"), 0x90686b8e57aaa28a},
+		{seq, 0xeaaad53957a947fc},
+	}
+	for _, c := range cases {
+		hi := Fingerprint(c.in)
+		if got := NewFingerprinter(128).Of(c.in); got != (FP{hi, c.lo}) {
+			t.Errorf("128-bit fingerprint of %q = %v, want %#x %#x", c.in, got, hi, c.lo)
+		}
+		if got := NewFingerprinter(96).Of(c.in); got != (FP{hi, c.lo &^ 0xFFFFFFFF}) {
+			t.Errorf("96-bit fingerprint of %q = %v", c.in, got)
+		}
+		if got := NewFingerprinter(64).Of(c.in); got != (FP{Hi: hi}) {
+			t.Errorf("64-bit fingerprint of %q = %v", c.in, got)
+		}
+	}
+	for _, bits := range []int{0, 32, 63, 65, 256} {
+		if ValidFingerprintBits(bits) {
+			t.Errorf("%d bits accepted", bits)
+		}
+	}
+}
+
 func TestCollisionProbability(t *testing.T) {
 	cases := []struct {
 		n, g int64
@@ -54,5 +91,19 @@ func TestCollisionProbability(t *testing.T) {
 	// 1e8 distinct out of 5e8 generated: 4e16 / 1.8447e19 ≈ 2.17e-3.
 	if p := CollisionProbability(100_000_000, 500_000_000); p < 2.16e-3 || p > 2.18e-3 {
 		t.Errorf("order of magnitude off: %g", p)
+	}
+}
+
+func TestCollisionProbabilityBits(t *testing.T) {
+	n, g := int64(3e9), int64(15e9)
+	p64 := CollisionProbabilityBits(n, g, 64)
+	if p64 != CollisionProbability(n, g) || p64 < 1 {
+		t.Errorf("64 bits: %g", p64)
+	}
+	if p := CollisionProbabilityBits(n, g, 96); math.Abs(p-p64/math.Exp2(32)) > 1e-20 || p > 1e-9 {
+		t.Errorf("96 bits: %g", p)
+	}
+	if p := CollisionProbabilityBits(n, g, 128); p > 1e-18 {
+		t.Errorf("128 bits: %g", p)
 	}
 }

@@ -5,81 +5,67 @@ import (
 	"math/bits"
 )
 
-// fpTable is an open-addressing set of 64-bit fingerprints: a flat []uint64
-// probed linearly, 0 marking an empty slot. It is the fingerprint table of
-// both stores: MemVisited's whole set, and BadgerVisited's exact set and
-// recent windows.
+// fpTable is an open-addressing set of fingerprints: a flat []uint64 probed
+// linearly, one word per slot for 64-bit fingerprints and two (Hi, Lo) for
+// wider ones, an all-zero slot marking an empty one. It is one shard of a
+// Set.
 //
-// Why this shape: a Go map[uint64]struct{} costs several times 8 bytes per
-// entry and allocates buckets as it grows; a flat slice costs 8 bytes /
-// load factor, is cache-friendly, never allocates on insert (except to
-// grow), and lets any number of goroutines run contains with no locking
-// while no insert runs (contains only reads).
+// Why this shape: a Go map costs several times the key size per entry and
+// allocates as it grows; a flat slice costs 8 or 16 bytes / load factor,
+// is cache-friendly, never allocates on insert (growth is planned by Set)
+// and lets any number of goroutines run contains while no insert runs.
 //
-//   - The home slot of fp is hi64(mix(fp) * len), the high word of a
-//     128-bit product (Lemire's range reduction), so a table may have any
-//     size: BadgerVisited sizes its tables to exactly what the memory
-//     budget allows. For a power-of-two size it is the top bits of
-//     mix(fp), the classic Fibonacci hashing MemVisited always used.
-//   - mix is a multiply by 2^64/φ. Fingerprints are already hashes, but
-//     the multiply keeps clustered inputs (tests, a weak future hash) from
-//     degrading linear probing, for one multiplication.
-//   - fp 0 lives in a flag, not in a slot (0 marks empty slots), rather
-//     than being remapped to another value, which would make it collide
-//     with that value for no reason.
-//
-// Growth is the user's policy, set when the table is made: a growing table
-// (growingFPTable) doubles when an insert of a new fingerprint finds it at
-// its load limit; a fixed one (fixedFPTable) never reallocates on its own:
-// its user reads full() and resizes, clears or replaces it, and may fill it
-// past the limit as long as one slot stays empty.
+//   - The home slot of fp is hi64(mix(fp.Hi) * size) (Lemire's range
+//     reduction), so a table may have any size; mix is a multiply by
+//     2^64/φ, which keeps clustered inputs (tests, a weak future hash)
+//     from degrading linear probing.
+//   - The all-zero fingerprint lives in a flag, not in a slot.
+//   - A table never grows by itself: Set plans growth (Reserve) so that
+//     inserts during a parallel commit never allocate or fail.
 type fpTable struct {
-	slots   []uint64 // 0 marks an empty slot
-	used    uint64   // nonzero fingerprints held (fp 0 not counted)
-	limit   uint64   // full() from this many: len(slots)*maxLoad/100
-	maxLoad uint64   // load limit, in percent
-	grows   bool     // insert doubles the table at the limit
-	hasZero bool     // fp 0 is present
+	slots   []uint64 // stride() words per slot
+	wide    bool     // two words per slot
+	used    uint64   // nonzero fingerprints held (the zero one not counted)
+	hasZero bool     // FP{} is present
 }
 
-// growingFPTable returns an empty table of size slots that doubles
-// whenever a new fingerprint would take it past maxLoad percent.
-func growingFPTable(size, maxLoad uint64) fpTable {
-	return fpTable{slots: make([]uint64, size), limit: size * maxLoad / 100, maxLoad: maxLoad, grows: true}
+func newFPTable(size uint64, wide bool) fpTable {
+	t := fpTable{wide: wide}
+	t.slots = make([]uint64, size*t.stride())
+	return t
 }
 
-// fixedFPTable returns an empty table of size slots that reports full() at
-// maxLoad percent and never grows by itself.
-func fixedFPTable(size, maxLoad uint64) fpTable {
-	return fpTable{slots: make([]uint64, size), limit: size * maxLoad / 100, maxLoad: maxLoad}
+func (t *fpTable) stride() uint64 {
+	if t.wide {
+		return 2
+	}
+	return 1
 }
 
-// home is fp's first slot.
-func (t *fpTable) home(fp uint64) uint64 { return reduce(fp, uint64(len(t.slots))) }
+// size is the number of slots.
+func (t *fpTable) size() uint64 { return uint64(len(t.slots)) / t.stride() }
 
-// reduce maps fp to [0, n): the high word of mix(fp) * n, where mix is a
+// reduce maps x to [0, n): the high word of mix(x) * n, where mix is a
 // multiply by 2^64/φ (Fibonacci hashing).
-func reduce(fp, n uint64) uint64 {
-	hi, _ := bits.Mul64(fp*0x9E3779B97F4A7C15, n)
+func reduce(x, n uint64) uint64 {
+	hi, _ := bits.Mul64(x*0x9E3779B97F4A7C15, n)
 	return hi
 }
 
 // contains reports whether fp is in the table. It only reads, so any
 // number of goroutines may call it while no insert runs.
-func (t *fpTable) contains(fp uint64) bool {
-	if fp == 0 {
+func (t *fpTable) contains(fp FP) bool {
+	if fp == (FP{}) {
 		return t.hasZero
 	}
 	_, found := t.probe(fp)
 	return found
 }
 
-// insert adds fp unless it is present and reports whether it added it. A
-// new fingerprint that finds the table at its limit makes a growing table
-// double first; a fixed table takes it while at least one slot stays empty
-// (which keeps every probe finite) and panics otherwise.
-func (t *fpTable) insert(fp uint64) bool {
-	if fp == 0 {
+// insert adds fp unless it is present and reports whether it added it. The
+// caller guarantees room: after the insert at least one slot stays empty.
+func (t *fpTable) insert(fp FP) bool {
+	if fp == (FP{}) {
 		added := !t.hasZero
 		t.hasZero = true
 		return added
@@ -88,53 +74,74 @@ func (t *fpTable) insert(fp uint64) bool {
 	if found {
 		return false
 	}
-	if t.used >= t.limit {
-		switch n := t.size(); {
-		case t.grows:
-			t.resize(max(2*n, 2))
-			i, _ = t.probe(fp)
-		case t.used+1 >= n:
-			panic(fmt.Sprintf("state: fingerprint table of %d slots is full", n))
-		}
+	if t.used+1 >= t.size() {
+		panic(fmt.Sprintf("state: fingerprint table of %d slots is full", t.size()))
 	}
-	t.slots[i] = fp
+	if t.wide {
+		t.slots[2*i], t.slots[2*i+1] = fp.Hi, fp.Lo
+	} else {
+		t.slots[i] = fp.Hi
+	}
 	t.used++
 	return true
 }
 
 // probe walks fp's probe sequence to fp's slot (found) or to the empty
-// slot that ends it, where fp would go (i is 0 in a table of no slots).
-func (t *fpTable) probe(fp uint64) (i uint64, found bool) {
-	n := uint64(len(t.slots))
-	for i = reduce(fp, n); i < n; {
-		switch t.slots[i] {
-		case fp:
+// slot that ends it, where fp would go. fp must not be zero.
+func (t *fpTable) probe(fp FP) (i uint64, found bool) {
+	if !t.wide {
+		n := uint64(len(t.slots))
+		if n == 0 {
+			return 0, false
+		}
+		for i = reduce(fp.Hi, n); ; {
+			switch t.slots[i] {
+			case fp.Hi:
+				return i, true
+			case 0:
+				return i, false
+			}
+			if i++; i == n {
+				i = 0
+			}
+		}
+	}
+	n := uint64(len(t.slots)) / 2
+	if n == 0 {
+		return 0, false
+	}
+	for i = reduce(fp.Hi, n); ; {
+		h, l := t.slots[2*i], t.slots[2*i+1]
+		if h == fp.Hi && l == fp.Lo {
 			return i, true
-		case 0:
+		}
+		if h == 0 && l == 0 {
 			return i, false
 		}
 		if i++; i == n {
 			i = 0
 		}
 	}
-	return 0, false
 }
 
-// resize moves the fingerprints to a new array of size slots (which must
-// leave at least one empty); the load limit keeps its percentage.
+// resize moves the fingerprints to a new array of size slots, which must
+// leave at least one empty.
 func (t *fpTable) resize(size uint64) {
 	if size <= t.used {
 		panic(fmt.Sprintf("state: resizing a fingerprint table of %d to %d slots", t.used, size))
 	}
-	old := t.slots
-	t.slots = make([]uint64, size)
-	t.limit = size * t.maxLoad / 100
-	for _, fp := range old {
-		if fp != 0 {
+	old := *t
+	t.slots = make([]uint64, size*t.stride())
+	old.each(func(fp FP) {
+		if fp != (FP{}) {
 			i, _ := t.probe(fp)
-			t.slots[i] = fp
+			if t.wide {
+				t.slots[2*i], t.slots[2*i+1] = fp.Hi, fp.Lo
+			} else {
+				t.slots[i] = fp.Hi
+			}
 		}
-	}
+	})
 }
 
 // clear empties the table, keeping its array.
@@ -144,26 +151,61 @@ func (t *fpTable) clear() {
 	t.hasZero = false
 }
 
-// size is the number of slots.
-func (t *fpTable) size() uint64 { return uint64(len(t.slots)) }
-
-// full reports whether the table is at its load limit.
-func (t *fpTable) full() bool { return t.used >= t.limit }
-
-// loadBelow reports whether fewer than pct percent of the slots are used.
-func (t *fpTable) loadBelow(pct uint64) bool { return t.used*100 < t.size()*pct }
-
 // bytes is the memory held by the slot array.
 func (t *fpTable) bytes() int64 { return 8 * int64(len(t.slots)) }
 
-// each calls f for every fingerprint in the table, fp 0 first.
-func (t *fpTable) each(f func(uint64)) {
+// len is the number of fingerprints held.
+func (t *fpTable) len() uint64 {
 	if t.hasZero {
-		f(0)
+		return t.used + 1
 	}
-	for _, fp := range t.slots {
-		if fp != 0 {
-			f(fp)
+	return t.used
+}
+
+// each calls f for every fingerprint in the table, FP{} first.
+func (t *fpTable) each(f func(FP)) {
+	if t.hasZero {
+		f(FP{})
+	}
+	if t.wide {
+		for i := 0; i+1 < len(t.slots); i += 2 {
+			if fp := (FP{t.slots[i], t.slots[i+1]}); fp != (FP{}) {
+				f(fp)
+			}
+		}
+		return
+	}
+	for _, h := range t.slots {
+		if h != 0 {
+			f(FP{Hi: h})
 		}
 	}
+}
+
+// sortSlots sorts the slot array in place, which destroys the hash
+// structure: afterwards the table must be cleared before any other use.
+// The fingerprints then sit, in increasing order, in the last used slots;
+// sortedView reads them (FP{} first if present).
+func (t *fpTable) sortSlots() {
+	if !t.wide {
+		sortWords(t.slots)
+		return
+	}
+	SortFPs(pairsAsFPs(t.slots))
+}
+
+// sortedAt returns the i-th fingerprint (in increasing order) of a table
+// sorted by sortSlots.
+func (t *fpTable) sortedAt(i uint64) FP {
+	if t.hasZero {
+		if i == 0 {
+			return FP{}
+		}
+		i--
+	}
+	k := t.size() - t.used + i
+	if t.wide {
+		return FP{t.slots[2*k], t.slots[2*k+1]}
+	}
+	return FP{Hi: t.slots[k]}
 }

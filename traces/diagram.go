@@ -11,7 +11,8 @@ import (
 // RenderMermaid writes the trace as a Mermaid sequence diagram: one
 // participant per client, the metadata store and each bookie; a message is
 // drawn as an arrow at the step it is processed, a lost message as a lost
-// arrow (-x) at the step it is lost; fencing, stored entries, LAC changes,
+// arrow (-x) at the step it is lost, a message still in flight at the end
+// as a dotted open arrow (--)) at the step it is sent; fencing, stored entries, LAC changes,
 // metadata changes and faults as notes; the violated property at the end.
 // It renders on GitHub (plain identifiers, no reserved words, no '#' or ';').
 func RenderMermaid(w io.Writer, t *Trace) error {
@@ -27,15 +28,18 @@ func RenderMermaid(w io.Writer, t *Trace) error {
 		fmt.Fprintf(&b, "    participant b%d\n", bk+1)
 	}
 	for i := 1; i < len(t.Steps); i++ {
-		prev, cur := &t.Steps[i-1].State, &t.Steps[i].State
-		a := t.Steps[i].Action
-		fmt.Fprintf(&b, "    %%%% %d. %s\n", i+1, clean(a.String()))
-		mermaidStep(&b, p, a, prev, cur)
+		fmt.Fprintf(&b, "    %%%% %d. %s\n", i+1, clean(t.Steps[i].Action.String()))
+		mermaidStep(&b, t, i)
 	}
 	what := "violates " + t.Invariant
-	if t.Deadlock {
+	switch {
+	case t.Deadlock:
 		what = "deadlock, no successor"
-	} else if t.Terminal {
+	case t.Kind == "probe":
+		what = "satisfies the probe " + t.Invariant
+	case t.Kind == "eventually":
+		what = "no successor, " + t.Invariant + " never held"
+	case t.Terminal:
 		what = "no successor, violates " + t.Invariant
 	}
 	fmt.Fprintf(&b, "    Note over c1,b%d: state %d %s\n", p.Bookies, len(t.Steps), clean(what))
@@ -79,7 +83,7 @@ func counts(s *spec.State) map[spec.MsgKey]int8 {
 // Event is one thing a step shows in a sequence diagram: a message
 // arrow (delivered or lost) between two participants, or a note over one.
 type Event struct {
-	Kind string `json:"kind"` // "msg", "lost" or "note"
+	Kind string `json:"kind"` // "msg", "lost", "pending" (sent, never delivered) or "note"
 	From string `json:"from"`
 	To   string `json:"to,omitempty"`
 	Text string `json:"text"`
@@ -177,13 +181,39 @@ func StepEvents(p spec.Params, a spec.Action, prev, cur *spec.State) []Event {
 	return ev
 }
 
-func mermaidStep(b *strings.Builder, p spec.Params, a spec.Action, prev, cur *spec.State) {
-	for _, e := range StepEvents(p, a, prev, cur) {
+// Undelivered lists the messages the step from prev to cur sends that are
+// still in flight in last, the trace's final state: sent, never delivered.
+// (A message lost is drawn where it is lost, by StepEvents.)
+func Undelivered(prev, cur, last *spec.State) []Event {
+	before, final := counts(prev), counts(last)
+	var ev []Event
+	for _, msg := range cur.Msgs {
+		if _, existed := before[msg.Key]; existed || msg.Count != 1 || final[msg.Key] != 1 {
+			continue
+		}
+		from, to := msgEnds(msg.Key)
+		ev = append(ev, Event{"pending", from, to, FormatMessage(msg.Key) + " (sent, never delivered)"})
+	}
+	return ev
+}
+
+// stepEvents is StepEvents of step i of t, with the messages it sends
+// that are never delivered.
+func stepEvents(t *Trace, i int) []Event {
+	prev, cur := &t.Steps[i-1].State, &t.Steps[i].State
+	ev := StepEvents(t.Params, t.Steps[i].Action, prev, cur)
+	return append(ev, Undelivered(prev, cur, &t.Steps[len(t.Steps)-1].State)...)
+}
+
+func mermaidStep(b *strings.Builder, t *Trace, i int) {
+	for _, e := range stepEvents(t, i) {
 		switch e.Kind {
 		case "msg":
 			fmt.Fprintf(b, "    %s->>%s: %s\n", e.From, e.To, clean(e.Text))
 		case "lost":
 			fmt.Fprintf(b, "    %s-x%s: %s\n", e.From, e.To, clean(e.Text))
+		case "pending":
+			fmt.Fprintf(b, "    %s--)%s: %s\n", e.From, e.To, clean(e.Text))
 		default:
 			fmt.Fprintf(b, "    Note over %s: %s\n", e.From, clean(e.Text))
 		}
@@ -210,7 +240,11 @@ func RenderDOT(w io.Writer, t *Trace) error {
 		}
 		attrs := ""
 		if i == len(t.Steps)-1 {
-			lines = append(lines, "violates "+t.Invariant)
+			last := "violates " + t.Invariant
+			if t.Kind == "probe" || t.Kind == "eventually" {
+				last = t.What()
+			}
+			lines = append(lines, last)
 			attrs = ", color=red, fontcolor=red"
 		}
 		fmt.Fprintf(&b, "  s%d [label=%s%s];\n", i+1, dotQuote(strings.Join(lines, "\\l")+"\\l"), attrs)

@@ -1,21 +1,53 @@
 package traces
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 )
 
 // viewerTemplate is the self-contained HTML viewer: no network, no CDN; the
 // sequence diagram is drawn as SVG by the page's own script from the trace
 // data embedded in it.
 //
+// A trace file is data from anyone (attached to a bug report, shared in an
+// issue), so every string that comes from it — property name, statement,
+// expression, explanation, action labels — reaches the page either through
+// html/template's contextual escaping (the header) or inside the JSON data
+// block, which encoding/json writes with <, > and & escaped (so it cannot
+// close its <script> element), and which the script only ever puts into
+// the page as text (textContent, setAttribute on SVG attributes), never as
+// markup. TestHTMLViewerExplained/inert (viewertest) checks it in a browser.
+//
 //go:embed viewer.html
 var viewerTemplate string
 
 var viewer = template.Must(template.New("viewer").Parse(viewerTemplate))
+
+// scriptHash is the Content-Security-Policy source of the page's one
+// script (the last <script> element, which holds no template action): the
+// page runs it and nothing else, not even an inline event handler that
+// some string might smuggle in. It is the hash of the script as the
+// template writes it (html/template drops its comments).
+var scriptHash = func() string {
+	i := strings.LastIndex(viewerTemplate, "<script>")
+	if i < 0 || strings.Contains(viewerTemplate[i:], "{{") {
+		panic("traces: viewer.html: the last <script> must be static")
+	}
+	var b strings.Builder
+	if err := viewer.Execute(&b, map[string]any{"Data": template.JS("{}")}); err != nil {
+		panic(err)
+	}
+	page := b.String()
+	script := page[strings.LastIndex(page, "<script>")+len("<script>") : strings.LastIndex(page, "</script>")]
+	sum := sha256.Sum256([]byte(script))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}()
 
 type htmlVar struct {
 	Name    string `json:"name"`
@@ -34,17 +66,26 @@ type htmlParticipant struct {
 	Label string `json:"label"`
 }
 
-// RenderHTML writes the trace as one self-contained HTML page: the
-// sequence diagram, the state at each step with what changed highlighted,
-// keyboard stepping (arrows, j/k, Home/End) and #step-N links.
+// htmlProperty is what the page says about the property.
+type htmlProperty struct {
+	Name       string    `json:"name"`
+	Kind       string    `json:"kind"` // invariant, terminal, eventually, probe, deadlock
+	Statement  string    `json:"statement"`
+	Expression string    `json:"expression"` // a CEL property's, or a built-in's CEL form
+	Equivalent bool      `json:"equivalent"` // Expression is a built-in's CEL form
+	Why        []string  `json:"why"`        // the explanation, line by line
+	Reads      []htmlVar `json:"reads"`      // rows that decide it (highlighted at the last step)
+}
+
+// RenderHTML writes the trace as one self-contained HTML page: what the
+// property states and why the last state breaks it (or, for a probe,
+// satisfies it), the sequence diagram (messages never delivered drawn as
+// such), the state at each step with what changed highlighted and, at the
+// last step, the values that decide the verdict; keyboard stepping
+// (arrows, j/k, Home/End) and #step-N links.
 func RenderHTML(w io.Writer, t *Trace) error {
 	p := t.Params
-	verdict := "the last state violates " + t.Invariant
-	if t.Deadlock {
-		verdict = "the last state has no successor (deadlock)"
-	} else if t.Terminal {
-		verdict = "the last state has no successor and violates " + t.Invariant
-	}
+	verdict := "the last state " + t.What()
 	var parts []htmlParticipant
 	last := &t.Steps[len(t.Steps)-1].State
 	for c := 0; c < p.Clients; c++ {
@@ -67,7 +108,7 @@ func RenderHTML(w io.Writer, t *Trace) error {
 		hs := htmlStep{Action: "Init", Events: []Event{}}
 		if !st.Initial {
 			hs.Action = st.Action.String()
-			if ev := StepEvents(p, st.Action, &t.Steps[i-1].State, &st.State); ev != nil {
+			if ev := stepEvents(t, i); ev != nil {
 				hs.Events = ev
 			}
 		}
@@ -77,7 +118,25 @@ func RenderHTML(w io.Writer, t *Trace) error {
 		steps = append(steps, hs)
 		prev = vars
 	}
-	data, err := json.Marshal(map[string]any{"participants": parts, "steps": steps, "verdict": verdict})
+	prop := htmlProperty{Name: t.Invariant, Kind: t.Kind, Statement: t.Statement, Expression: t.Expression, Why: []string{}, Reads: []htmlVar{}}
+	switch {
+	case t.Deadlock:
+		prop.Kind = "deadlock"
+	case prop.Kind == "" && t.Terminal:
+		prop.Kind = "terminal"
+	case prop.Kind == "":
+		prop.Kind = "invariant"
+	}
+	if ex := t.Explanation; ex != nil {
+		if ex.Equivalent {
+			prop.Expression, prop.Equivalent = ex.Expression, true
+		}
+		prop.Why = append(prop.Why, ex.Lines...)
+		for _, r := range ex.Reads {
+			prop.Reads = append(prop.Reads, htmlVar{Name: r.Name, Value: r.Value})
+		}
+	}
+	data, err := json.Marshal(map[string]any{"participants": parts, "steps": steps, "verdict": verdict, "property": prop})
 	if err != nil {
 		return err
 	}
@@ -85,12 +144,20 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	if t.Deadlock {
 		title = "deadlock"
 	}
+	what := "counterexample"
+	if t.Kind == "probe" {
+		what = "witness"
+	}
 	return viewer.Execute(w, map[string]any{
+		"What":    what,
 		"Title":   fmt.Sprintf("%s, %d states", title, len(t.Steps)),
 		"Params":  p.String(),
 		"Verdict": verdict,
-		// The JSON sits in a <script type="application/json"> element;
-		// html/template escapes it for that context.
-		"Data": template.JS(data),
+		// The JSON sits in a <script type="application/json"> element.
+		// encoding/json escapes <, > and & (and U+2028/9), so no string
+		// in it can end the element; template.JS keeps html/template
+		// from quoting it a second time.
+		"Data":       template.JS(data),
+		"ScriptHash": scriptHash,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,8 @@ type itfMeta struct {
 	Statement   string          `json:"statement"`
 	Deadlock    bool            `json:"deadlock,omitempty"`
 	Terminal    bool            `json:"terminal,omitempty"`
+	Kind        string          `json:"kind,omitempty"`       // a CEL property's kind
+	Expression  string          `json:"expression,omitempty"` // a CEL property's expression
 	Description string          `json:"description"`
 }
 
@@ -315,8 +318,8 @@ func EncodeITF(w io.Writer, t *Trace) error {
 		"#meta": itfMeta{
 			Format: "ITF", FormatDesc: "https://apalache-mc.org/docs/adr/015adr-trace.html", Source: "bkcheck",
 			Version: Version, Params: params, Invariant: t.Invariant, Statement: t.Statement,
-			Deadlock: t.Deadlock, Terminal: t.Terminal,
-			Description: fmt.Sprintf("counterexample of %d states found by bkcheck on %s", len(t.Steps), p),
+			Deadlock: t.Deadlock, Terminal: t.Terminal, Kind: t.Kind, Expression: t.Expression,
+			Description: fmt.Sprintf("%s of %d states found by bkcheck on %s", map[bool]string{false: "counterexample", true: "witness"}[t.Kind == "probe"], len(t.Steps), p),
 		},
 		"params": []string{},
 		"vars":   stateVars(p),
@@ -861,7 +864,13 @@ func DecodeITF(r io.Reader) (*Trace, error) {
 		return nil, fmt.Errorf("%w: no states", ErrITF)
 	}
 	d := &dec{p: p}
-	t := &Trace{Params: p, Invariant: meta.Invariant, Statement: meta.Statement, Deadlock: meta.Deadlock, Terminal: meta.Terminal}
+	t := &Trace{Params: p, Invariant: meta.Invariant, Statement: meta.Statement, Deadlock: meta.Deadlock, Terminal: meta.Terminal,
+		Kind: meta.Kind, Expression: meta.Expression}
+	switch t.Kind {
+	case "", "invariant", "terminal", "eventually", "probe":
+	default:
+		return nil, fmt.Errorf("%w: #meta.kind is %q, not invariant, terminal, eventually or probe", ErrITF, t.Kind)
+	}
 	for i, sv := range states {
 		d.at(fmt.Sprintf("states[%d]", i), func() {
 			st := d.obj(sv)
@@ -899,6 +908,16 @@ func decodeParams(raw json.RawMessage) (spec.Params, error) {
 	}
 	p.EnsureDefaults()
 	return p, p.Validate()
+}
+
+// ReadITFFile reads the ITF trace in the file at path (DecodeITF).
+func ReadITFFile(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return DecodeITF(f)
 }
 
 // WriteITFFile writes t as ITF JSON to path, atomically: the file appears

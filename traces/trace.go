@@ -28,6 +28,47 @@ type Trace struct {
 	Deadlock  bool
 	Terminal  bool // the last state has no successor and fails a terminal-state property
 	Steps     []Step
+
+	// Kind is the kind of a CEL property (docs/properties.md): invariant,
+	// terminal, eventually (the last state is terminal and the property
+	// held in no state of the trace) or probe (the trace is a witness: the
+	// property holds in the last state); "" for a built-in property.
+	Kind string
+	// Expression is a CEL property's expression.
+	Expression string
+	// Explanation says which values of the last state make the property
+	// fail (hold, for a probe); nil when unknown. It is derived from the
+	// states, never read from a file.
+	Explanation *Explanation
+}
+
+// Explanation is why a property fails (or, for a probe, holds) in the last
+// state of a trace: the values it reads that decide it.
+type Explanation struct {
+	// Expression is what was evaluated: the property's CEL expression,
+	// or for a built-in its CEL form (Equivalent).
+	Expression string
+	Equivalent bool
+	// Lines explain the verdict part by part, indented by nesting.
+	Lines []string
+	// Reads are the state-table rows (Vars names) the deciding parts read,
+	// with their values, in the order read.
+	Reads []Var
+}
+
+// What says in words what the last state of t shows.
+func (t *Trace) What() string {
+	switch {
+	case t.Deadlock:
+		return "is a deadlock (no successor)"
+	case t.Kind == "probe":
+		return "satisfies the probe " + t.Invariant + " (a witness)"
+	case t.Kind == "eventually":
+		return "has no successor, and the behaviour never satisfies " + t.Invariant
+	case t.Terminal:
+		return "has no successor and violates " + t.Invariant
+	}
+	return "violates " + t.Invariant
 }
 
 // Var is one variable (or one element of a function-valued variable) and
@@ -243,16 +284,16 @@ func Diff(prev, next []Var) []Var {
 // shows its action and the variables it changed.
 func RenderText(w io.Writer, t *Trace) error {
 	var b strings.Builder
-	what := "violates " + t.Invariant
-	if t.Terminal {
-		what = "has no successor and violates " + t.Invariant
+	what := "Counterexample"
+	if t.Kind == "probe" {
+		what = "Witness"
 	}
-	if t.Deadlock {
-		what = "is a deadlock (no successor)"
-	}
-	fmt.Fprintf(&b, "Counterexample: %d states; the last %s.\n", len(t.Steps), what)
+	fmt.Fprintf(&b, "%s: %d states; the last %s.\n", what, len(t.Steps), t.What())
 	if t.Statement != "" {
 		fmt.Fprintf(&b, "%s: %s\n", t.Invariant, t.Statement)
+	}
+	if t.Expression != "" {
+		fmt.Fprintf(&b, "%s (%s, CEL): %s\n", t.Invariant, t.Kind, indentLines(strings.TrimSpace(t.Expression), "    "))
 	}
 	fmt.Fprintf(&b, "Parameters: %s\n", t.Params)
 	var prev []Var
@@ -272,6 +313,46 @@ func RenderText(w io.Writer, t *Trace) error {
 		}
 		prev = vars
 	}
+	if ex := t.Explanation; ex != nil {
+		b.WriteString("\n")
+		b.WriteString(ExplanationText(t))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ExplanationText renders t's explanation: why the last state fails the
+// property (holds, for a probe), part by part, and the values that decide
+// it. Empty without an explanation.
+func ExplanationText(t *Trace) string {
+	ex := t.Explanation
+	if ex == nil {
+		return ""
+	}
+	var b strings.Builder
+	verb := "fails"
+	if t.Kind == "probe" {
+		verb = "satisfies"
+	}
+	how := ""
+	if ex.Equivalent {
+		how = " (a compiled property, explained through its CEL form, docs/properties.md)"
+	}
+	fmt.Fprintf(&b, "Why state %d %s %s%s:\n", len(t.Steps), verb, t.Invariant, how)
+	for _, l := range ex.Lines {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	if len(ex.Reads) > 0 {
+		parts := make([]string, len(ex.Reads))
+		for i, r := range ex.Reads {
+			parts[i] = r.Name + " = " + r.Value
+		}
+		fmt.Fprintf(&b, "Values that decide it: %s\n", strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+// indentLines indents the lines after the first.
+func indentLines(s, indent string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+indent)
 }

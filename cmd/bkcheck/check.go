@@ -21,7 +21,8 @@ import (
 // checkOnly are settings of bkcheck check alone.
 type checkOnly struct {
 	Resume     string `name:"resume" unit:"DIR" help:"continue the interrupted run in DIR with exactly the counts of an uninterrupted one; the model comes from DIR"`
-	CPUProfile string `name:"cpuprofile" unit:"FILE" help:"write a pprof CPU profile of the search"`
+	CPUProfile  string `name:"cpuprofile" unit:"FILE" help:"write a pprof CPU profile of the search"`
+	LocalShards int    `name:"local-shards" unit:"N" help:"run the search as N shard processes on this machine sharing --dir, as --shard i/N would across machines (for trying out sharding); --memory and --workers are divided among them"`
 }
 
 var checkOnlySchema = schema.MustOf(checkOnly{})
@@ -58,7 +59,9 @@ func parseCheck(args []string) *checkCommand {
 		c.cl.probs.Add("progress", "must be positive (got %v)", c.out.Progress)
 	}
 	c.out.TraceOut = c.tracePath()
-	if c.out.TraceOut != "" {
+	// The run directory (where the trace goes by default) is created by
+	// the run itself.
+	if _, err := os.Stat(c.cfg.Dir); c.out.TraceOut != "" && !(c.cfg.Dir != "" && os.IsNotExist(err) && filepath.Dir(c.out.TraceOut) == filepath.Clean(c.cfg.Dir)) {
 		if err := atomicfile.CheckWritable(c.out.TraceOut); err != nil {
 			c.cl.probs.Add("trace-out", "%v", err)
 		}
@@ -134,8 +137,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		c.cl.usage(stdout, checkSynopsis, "Model, search and store", "Output", "Check")
 		return exitOK
 	}
+	c.checkLocalShards()
 	if code := c.cl.report(stderr); code != exitOK {
 		return code
+	}
+	if c.only.LocalShards > 1 {
+		return runLocalShards(ctx, c, args, stdout, stderr)
 	}
 	if c.cfg.Memory > 0 {
 		debug.SetMemoryLimit(int64(c.cfg.Memory))
@@ -183,6 +190,7 @@ func finishCheck(out *reporter, rep *check.Report, runErr error, tracePath strin
 			out.traceFile = tracePath
 		}
 	}
+	writeErr = errors.Join(writeErr, out.writeWitnesses(rep, tracePath))
 	out.checkResult(rep, interrupted)
 	for _, e := range []error{writeErr, runErr} {
 		if e != nil {

@@ -122,6 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%s (%s)\n    %s\n    source: %s\n", inv.Name, kind, inv.Statement, inv.Source)
 		}
+		fmt.Fprintln(stdout, "\nAny other property: --invariant, --terminal, --eventually or --probe NAME=EXPR, in CEL (docs/properties.md).")
 		return exitOK
 	case "actions":
 		for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {

@@ -12,7 +12,6 @@ import (
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
-	"github.com/bkcheck/bkcheck/state"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -27,6 +26,8 @@ type reporter struct {
 	stdout, stderr io.Writer
 	json           bool
 	enc            *json.Encoder
+
+	witnessFiles map[string]string // probe -> where its witness was written
 }
 
 func newReporter(stdout, stderr io.Writer, asJSON bool) *reporter {
@@ -49,6 +50,7 @@ func (r *reporter) checkStart(cfg check.Config) {
 		sym = "; symmetry: " + cfg.Symmetry.String()
 	}
 	fmt.Fprintf(r.stdout, "bkcheck: checking %s\n  invariants: %s%s; workers: %d\n", cfg.Params, strings.Join(cfg.Invariants, ", "), sym, cfg.Workers)
+	r.celStart(cfg.ModelConfig)
 }
 
 type jsonStep struct {
@@ -58,6 +60,7 @@ type jsonStep struct {
 
 type jsonViolation struct {
 	Invariant string     `json:"invariant"`
+	Kind      string     `json:"kind,omitempty"` // a CEL property's kind
 	Deadlock  bool       `json:"deadlock"`
 	Terminal  bool       `json:"terminal"`
 	Length    int        `json:"length"`
@@ -69,7 +72,7 @@ type jsonViolation struct {
 
 // violationJSON is a counterexample as its steps' changed variables.
 func violationJSON(tr *traces.Trace, traceFile string) *jsonViolation {
-	v := &jsonViolation{Invariant: tr.Invariant, Deadlock: tr.Deadlock, Terminal: tr.Terminal, Length: len(tr.Steps), TraceFile: traceFile}
+	v := &jsonViolation{Invariant: tr.Invariant, Kind: tr.Kind, Deadlock: tr.Deadlock, Terminal: tr.Terminal, Length: len(tr.Steps), TraceFile: traceFile}
 	var prev []traces.Var
 	for _, st := range tr.Steps {
 		vars := traces.Vars(tr.Params, &st.State)
@@ -102,6 +105,10 @@ type jsonResult struct {
 	PeakAnonBytes        int64            `json:"peak-anon-rss-bytes"`
 	TraceFile            string           `json:"trace-file,omitempty"`
 	StoreBytesPerState   float64          `json:"store-bytes-per-state,omitempty"`
+	FingerprintBits      int              `json:"fingerprint-bits"`
+	CollisionWarning     string           `json:"collision-warning,omitempty"`
+	Disk                 *jsonDisk        `json:"disk,omitempty"`
+	Properties           []jsonProperty   `json:"properties,omitempty"`
 	Coverage             map[string]int64 `json:"coverage,omitempty"`
 	Uncovered            []string         `json:"never-fired-required,omitempty"`
 }
@@ -116,7 +123,10 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 			Type: "result", Status: rep.Status.String(), Reason: rep.Reason,
 			Distinct: rep.Distinct, Generated: rep.Generated, Depth: rep.Depth, Queue: rep.Queue,
 			ElapsedS: elapsed.Seconds(), StatesPerS: rate,
-			CollisionProbability: state.CollisionProbability(rep.Distinct, rep.Generated),
+			CollisionProbability: rep.Collision(),
+			FingerprintBits:      rep.Fingerprint,
+			CollisionWarning:     collisionWarning(rep),
+			Disk:                 diskJSON(rep),
 			PeakRSSBytes:         peakResidentBytes(),
 			PeakAnonBytes:        peakAnon,
 			TraceFile:            r.traceFile,
@@ -128,6 +138,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 		if r.coverage {
 			res.Coverage, res.Uncovered = rep.Coverage, rep.Uncovered
 		}
+		res.Properties = r.propertiesJSON(rep)
 		r.enc.Encode(res)
 		return
 	}
@@ -148,17 +159,26 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 			fmt.Fprintf(w, "Stopped early (%s): the verdict is unknown, not ok.\n", rep.Reason)
 		}
 	}
+	if warn := collisionWarning(rep); warn != "" {
+		fmt.Fprintf(w, "Warning: %s.\n", warn)
+	}
+	r.propertiesText(rep)
 	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
-	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic): %.1e\n",
-		elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), humanBytes(peakAnon), state.CollisionProbability(rep.Distinct, rep.Generated))
+	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
+		elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), humanBytes(peakAnon), rep.Fingerprint, rep.Collision())
+	diskText(w, rep)
 }
 
 // violationText prints what failed and the trace.
 func (r *reporter) violationText(tr *traces.Trace) {
 	w := r.stdout
 	switch {
+	case tr.Kind == "probe":
+		fmt.Fprintf(w, "Probe %s is reachable.\n", tr.Invariant)
 	case tr.Deadlock:
 		fmt.Fprintln(w, "Error: Deadlock reached.")
+	case tr.Kind == "eventually":
+		fmt.Fprintf(w, "Error: Property %s (eventually) fails: a behaviour ends without satisfying it.\n", tr.Invariant)
 	case tr.Terminal:
 		fmt.Fprintf(w, "Error: Property %s fails in a terminal state.\n", tr.Invariant)
 	default:
@@ -181,6 +201,7 @@ func (r *reporter) simStart(cfg check.SimConfig) {
 		pick = fmt.Sprintf("loss rate %g", cfg.LossRate)
 	}
 	fmt.Fprintf(r.stdout, "bkcheck: simulating %s\n  invariants: %s; seed %d, depth %d, steps %s, workers %d\n", cfg.Params, strings.Join(cfg.Invariants, ", "), cfg.Seed, cfg.Depth, pick, cfg.Workers)
+	r.celStart(cfg.ModelConfig)
 }
 
 type jsonSimResult struct {
@@ -209,7 +230,11 @@ func (r *reporter) simResult(rep *check.SimReport) {
 	}
 	w := r.stdout
 	if rep.Trace != nil {
-		fmt.Fprintf(w, "Walk seed %d fails; rerun it alone with: %s\n", rep.WalkSeed, rep.RerunCommand())
+		verb := "fails"
+		if rep.Trace.Kind == "probe" {
+			verb = "reaches probe " + rep.Trace.Invariant
+		}
+		fmt.Fprintf(w, "Walk seed %d %s; rerun it alone with: %s\n", rep.WalkSeed, verb, rep.RerunCommand())
 		r.violationText(rep.Trace)
 	} else {
 		fmt.Fprintln(w, "No violation found; simulation proves nothing: the verdict is unknown.")

@@ -113,7 +113,7 @@ func TestKillAndResume(t *testing.T) {
 
 // TestMemoryBudget runs a model whose visited set does not fit the store's
 // share of a 64 MiB budget: the run completes with exactly the counts of an
-// in-memory run, the store works from its Bloom filter and Badger, and the
+// in-memory run, the store works from its sorted runs in Badger, and the
 // process's anonymous memory stays near the budget.
 func TestMemoryBudget(t *testing.T) {
 	testtier.Long(t, "1.8 million states through a 64 MiB budget")
@@ -129,7 +129,7 @@ func TestMemoryBudget(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	// An exact in-memory table costs 8 bytes / load factor per state; the
-	// store reports less only when it had to fall back to its Bloom filter.
+	// store reports less only when its table held just the pending level.
 	if bps := res["store-bytes-per-state"].(float64); bps >= 8 {
 		t.Errorf("store cache %.1f bytes/state: the visited set fitted, the test proves nothing", bps)
 	}

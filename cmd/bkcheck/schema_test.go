@@ -36,6 +36,8 @@ func tomlLiteral(f schema.Field, text string) string {
 	switch {
 	case f.IsBool():
 		return text
+	case f.IsRepeated():
+		return "[" + strconv.Quote(text) + "]"
 	case f.IsList():
 		parts := strings.Split(text, ",")
 		for i, p := range parts {
@@ -108,7 +110,11 @@ func TestEverySettingRoundTrips(t *testing.T) {
 							return
 						}
 						path := filepath.Join(t.TempDir(), "p.toml")
-						os.WriteFile(path, []byte(fmt.Sprintf("%s = %s\n", f.Name, tomlLiteral(f, text))), 0o644)
+						table := ""
+						if f.Group() != "" {
+							table = "[" + f.Group() + "]\n"
+						}
+						os.WriteFile(path, []byte(fmt.Sprintf("%s%s = %s\n", table, f.Name, tomlLiteral(f, text))), 0o644)
 						fromFile := cs.targets()
 						cl = parseCommandLine("bkcheck "+cs.name, []string{"--config", path}, fromFile...)
 						cl.applyFile()

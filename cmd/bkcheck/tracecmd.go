@@ -11,14 +11,7 @@ import (
 	"github.com/bkcheck/bkcheck/traces"
 )
 
-func readTrace(path string) (*traces.Trace, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	return traces.DecodeITF(fh)
-}
+func readTrace(path string) (*traces.Trace, error) { return traces.ReadITFFile(path) }
 
 // runReplay is `bkcheck replay FILE`: exit 0 when the model confirms the
 // trace step by step, 1 naming the first step it does not confirm, 2 when
@@ -44,14 +37,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitError
 	}
-	what := "violates " + tr.Invariant
-	switch {
-	case tr.Deadlock:
-		what = "deadlocks"
-	case tr.Terminal:
-		what = "has no successor and fails " + tr.Invariant
-	}
-	fmt.Fprintf(stdout, "confirmed: %d states, every step a transition of the model (%s), and the last state %s\n", len(tr.Steps), tr.Params, what)
+	fmt.Fprintf(stdout, "confirmed: %d states, every step a transition of the model (%s), and the last state %s\n", len(tr.Steps), tr.Params, tr.What())
 	return exitOK
 }
 
@@ -92,6 +78,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
 		return exitUsage
 	}
+	explainTrace(tr)
 	if err := render(stdout, tr); err != nil {
 		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
 		return exitError

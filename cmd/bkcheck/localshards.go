@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/schema"
+)
+
+// checkLocalShards validates --local-shards against the other settings.
+func (c *checkCommand) checkLocalShards() {
+	n := c.only.LocalShards
+	switch {
+	case n < 0:
+		c.cl.probs.Add("local-shards", "must be >= 1 (got %d)", n)
+	case n <= 1:
+	case c.cfg.Dir == "":
+		c.cl.probs.Add("local-shards", "needs --dir: the shards share a run directory")
+	case c.cfg.Shard != "" || c.cfg.Shards != 0:
+		c.cl.probs.Add("local-shards", "starts the shards itself; leave out --shard and --shards")
+	case c.cfg.MaxStates > 0:
+		c.cl.probs.Add("max-states", "is not supported by a sharded search")
+	case c.cfg.Memory != 0 && c.cfg.Memory/schema.Size(n) < check.MinMemory:
+		c.cl.probs.Add("memory", "%s shared by %d shards leaves each less than the %s minimum", c.cfg.Memory, n, check.MinMemory)
+	}
+}
+
+// runLocalShards runs bkcheck check as N processes, shard i/N each, that
+// share the run directory, and reports as shard 1 does: its output is
+// this command's output (every shard reaches the same verdict, figures
+// and counterexample), the others' standard error is passed on with a
+// "shard i/N: " prefix. Ctrl-C stops them all, resumably: the same
+// command continues the search. The memory budget and workers are divided
+// among the shards.
+func runLocalShards(ctx context.Context, c *checkCommand, args []string, stdout, stderr io.Writer) int {
+	n := c.only.LocalShards
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+		return exitError
+	}
+	if err := os.MkdirAll(c.cfg.Dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
+		return exitError
+	}
+	workers := max(1, c.cfg.Workers/n)
+	cmds := make([]*exec.Cmd, n)
+	var outWG sync.WaitGroup
+	for i := range n {
+		// Later flags override earlier ones: the user's flags come first.
+		cargs := append([]string{"check"}, args...)
+		cargs = append(cargs, "--local-shards=0", fmt.Sprintf("--shard=%d/%d", i+1, n), "--workers="+strconv.Itoa(workers))
+		if c.cfg.Memory > 0 {
+			cargs = append(cargs, "--memory="+strconv.FormatInt(int64(c.cfg.Memory)/int64(n), 10))
+		}
+		if i > 0 {
+			cargs = append(cargs, "--trace-out=none")
+		}
+		if c.only.CPUProfile != "" {
+			cargs = append(cargs, fmt.Sprintf("--cpuprofile=%s.%d", c.only.CPUProfile, i+1))
+		}
+		cmd := exec.Command(exe, cargs...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches them through us
+		if i == 0 {
+			cmd.Stdout = stdout
+		}
+		pipe, err := cmd.StderrPipe()
+		if err == nil {
+			err = cmd.Start()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bkcheck check: starting shard %d/%d: %v\n", i+1, n, err)
+			stopAll(cmds)
+			return exitError
+		}
+		cmds[i] = cmd
+		outWG.Add(1)
+		go func() {
+			defer outWG.Done()
+			prefix(stderr, pipe, fmt.Sprintf("shard %d/%d: ", i+1, n))
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			for _, cmd := range cmds {
+				cmd.Process.Signal(os.Interrupt)
+			}
+		case <-done:
+		}
+	}()
+	codes := make([]int, n)
+	for i, cmd := range cmds {
+		err := cmd.Wait()
+		codes[i] = cmd.ProcessState.ExitCode()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			fmt.Fprintf(stderr, "bkcheck check: shard %d/%d: %v\n", i+1, n, err)
+			codes[i] = exitError
+		}
+		if codes[i] != codes[0] && codes[i] != exitInterrupted {
+			// A shard that fails on its own (an error, a refused
+			// directory) makes the others wait at a barrier: stop them.
+			stopAll(cmds)
+		}
+	}
+	close(done)
+	outWG.Wait()
+	for i, code := range codes {
+		if code != codes[0] {
+			fmt.Fprintf(stderr, "bkcheck check: shard %d/%d ended with exit code %d, shard 1/%d with %d\n", i+1, n, code, n, codes[0])
+			if codes[0] == exitOK || codes[0] == exitInterrupted {
+				return code
+			}
+		}
+	}
+	return codes[0]
+}
+
+// stopAll interrupts the shards that are running.
+func stopAll(cmds []*exec.Cmd) {
+	for _, cmd := range cmds {
+		if cmd != nil && cmd.Process != nil && cmd.ProcessState == nil {
+			cmd.Process.Signal(os.Interrupt)
+		}
+	}
+}
+
+// prefix copies r to w line by line, each line prefixed.
+func prefix(w io.Writer, r io.Reader, p string) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fmt.Fprintf(w, "%s%s\n", p, sc.Text())
+	}
+}

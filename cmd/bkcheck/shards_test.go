@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
+)
+
+// sameFigures compares the verdict and figures of two --json results.
+func sameFigures(t *testing.T, what string, got, want map[string]any) {
+	t.Helper()
+	for _, k := range []string{"status", "distinct", "generated", "depth", "queue"} {
+		if got[k] != want[k] {
+			t.Errorf("%s: %s %v, want %v", what, k, got[k], want[k])
+		}
+	}
+	gv, _ := json.Marshal(got["violation"])
+	wv, _ := json.Marshal(want["violation"])
+	if !bytes.Equal(gv, wv) {
+		t.Errorf("%s: counterexample differs:\n got %s\nwant %s", what, gv, wv)
+	}
+}
+
+// TestLocalShards: --local-shards N gives the single process's result,
+// with and without a violation; run again it reports the finished
+// search; bad combinations are refused.
+func TestLocalShards(t *testing.T) {
+	t.Setenv(runAsBkcheck, "1") // the shards are this test binary (TestMain)
+	models := [][]string{
+		{"--bookies", "1", "-w", "1", "-a", "1"},
+		{"--bookies", "2", "-w", "1", "-a", "1", "--invariants", "EntriesReachWriteQuorum"},
+	}
+	if testtier.IsLong() {
+		models = append(models, []string{"--bookies", "2", "-w", "2", "-a", "2", "-e", "2", "--variant", "no-recovery-fence", "--max-depth", "9"})
+	}
+	for _, model := range models {
+		_, want, _ := runArgs(t, append([]string{"check", "--json", "--trace-out", "none"}, model...)...)
+		wantRes := lastJSON(t, want)
+		dir := filepath.Join(t.TempDir(), "run")
+		for range 2 {
+			code, got, errOut := runArgs(t, append([]string{"check", "--json", "--local-shards", "3", "--dir", dir}, model...)...)
+			if code != exitOK && code != exitViolation && code != exitUnknown {
+				t.Fatalf("%v: exit %d: %s", model, code, errOut)
+			}
+			sameFigures(t, fmt.Sprint(model), lastJSON(t, got), wantRes)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--local-shards", "2"}, "needs --dir"},
+		{[]string{"--local-shards", "2", "--dir", t.TempDir(), "--shard", "1/2"}, "leave out --shard"},
+		{[]string{"--shard", "3/2", "--dir", t.TempDir()}, "1 <= i <= N"},
+		{[]string{"--shard", "1/2"}, "needs --dir"},
+		{[]string{"--shard", "1/2", "--dir", t.TempDir(), "--max-states", "5"}, "max-states"},
+		{[]string{"--fingerprint", "80"}, "64, 96 or 128"},
+	} {
+		if code, _, errOut := runArgs(t, append([]string{"check"}, c.args...)...); code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q", c.args, code, errOut)
+		}
+	}
+}
+
+// TestShardKilledAndRestarted runs a search as three shard processes,
+// kills one with SIGKILL in the middle, restarts it with the same command
+// while the others wait for it, and demands the single process's result
+// from every shard; a restart with other parameters is refused.
+func TestShardKilledAndRestarted(t *testing.T) {
+	testtier.Long(t, "builds the binary and kills a shard")
+	bin := buildBinary(t)
+	model := []string{"--bookies", "2", "-w", "2", "-a", "1"}
+	want, err := exec.Command(bin, append([]string{"check", "--json"}, model...)...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRes := resultOf(t, want)
+	dir := filepath.Join(t.TempDir(), "run")
+	start := func(i int, extra ...string) (*exec.Cmd, *bytes.Buffer) {
+		args := append([]string{"check", "--json", "--dir", dir, "--shard", fmt.Sprintf("%d/3", i), "--workers", "1"}, model...)
+		cmd := exec.Command(bin, append(args, extra...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &out
+	}
+	cmds := make([]*exec.Cmd, 3)
+	outs := make([]*bytes.Buffer, 3)
+	for i := range 3 {
+		cmds[i], outs[i] = start(i + 1)
+	}
+	waitForCheckpoint(t, filepath.Join(dir, "shard-001"), 12)
+	cmds[1].Process.Signal(syscall.SIGKILL)
+	cmds[1].Wait()
+	time.Sleep(200 * time.Millisecond)
+	// Another model in the same directory is refused.
+	bad := exec.Command(bin, "check", "--dir", dir, "--shard", "2/3", "--bookies", "2", "-w", "2", "-a", "2")
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "cannot resume") {
+		t.Errorf("restart with other parameters: %v %s", err, out)
+	}
+	cmds[1], outs[1] = start(2)
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i+1, err, outs[i])
+		}
+		sameFigures(t, fmt.Sprintf("shard %d/3", i+1), resultOf(t, outs[i].Bytes()), wantRes)
+	}
+}

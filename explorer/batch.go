@@ -1,0 +1,390 @@
+package explorer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bkcheck/bkcheck/state"
+)
+
+// Both searches (in memory, on disk) expand a BFS level the same way: in
+// batches of chunks, each batch in three steps.
+//
+//  1. Expand (parallel, by chunk): each worker takes chunks of the level
+//     from a shared counter, decodes and checks each state and emits its
+//     successors; a successor whose fingerprint the table already holds is
+//     dropped at once (the table is only read during this step), the
+//     others become candidates, grouped by the table shard that owns them.
+//  2. Commit (parallel, by table shard): each worker owns a fixed set of
+//     shards and inserts their candidates, chunk after chunk in level
+//     order, so the first candidate of a fingerprint in canonical order
+//     (state order within the level, then the order in which the model
+//     emitted them) is the one marked new, whatever the number of workers.
+//     Growth of the shards is planned beforehand (state.Set.Reserve), so
+//     inserts never allocate.
+//  3. Place (sequential): the new candidates, in canonical order, go to the
+//     next level and the parent links. This is a copy per new state; it is
+//     all that stays sequential.
+//
+// Because only the commit decides which successors are new and step 3
+// takes them in canonical order, the next level, the parent links, the
+// counts and the counterexample do not depend on the number of workers.
+const (
+	maxChunkStates  = 512
+	chunksPerWorker = 8
+)
+
+// candidate is a successor that was not in the table when its chunk was
+// expanded; its encoding is arena[off:end] of the chunk.
+type candidate struct {
+	fp       state.FP
+	action   Action
+	idx      uint32 // index of the successor among all its parent emitted
+	off, end int32
+	shard    uint16 // table shard of fp
+	isNew    bool   // set by the commit
+}
+
+// stateOut is what expanding one state of a chunk produced.
+type stateOut struct {
+	bad     string // violated invariant, "" if none
+	badTerm string // violated terminal property, "" if none
+	nSucc   int64  // successors emitted, duplicates included
+	candEnd int    // this state's candidates end at chunkOut.cands[candEnd]
+	hasNew  bool   // some successor was not in the table (probe mode only)
+}
+
+// chunkOut is a slot holding the expansion of window states [lo, hi).
+// Slots and their buffers are reused across batches and levels, which is
+// what keeps the hot path free of allocation once they have grown.
+type chunkOut struct {
+	lo, hi int
+	states []stateOut
+	cands  []candidate
+	arena  []byte
+	// order lists the candidates grouped by table shard (stable within a
+	// shard); shard s's are order[bounds[s]:bounds[s+1]].
+	order  []int32
+	bounds []int32
+}
+
+// worker expands chunks with its own Expander.
+type worker struct {
+	exp      Expander
+	fpr      state.Fingerprinter
+	table    *state.Set // only read while workers expand
+	deadlock bool
+	emit     func(Action, []byte, []byte) // w.onSuccessor, bound once to avoid a closure per state
+
+	out    *chunkOut
+	probe  bool // at the depth bound: only learn whether a successor is new
+	nSucc  int64
+	hasNew bool
+}
+
+// keyOf is the bytes that identify a state: its key, or its encoding.
+func keyOf(enc, key []byte) []byte {
+	if key != nil {
+		return key
+	}
+	return enc
+}
+
+func (w *worker) onSuccessor(a Action, enc, key []byte) {
+	idx := uint32(w.nSucc)
+	w.nSucc++
+	fp := w.fpr.Of(keyOf(enc, key))
+	// Safe without locking: nothing inserts while workers run. A state found
+	// here is visited for good; one not found may still be found by an
+	// earlier state of the batch, which the commit settles.
+	if w.table.Contains(fp) {
+		return
+	}
+	if w.probe {
+		w.hasNew = true
+		return
+	}
+	out := w.out
+	off := len(out.arena)
+	out.arena = append(out.arena, enc...)
+	out.cands = append(out.cands, candidate{fp: fp, action: a, idx: idx, off: int32(off), end: int32(len(out.arena)), shard: uint16(w.table.ShardOf(fp))})
+}
+
+// expandChunk fills out for the states out.lo..out.hi of cur. It stops
+// after the first state that violates: the commit stops there too.
+func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) error {
+	out.states, out.cands, out.arena = out.states[:0], out.cands[:0], out.arena[:0]
+	w.out, w.probe = out, probe
+	for i := out.lo; i < out.hi; i++ {
+		if err := w.exp.Load(cur.state(i)); err != nil {
+			return fmt.Errorf("explorer: model cannot load a state it produced: %w", err)
+		}
+		var so stateOut
+		if so.bad = w.exp.Check(); so.bad == "" {
+			w.nSucc, w.hasNew = 0, false
+			w.exp.Successors(w.emit)
+			so.nSucc, so.hasNew = w.nSucc, w.hasNew
+			if so.nSucc == 0 {
+				so.badTerm = w.exp.CheckTerminal()
+			}
+		}
+		so.candEnd = len(out.cands)
+		out.states = append(out.states, so)
+		if so.bad != "" || so.badTerm != "" || (w.deadlock && so.nSucc == 0) {
+			break
+		}
+	}
+	w.out = nil
+	out.group(w.table.Shards())
+	return nil
+}
+
+// group fills order and bounds: a stable counting sort by shard.
+func (c *chunkOut) group(shards int) {
+	if cap(c.bounds) < shards+1 {
+		c.bounds = make([]int32, shards+1)
+	}
+	c.bounds = c.bounds[:shards+1]
+	clear(c.bounds)
+	for i := range c.cands {
+		c.bounds[c.cands[i].shard+1]++
+	}
+	for s := 1; s <= shards; s++ {
+		c.bounds[s] += c.bounds[s-1]
+	}
+	if cap(c.order) < len(c.cands) {
+		c.order = make([]int32, len(c.cands), 2*len(c.cands))
+	}
+	c.order = c.order[:len(c.cands)]
+	// Place using bounds[s] as the running cursor of shard s, then shift
+	// bounds back by one shard.
+	for i := range c.cands {
+		s := c.cands[i].shard
+		c.order[c.bounds[s]] = int32(i)
+		c.bounds[s]++
+	}
+	copy(c.bounds[1:], c.bounds[:shards])
+	c.bounds[0] = 0
+}
+
+// placer receives a committed chunk in canonical order: state(i, so) for
+// each expanded state (i its index in the window), then add for each of
+// its successors the commit marked new. Either stops the walk by returning
+// true (a violation, a bound, an error).
+type placer struct {
+	state func(i int, so *stateOut) (stop bool)
+	add   func(i int, cd *candidate, enc []byte) (stop bool, err error)
+}
+
+// place walks chunk c for p; it reports whether p stopped it.
+func (c *chunkOut) place(p placer) (bool, error) {
+	candStart := 0
+	for j := range c.states {
+		so := &c.states[j]
+		i := c.lo + j
+		if p.state(i, so) {
+			return true, nil
+		}
+		for k := candStart; k < so.candEnd; k++ {
+			if cd := &c.cands[k]; cd.isNew {
+				if stop, err := p.add(i, cd, c.arena[cd.off:cd.end]); stop || err != nil {
+					return true, err
+				}
+			}
+		}
+		candStart = so.candEnd
+	}
+	return false, nil
+}
+
+// initial calls add for every distinct initial state, in the order the
+// model emits them, with its index among all the initial states it emits
+// (what a trace replays), counting Generated and Distinct in st until
+// maxStates (if > 0) is reached; it reports whether it was.
+func initial(m Model, fpr state.Fingerprinter, maxStates int64, st *Stats, add func(i uint32, enc []byte, fp state.FP)) (full bool) {
+	seen := state.NewSet(1, fpr.Wide(), 0)
+	var idx uint32
+	m.Init(func(enc, key []byte) {
+		i := idx
+		idx++
+		if full {
+			return
+		}
+		st.Generated++
+		if fp := fpr.Of(keyOf(enc, key)); seen.Add(fp) {
+			st.Distinct++
+			add(i, enc, fp)
+			full = maxStates > 0 && st.Distinct >= maxStates
+		}
+	})
+	return full
+}
+
+// level is one window of a BFS frontier: encodings packed into one arena
+// plus, for each state, where it starts and its id (the sequence number of
+// an in-memory search, the rank within the level of a search on disk).
+type level struct {
+	arena []byte
+	offs  []int
+	ids   []uint64
+}
+
+func (l *level) reset() {
+	l.arena, l.offs, l.ids = l.arena[:0], l.offs[:0], l.ids[:0]
+}
+
+func (l *level) len() int { return len(l.offs) }
+
+func (l *level) add(enc []byte, id uint64) {
+	l.offs = append(l.offs, len(l.arena))
+	l.arena = append(l.arena, enc...)
+	l.ids = append(l.ids, id)
+}
+
+func (l *level) state(i int) []byte {
+	end := len(l.arena)
+	if i+1 < len(l.offs) {
+		end = l.offs[i+1]
+	}
+	return l.arena[l.offs[i]:end:end]
+}
+
+// expander runs the expand and commit steps for a search.
+type expander struct {
+	workers []*worker
+	chunks  []chunkOut
+	counts  []int
+}
+
+func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set) *expander {
+	x := &expander{workers: make([]*worker, opt.Workers), chunks: make([]chunkOut, opt.Workers*chunksPerWorker)}
+	for i := range x.workers {
+		w := &worker{exp: m.NewExpander(), fpr: fpr, table: table, deadlock: opt.CheckDeadlock}
+		w.emit = w.onSuccessor
+		x.workers[i] = w
+	}
+	return x
+}
+
+// setTable points the workers at another table (a shard's table of sent
+// fingerprints, then of owned ones).
+func (x *expander) setTable(t *state.Set) {
+	for _, w := range x.workers {
+		w.table = t
+	}
+}
+
+// chunkSize is the chunk size for a level of n states.
+func (x *expander) chunkSize(n int) int {
+	return min(max(n/(len(x.workers)*chunksPerWorker), 1), maxChunkStates)
+}
+
+// batchStates is how many states one batch takes at most.
+func (x *expander) batchStates(chunkSize int) int { return len(x.chunks) * chunkSize }
+
+// cut splits the k states of the window into chunks of chunkSize.
+func (x *expander) cut(k, chunkSize int) []chunkOut {
+	batch := x.chunks[:0]
+	for b := 0; b < k; {
+		c := &x.chunks[len(batch)]
+		c.lo, c.hi = b, min(b+chunkSize, k)
+		b = c.hi
+		batch = batch[:len(batch)+1]
+	}
+	return batch
+}
+
+// expand runs the chunks of one batch on the workers.
+func (x *expander) expand(ctx context.Context, cur *level, batch []chunkOut, probe bool) error {
+	if len(x.workers) == 1 || len(batch) == 1 {
+		w := x.workers[0]
+		for i := range batch {
+			if i > 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := w.expandChunk(cur, &batch[i], probe); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	var nextChunk atomic.Int64
+	for _, w := range x.workers[:min(len(x.workers), len(batch))] {
+		g.Go(func() error {
+			for {
+				i := int(nextChunk.Add(1) - 1)
+				if i >= len(batch) {
+					return nil
+				}
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				if err := w.expandChunk(cur, &batch[i], probe); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	return g.Wait()
+}
+
+// commit inserts the batch's candidates into table, shard by shard in
+// parallel, marking the new ones. It returns false, having inserted
+// nothing, if the table has no room for them within its budget.
+func (x *expander) commit(batch []chunkOut, table *state.Set) bool {
+	shards := table.Shards()
+	if cap(x.counts) < shards {
+		x.counts = make([]int, shards)
+	}
+	counts := x.counts[:shards]
+	clear(counts)
+	for ci := range batch {
+		b := batch[ci].bounds
+		for s := range shards {
+			counts[s] += int(b[s+1] - b[s])
+		}
+	}
+	if !table.Reserve(counts) {
+		return false
+	}
+	work := func(s int) {
+		table.Grow(s)
+		for ci := range batch {
+			c := &batch[ci]
+			for _, k := range c.order[c.bounds[s]:c.bounds[s+1]] {
+				cd := &c.cands[k]
+				cd.isNew = table.Insert(s, cd.fp)
+			}
+		}
+	}
+	parallelShards(len(x.workers), shards, work)
+	return true
+}
+
+// parallelShards runs work(s) for every shard s, worker w taking the
+// shards s with s % workers == w.
+func parallelShards(workers, shards int, work func(s int)) {
+	workers = min(workers, shards)
+	if workers <= 1 {
+		for s := range shards {
+			work(s)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := w; s < shards; s += workers {
+				work(s)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,61 @@
+package properties
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+func readTrace(t *testing.T, path string) *traces.Trace {
+	t.Helper()
+	tr, err := traces.ReadITFFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestExplain2614: the explanation of apache/bookkeeper#2614's truncation
+// points at the writer's LAC 1 against the metadata's last entry 0.
+func TestExplain2614(t *testing.T) {
+	tr := readTrace(t, "../docs/traces/no-recovery-fence-2614.itf.json")
+	ex, err := Explain(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", strings.Join(ex.Lines, "\n"))
+	var reads []string
+	for _, r := range ex.Reads {
+		reads = append(reads, r.Name+" = "+r.Value)
+	}
+	got := strings.Join(reads, "; ")
+	for _, want := range []string{"meta_status = CLOSED", "clients[c1].lac = 1", "meta_last_entry = 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("reads %q lack %q", got, want)
+		}
+	}
+	if !ex.Equivalent {
+		t.Error("a built-in is explained by its CEL form")
+	}
+}
+
+// TestUntrustedExpressionIsBounded: a trace file's expression is evaluated
+// under a cost limit: one that would run for hours is stopped at once, by
+// Replay's check and by the explanation.
+func TestUntrustedExpressionIsBounded(t *testing.T) {
+	tr := readTrace(t, "../docs/traces/no-recovery-fence-2614.itf.json")
+	tr.Kind, tr.Invariant = "invariant", "Slow"
+	tr.Expression = `seq(0, 60000).all(i, seq(0, 60000).all(j, i + j >= 0)) && meta_status != "STATUS_CLOSED"`
+	start := time.Now()
+	if _, err := CheckTrace(tr); err == nil || !strings.Contains(err.Error(), "cost") {
+		t.Errorf("CheckTrace: %v", err)
+	}
+	if ex, _ := Explain(tr); ex != nil && !strings.Contains(strings.Join(ex.Lines, "\n"), "cost") {
+		t.Errorf("the explanation does not say it was stopped:\n%s", strings.Join(ex.Lines, "\n"))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+}

@@ -1,0 +1,118 @@
+package properties
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// TestViewMatchesITF: the view's variables are exactly the ITF trace's
+// (traces/itf.go), and the view's records have every field the ITF
+// records have, under the same names, for models that switch every
+// extension on. A variable or a field added to the trace without its
+// place in the view fails here.
+func TestViewMatchesITF(t *testing.T) {
+	striped := spec.DefaultParams()
+	striped.Bookies, striped.Ensemble, striped.Variant, striped.Entries = 3, 3, "gwq", 2
+	faulty := equivalenceModels()[4]
+	faulty.CorruptReads = 1
+	deleting := spec.DefaultParams()
+	deleting.DeleteLedger = true
+	split := spec.DefaultParams()
+	split.Variant = "split-add-check"
+	itfVars := map[string]bool{}
+	fields := map[string]map[string]bool{} // record type -> ITF keys seen
+	note := func(rt string, obj any) {
+		m, ok := obj.(map[string]any)
+		if !ok {
+			return
+		}
+		if fields[rt] == nil {
+			fields[rt] = map[string]bool{}
+		}
+		for k := range m {
+			fields[rt][k] = true
+		}
+	}
+	for _, p := range []spec.Params{striped, faulty, deleting, split} {
+		p.EnsureDefaults()
+		// The states of random walks, as the steps of one trace (the
+		// actions do not matter to the encoding of states).
+		states, _ := sampleStates(t, p, 30)
+		tr := &traces.Trace{Params: p, Invariant: "x", Steps: []traces.Step{{Initial: true, State: states[0]}}}
+		for _, s := range states[1:] {
+			tr.Steps = append(tr.Steps, traces.Step{State: s, Action: spec.Action{Kind: spec.ClientCreatesLedger, Client: 0, Bookie: -1}})
+		}
+		var b bytes.Buffer
+		if err := traces.EncodeITF(&b, tr); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Vars   []string         `json:"vars"`
+			States []map[string]any `json:"states"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range doc.Vars {
+			if v != "mbt::actionTaken" && v != "mbt::nondetPicks" {
+				itfVars[v] = true
+			}
+		}
+		for _, st := range doc.States {
+			for _, f := range st["meta_fragments"].([]any) {
+				note("Fragment", f)
+			}
+			if fu, ok := st["faults_used"]; ok {
+				note("Faults", fu)
+			}
+			for _, kv := range st["messages"].(map[string]any)["#map"].([]any) {
+				msg := kv.([]any)[0].(map[string]any)
+				note("Message", msg)
+				if e, ok := msg["entry"]; ok {
+					note("Entry", e)
+				}
+			}
+			for _, kv := range st["clients"].(map[string]any)["#map"].([]any) {
+				c := kv.([]any)[1].(map[string]any)
+				note("Client", c)
+				for _, op := range c["pending_add_ops"].(map[string]any)["#set"].([]any) {
+					note("PendingAddOp", op)
+				}
+			}
+		}
+	}
+	var viewVars []string
+	for _, v := range variables {
+		if v.name != "params" && v.name != "Nil" {
+			viewVars = append(viewVars, v.name)
+		}
+	}
+	var itf []string
+	for v := range itfVars {
+		itf = append(itf, v)
+	}
+	sort.Strings(viewVars)
+	sort.Strings(itf)
+	if diff := cmp.Diff(itf, viewVars); diff != "" {
+		t.Errorf("view variables differ from the ITF trace's (-ITF +view):\n%s", diff)
+	}
+	for _, rt := range recordTypes {
+		for k := range fields[rt.name] {
+			if _, ok := rt.byName[k]; !ok {
+				t.Errorf("the ITF %s has field %q, the view's does not", rt.name, k)
+			}
+		}
+	}
+	for _, rt := range []string{"Fragment", "Faults", "Message", "Entry", "Client", "PendingAddOp"} {
+		if len(fields[rt]) == 0 {
+			t.Errorf("no ITF %s seen: the sample does not cover it", rt)
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package state
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+)
+
+func randomFPs(r *rand.Rand, n int, wide bool) []FP {
+	fps := make([]FP, n)
+	for i := range fps {
+		fps[i] = FP{Hi: r.Uint64()}
+		if wide {
+			fps[i].Lo = r.Uint64()
+		}
+	}
+	return fps
+}
+
+// insertAll reserves room for fps and inserts them, as a commit does.
+func insertAll(t *testing.T, s *Set, fps []FP) (added []bool, ok bool) {
+	t.Helper()
+	counts := make([]int, s.Shards())
+	for _, fp := range fps {
+		counts[s.ShardOf(fp)]++
+	}
+	if !s.Reserve(counts) {
+		return nil, false
+	}
+	for i := range s.Shards() {
+		s.Grow(i)
+	}
+	for _, fp := range fps {
+		added = append(added, s.Insert(s.ShardOf(fp), fp))
+	}
+	return added, true
+}
+
+// TestSetMatchesMap: a Set answers as a map does, for 64- and 128-bit
+// fingerprints, small and clustered ones, the zero fingerprint, and
+// fingerprints sharing their Hi part.
+func TestSetMatchesMap(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(1, 2))
+		s := NewSet(16, wide, 0)
+		ref := map[FP]bool{}
+		for round := range 50 {
+			fps := randomFPs(r, 200+round*40, wide)
+			for i := range 30 {
+				fps = append(fps, FP{Hi: uint64(i)}, FP{Hi: 7, Lo: uint64(i) << 40}) // zero, small, same Hi
+				if i < len(fps) {
+					fps = append(fps, fps[r.IntN(len(fps))]) // duplicates within the batch
+				}
+			}
+			if !wide {
+				for i := range fps {
+					fps[i].Lo = 0
+				}
+			}
+			added, ok := insertAll(t, s, fps)
+			if !ok {
+				t.Fatal("unlimited set refused a batch")
+			}
+			for i, fp := range fps {
+				if added[i] == ref[fp] {
+					t.Fatalf("wide=%v: Insert(%v) = %v with %v present", wide, fp, added[i], ref[fp])
+				}
+				ref[fp] = true
+			}
+			for range 100 {
+				fp := randomFPs(r, 1, wide)[0]
+				if s.Contains(fp) != ref[fp] {
+					t.Fatalf("Contains(%v) = %v", fp, !ref[fp])
+				}
+			}
+		}
+		if s.Len() != uint64(len(ref)) {
+			t.Fatalf("Len %d, want %d", s.Len(), len(ref))
+		}
+		for fp := range ref {
+			if !s.Contains(fp) {
+				t.Fatalf("%v lost", fp)
+			}
+		}
+		// Sorted order is the map's keys, sorted.
+		want := make([]FP, 0, len(ref))
+		for fp := range ref {
+			want = append(want, fp)
+		}
+		slices.SortFunc(want, FP.Compare)
+		for i := range s.Shards() {
+			s.SortShard(i)
+		}
+		v := s.Sorted()
+		if v.Len() != uint64(len(want)) {
+			t.Fatalf("sorted view of %d, want %d", v.Len(), len(want))
+		}
+		for i, fp := range want {
+			if got := v.At(uint64(i)); got != fp {
+				t.Fatalf("wide=%v: sorted[%d] = %v, want %v", wide, i, got, fp)
+			}
+		}
+		// Random access too.
+		for range 100 {
+			i := r.IntN(len(want))
+			if got := v.At(uint64(i)); got != want[i] {
+				t.Fatalf("sorted[%d] = %v, want %v", i, got, want[i])
+			}
+		}
+		s.Clear()
+		if s.Len() != 0 || s.Contains(want[0]) {
+			t.Fatal("Clear left fingerprints")
+		}
+	}
+}
+
+// TestSetBudget: a budgeted set grows up to its budget, takes the last
+// step to whatever fits, refuses a batch it cannot hold without having
+// inserted any of it, and takes it once cleared.
+func TestSetBudget(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const budget = 16 * 100 * 8 // 100 slots per shard at most
+	s := NewSet(16, false, budget)
+	var n int
+	for {
+		fps := randomFPs(r, 100, false)
+		if _, ok := insertAll(t, s, fps); !ok {
+			if s.Len() != uint64(n) {
+				t.Fatalf("a refused batch changed the set: %d, want %d", s.Len(), n)
+			}
+			break
+		}
+		n += len(fps)
+		if s.Bytes() > budget {
+			t.Fatalf("set of %d bytes over its %d budget", s.Bytes(), budget)
+		}
+	}
+	if s.Bytes() != budget {
+		t.Errorf("set stopped at %d bytes; the last step should take the budget (%d)", s.Bytes(), budget)
+	}
+	if n < 16*100*60/100 { // the fullest shard decides
+		t.Errorf("only %d fingerprints fitted", n)
+	}
+	s.Clear()
+	if _, ok := insertAll(t, s, randomFPs(r, 100, false)); !ok {
+		t.Error("a cleared set refused a batch")
+	}
+}
+
+// TestSetConcurrentContains: any number of readers while no insert runs,
+// and inserts into different shards in parallel (run with -race).
+func TestSetConcurrentContains(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	s := NewSet(16, true, 0)
+	fps := randomFPs(r, 5000, true)
+	counts := make([]int, s.Shards())
+	for _, fp := range fps {
+		counts[s.ShardOf(fp)]++
+	}
+	s.Reserve(counts)
+	var wg sync.WaitGroup
+	for sh := range s.Shards() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Grow(sh)
+			for _, fp := range fps {
+				if s.ShardOf(fp) == sh {
+					s.Insert(sh, fp)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, fp := range fps {
+				if !s.Contains(fp) {
+					t.Errorf("%v missing", fp)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestSetInsertNoAlloc: with room reserved, inserts do not allocate.
+func TestSetInsertNoAlloc(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	s := NewSet(16, false, 0)
+	fps := randomFPs(r, 1000, false)
+	counts := make([]int, s.Shards())
+	for _, fp := range fps {
+		counts[s.ShardOf(fp)]++
+	}
+	s.Reserve(counts)
+	for i := range s.Shards() {
+		s.Grow(i)
+	}
+	i := 0
+	if a := testing.AllocsPerRun(1, func() {
+		for ; i < len(fps); i++ {
+			s.Insert(s.ShardOf(fps[i]), fps[i])
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations", a)
+	}
+}
+
+func BenchmarkSetInsert(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, wide := range []bool{false, true} {
+		name := "64"
+		if wide {
+			name = "128"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := NewSet(16, wide, 0)
+			fps := randomFPs(r, b.N, wide)
+			counts := make([]int, s.Shards())
+			for _, fp := range fps {
+				counts[s.ShardOf(fp)]++
+			}
+			s.Reserve(counts)
+			for i := range s.Shards() {
+				s.Grow(i)
+			}
+			b.ResetTimer()
+			for _, fp := range fps {
+				s.Insert(s.ShardOf(fp), fp)
+			}
+			b.ReportMetric(float64(s.Bytes())/float64(max(s.Len(), 1)), "bytes/state")
+		})
+	}
+}

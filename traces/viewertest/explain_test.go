@@ -1,0 +1,227 @@
+package viewertest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/bkcheck/bkcheck/properties"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// page renders tr (explained, as bkcheck trace render does) into a file.
+func page(t *testing.T, tr *traces.Trace) string {
+	t.Helper()
+	if ex, err := properties.Explain(tr); err == nil {
+		tr.Explanation = ex
+	}
+	path := filepath.Join(t.TempDir(), "trace.html")
+	var b bytes.Buffer
+	if err := traces.RenderHTML(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readITF(t *testing.T, path string) *traces.Trace {
+	t.Helper()
+	tr, err := traces.ReadITFFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestHTMLViewerExplained loads pages in one headless Chromium whose
+// window is 1400 by 900 pixels, one tab per check.
+func TestHTMLViewerExplained(t *testing.T) {
+	bin := browser(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1400, 900), chromedp.UserDataDir(t.TempDir()))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Run(bctx); err != nil { // start the browser
+		t.Fatal(err)
+	}
+	tab := func(t *testing.T) (context.Context, func()) {
+		ctx, cancel1 := chromedp.NewContext(bctx)
+		ctx, cancel2 := context.WithTimeout(ctx, 60*time.Second)
+		return ctx, func() { cancel2(); cancel1() }
+	}
+	t.Run("explains", func(t *testing.T) { testExplains(t, tab) })
+	t.Run("fits-1400", func(t *testing.T) { testFits1400(t, tab) })
+	t.Run("inert", func(t *testing.T) { testInert(t, tab) })
+}
+
+type tabFunc func(t *testing.T) (context.Context, func())
+
+// testExplains: for apache/bookkeeper#2614 the page states the
+// property (name, statement, its CEL form), explains the last state and,
+// at the last step, highlights exactly the values that decide it: the
+// writer's LAC 1 against the metadata's last entry 0. The fence request
+// that never reached b2 is drawn as sent and never delivered.
+func testExplains(t *testing.T, tab tabFunc) {
+	path := page(t, readITF(t, "../../docs/traces/no-recovery-fence-2614.itf.json"))
+	ctx, cancel := tab(t)
+	defer cancel()
+	var name, statement, expr, why, reads, title string
+	var culprits, pending []string
+	var culpritsEarly int
+	err := chromedp.Run(ctx,
+		chromedp.Navigate("file://"+path),
+		chromedp.WaitVisible("#step-title", chromedp.ByQuery),
+		chromedp.Text("#prop-name", &name, chromedp.ByQuery),
+		chromedp.Text("#prop-statement", &statement, chromedp.ByQuery),
+		chromedp.Text("#prop-expr", &expr, chromedp.ByQuery),
+		chromedp.Text("#why-lines", &why, chromedp.ByQuery),
+		chromedp.Text("#why-reads", &reads, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#vars tr.culprit").length`, &culpritsEarly),
+		chromedp.Evaluate(`[...document.querySelectorAll("#svg text")].filter(t => t.previousSibling && t.previousSibling.classList && t.previousSibling.classList.contains("pending")).map(t => t.textContent)`, &pending),
+		chromedp.KeyEvent(kb.End),
+		chromedp.Text("#step-title", &title, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll("#vars tr.culprit td:first-child")].map(td => td.textContent)`, &culprits),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "NoDivergenceBetweenClientAndMetaData" || !strings.Contains(statement, "exactly one client closed it") {
+		t.Errorf("property shown as %q: %q", name, statement)
+	}
+	if !strings.Contains(expr, "in CEL") || !strings.Contains(expr, `c.lac <= meta_last_entry`) {
+		t.Errorf("expression shown: %q", expr)
+	}
+	if !strings.Contains(why, "c.lac <= meta_last_entry is false: clients[c1].lac = 1, meta_last_entry = 0") {
+		t.Errorf("explanation: %q", why)
+	}
+	if !strings.Contains(reads, "clients[c1].lac = 1") {
+		t.Errorf("deciding values: %q", reads)
+	}
+	if culpritsEarly != 0 {
+		t.Errorf("%d rows highlighted at the first step; only the last step shows them", culpritsEarly)
+	}
+	slices.Sort(culprits)
+	if want := []string{"clients[c1].lac", "clients[c1].status", "meta_last_entry", "meta_status"}; !slices.Equal(culprits, want) {
+		t.Errorf("last step highlights %q, want %q", culprits, want)
+	}
+	if !strings.HasPrefix(title, "Step 14 of 14") || !strings.Contains(title, "violates NoDivergenceBetweenClientAndMetaData") {
+		t.Errorf("last step title %q", title)
+	}
+	if len(pending) != 1 || !strings.HasPrefix(pending[0], "FenceRequest c2->b2") {
+		t.Errorf("messages drawn as never delivered: %q", pending)
+	}
+}
+
+// testFits1400: with six participants the diagram fits a window
+// 1400 pixels wide: no horizontal scrolling, every label inside the
+// diagram.
+func testFits1400(t *testing.T, tab tabFunc) {
+	tr := readITF(t, "../../docs/traces/below-qw-ensemble-change.itf.json")
+	if n := tr.Params.Clients + 1 + tr.Params.Bookies; n != 6 {
+		t.Fatalf("the trace has %d participants, want 6", n)
+	}
+	path := page(t, tr)
+	ctx, cancel := tab(t)
+	defer cancel()
+	var pageOverflow, diagramOverflow bool
+	var outside []string
+	var inner int
+	err := chromedp.Run(ctx,
+		chromedp.Navigate("file://"+path),
+		chromedp.WaitVisible("#svg", chromedp.ByQuery),
+		chromedp.Evaluate(`window.innerWidth`, &inner),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > document.documentElement.clientWidth`, &pageOverflow),
+		chromedp.Evaluate(`(() => { const d = document.getElementById("diagram"); return d.scrollWidth > d.clientWidth || document.getElementById("svg").getBoundingClientRect().right > d.getBoundingClientRect().right + 0.5; })()`, &diagramOverflow),
+		chromedp.Evaluate(`(() => { const s = document.getElementById("svg").getBoundingClientRect();
+			return [...document.querySelectorAll("#svg text")].filter(t => { const r = t.getBoundingClientRect(); return r.left < s.left - 0.5 || r.right > s.right + 0.5; }).map(t => t.textContent); })()`, &outside),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner != 1400 {
+		t.Fatalf("window is %d pixels wide", inner)
+	}
+	if pageOverflow || diagramOverflow {
+		t.Errorf("at 1400 pixels the page scrolls sideways (%v) or the diagram overflows (%v)", pageOverflow, diagramOverflow)
+	}
+	if len(outside) > 0 {
+		t.Errorf("labels outside the diagram: %q", outside)
+	}
+}
+
+// testInert: a trace file is data from anyone. One whose
+// property name, statement and expression carry markup and script renders
+// them as text: nothing runs, no element is injected, and the strings
+// appear literally.
+func testInert(t *testing.T, tab tabFunc) {
+	tr := readITF(t, "../../docs/traces/no-recovery-fence-2614.itf.json")
+	tr.Invariant = `<img src=x onerror="window.pwned='name'">`
+	tr.Statement = `</script><script>window.pwned='statement'</script><b onmouseover="window.pwned='b'">bold</b>`
+	tr.Kind = "invariant"
+	tr.Expression = `meta_status != "</script><svg onload=window.pwned='expr'>" && meta_status != "STATUS_CLOSED"`
+	// Through a file, as a shared trace arrives.
+	var itf bytes.Buffer
+	if err := traces.EncodeITF(&itf, tr); err != nil {
+		t.Fatal(err)
+	}
+	back, err := traces.DecodeITF(&itf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := page(t, back)
+	html, _ := os.ReadFile(path)
+	for _, bad := range []string{"<img src=x", "<script>window.pwned", "<svg onload", "<b onmouseover"} {
+		if bytes.Contains(html, []byte(bad)) {
+			t.Errorf("the page contains %q unescaped", bad)
+		}
+	}
+	ctx, cancel := tab(t)
+	defer cancel()
+	var pwned, name, statement, expr, why, titleText string
+	var injected int
+	err = chromedp.Run(ctx,
+		chromedp.Navigate("file://"+path),
+		chromedp.WaitVisible("#step-title", chromedp.ByQuery),
+		chromedp.KeyEvent(kb.End),
+		chromedp.Evaluate(`String(window.pwned)`, &pwned),
+		chromedp.Evaluate(`document.querySelectorAll("img, b, script:not([id='trace-data']):not(:last-of-type), svg svg, iframe, object").length`, &injected),
+		chromedp.Text("#prop-name", &name, chromedp.ByQuery),
+		chromedp.Text("#prop-statement", &statement, chromedp.ByQuery),
+		chromedp.Text("#prop-expr", &expr, chromedp.ByQuery),
+		chromedp.Text("#why-lines", &why, chromedp.ByQuery),
+		chromedp.Evaluate(`document.title`, &titleText),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pwned != "undefined" {
+		t.Errorf("script from the trace ran: window.pwned = %q", pwned)
+	}
+	if injected != 0 {
+		t.Errorf("%d elements injected into the page", injected)
+	}
+	if name != tr.Invariant || statement != tr.Statement || !strings.Contains(expr, tr.Expression) {
+		t.Errorf("strings not shown literally: %q / %q / %q", name, statement, expr)
+	}
+	if !strings.Contains(titleText, tr.Invariant) {
+		t.Errorf("title %q", titleText)
+	}
+	if !strings.Contains(why, `"</script><svg onload=window.pwned='expr'>"`) {
+		t.Errorf("the explanation does not quote the expression literally: %q", why)
+	}
+}
