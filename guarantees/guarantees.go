@@ -89,6 +89,10 @@ const (
 // Options shape a regeneration.
 type Options struct {
 	MaxStates int64 // 0: DefaultMaxStates
+	// Settings are the E/Qw/Qa to answer for (nil: all of Settings); a
+	// subset gives the page's header and footer and those settings'
+	// sections, each exactly as in the whole page.
+	Settings [][3]int
 	// Report, if set, is told each answer as it comes (the page takes
 	// minutes).
 	Report func(line string)
@@ -263,7 +267,11 @@ still open are those whose space is beyond reach here (4 bookies or more);
 they are not evidence of safety.
 
 `, group(opt.MaxStates), group(Walks), WalkLen, strconv.FormatFloat(WalkLossRate, 'g', -1, 64))
-	for _, st := range Settings {
+	settings := opt.Settings
+	if settings == nil {
+		settings = Settings
+	}
+	for _, st := range settings {
 		if err := g.setting(&b, st[0], st[1], st[2]); err != nil {
 			return nil, err
 		}

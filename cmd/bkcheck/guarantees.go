@@ -23,7 +23,7 @@ import (
 func runGuarantees(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cl := newCommandLine("bkcheck guarantees")
 	out := cl.addSwitch("out", "the page to write (its directory must exist); traces go to traces/guarantees/ beside it (default docs/guarantees.md)", false)
-	maxStates := cl.addSwitch("max-states", "bound of each search: distinct states, or orbits where the search is symmetric (default 15000000)", false)
+	maxStates := cl.addSwitch("max-states", "bound of each search: distinct states, or orbits where the search is symmetric (default "+strconv.FormatInt(guarantees.DefaultMaxStates, 10)+")", false)
 	cl.parse(args)
 	if cl.help {
 		fmt.Fprintln(stdout, "usage: bkcheck guarantees [--out FILE] [--max-states N]")
