@@ -1,0 +1,89 @@
+package spec413
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// exploration is what a naive breadth-first search of a model finds: the
+// figures TLC prints, and TLC's -coverage figures per action (distinct
+// states an action found first, successors it generated).
+type exploration struct {
+	distinct, generated, depth int
+	found, gen                 [numActionKinds]int
+	violation                  string // first invariant violated (in Invariants order), "" if none
+	violationDepth             int
+}
+
+// naiveBFS explores m with a Go map of encodings, level by level: slow but
+// obviously correct, an oracle independent of the explorer package. It
+// stops at the end of the level where an invariant first fails.
+func naiveBFS(t testing.TB, m *Model, limit int) exploration {
+	t.Helper()
+	init := m.Init()
+	enc0 := m.Encode(nil, &init)
+	seen := map[string]bool{string(enc0): true}
+	level := [][]byte{enc0}
+	x := exploration{generated: 1}
+	var cur, scratch State
+	var buf []byte
+	for len(level) > 0 && len(seen) < limit {
+		x.depth++
+		var next [][]byte
+		for _, enc := range level {
+			if err := m.Decode(enc, &cur); err != nil {
+				t.Fatal(err)
+			}
+			if x.violation == "" {
+				for _, inv := range Invariants {
+					if !inv.Holds(m.P, &cur) {
+						x.violation, x.violationDepth = inv.Name, x.depth
+						break
+					}
+				}
+			}
+			m.Next(&cur, &scratch, func(a Action, s *State) {
+				x.generated++
+				x.gen[a.Kind]++
+				buf = m.Encode(buf[:0], s)
+				if !seen[string(buf)] {
+					seen[string(buf)] = true
+					x.found[a.Kind]++
+					next = append(next, append([]byte(nil), buf...))
+				}
+			})
+		}
+		if x.violation != "" {
+			break
+		}
+		level = next
+	}
+	x.distinct = len(seen)
+	return x
+}
+
+// TestExploreEnv prints the figures of the parameter set in
+// BKCHECK_V413 ("bookies,qw,qa,sendlimit,fence"): a debugging aid for
+// comparing with TLC's -coverage output action by action.
+func TestExploreEnv(t *testing.T) {
+	env := os.Getenv("BKCHECK_V413")
+	if env == "" {
+		t.Skip("set BKCHECK_V413=bookies,qw,qa,sendlimit,fence")
+	}
+	var v [5]int
+	for i, f := range strings.Split(env, ",") {
+		v[i], _ = strconv.Atoi(f)
+	}
+	m, err := NewModel(Params{Bookies: v[0], WriteQuorum: v[1], AckQuorum: v[2], SendLimit: v[3], Options: Options{RecoveryReadsFence: v[4] == 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := naiveBFS(t, m, 1<<30)
+	fmt.Printf("%d distinct, %d generated, depth %d, violation %q at depth %d\n", x.distinct, x.generated, x.depth, x.violation, x.violationDepth)
+	for k := ActionKind(1); k < numActionKinds; k++ {
+		fmt.Printf("  %-36s %d:%d\n", k, x.found[k], x.gen[k])
+	}
+}
