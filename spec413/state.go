@@ -170,7 +170,6 @@ func Init() State {
 // [id |-> id, data |-> data], ids 1..15, data 1..MaxSendLimit.
 type EntrySet uint64
 
-
 func entryBit(e Entry) EntrySet {
 	if e.ID < 1 || e.ID > maxEntryID || e.Data < 1 || e.Data > MaxSendLimit {
 		panic("spec413: stored entry out of the model's bounds")
