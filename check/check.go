@@ -21,6 +21,9 @@ import (
 type Report struct {
 	explorer.Result
 	Trace *traces.Trace
+	// Readable is the counterexample in readable form, whatever the model
+	// (Trace, the current model's, is also written as ITF JSON).
+	Readable *traces.Text
 	// Config is the configuration the run used, defaults filled in (for a
 	// resumed run, the model recorded in its directory and its budget).
 	Config Config
@@ -41,6 +44,9 @@ func NewModel(c ModelConfig) (*Model, error) {
 	c.EnsureDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	if c.Model != ModelCurrent {
+		return nil, fmt.Errorf("check.NewModel binds the current model, not %q (Run and Simulate bind every model)", c.Model)
 	}
 	sm, err := spec.NewModel(c.Params)
 	if err != nil {
@@ -153,7 +159,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := NewModel(cfg.ModelConfig)
+	m, err := bind(cfg.ModelConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -196,17 +202,44 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: store.BytesPerState()}
 	if res.Violation != nil {
-		tr, err := m.DecodeTrace(res.Violation)
-		if err != nil {
+		if rep.Trace, rep.Readable, err = m.counterexample(res.Violation); err != nil {
 			return nil, err
 		}
-		rep.Trace = tr
 	}
 	if err := store.Close(); err != nil {
 		return rep, fmt.Errorf("closing the visited store: %w", err)
 	}
 	return rep, nil
 }
+
+// bound is a model bound to its properties: what the explorer searches,
+// and how its counterexamples read.
+type bound interface {
+	explorer.Model
+	// counterexample decodes v: readable, and as a Trace (ITF JSON, the
+	// diagrams) when the model has that form.
+	counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error)
+	// lossBias is LossBias for the model's labels.
+	lossBias(rate float64) func(explorer.Action) float64
+}
+
+// bind binds the model c names (c is valid, defaults filled in).
+func bind(c ModelConfig) (bound, error) {
+	if c.Model == ModelV413 {
+		return newModel413(c)
+	}
+	return NewModel(c)
+}
+
+func (m *Model) counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error) {
+	tr, err := m.DecodeTrace(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, tr.Text(), nil
+}
+
+func (m *Model) lossBias(rate float64) func(explorer.Action) float64 { return LossBias(rate) }
 
 // DecodeTrace turns the explorer's encoded counterexample into a protocol trace.
 func (m *Model) DecodeTrace(v *explorer.ViolationInfo) (*traces.Trace, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/state"
 )
 
@@ -15,7 +16,9 @@ import (
 // protocol's parameters and the properties checked. A run directory records
 // it, and a run is resumed only under the same ModelConfig.
 type ModelConfig struct {
+	Model string `name:"model" unit:"M" help:"the model: current (BookKeeperProtocol.tla and bkcheck's extensions; the default) or v4.13 (BookKeeperProtocol_v4_13.tla, release 4.13: writer w1, recovery client w2; it takes bookies, -w, -a, entries as SendLimit, --recovery-reads-fence, invariants)"`
 	spec.Params
+	spec413.Options
 	Invariants    []string      `name:"invariants" unit:"A,B" help:"properties to check (bkcheck invariants lists them; not given: those of the TLA+ spec's shipped cfg)"`
 	Symmetry      spec.Symmetry `name:"symmetry" unit:"S" help:"deduplicate states up to relabelling of: none, bookies, clients, bookies,clients (TLC's SYMMETRY; unsound combinations are refused)"`
 	CheckDeadlock bool          `name:"check-deadlock" help:"report states without successors as violations (TLC's default; off here, as with TLC -deadlock)"`
@@ -27,15 +30,32 @@ var ModelSchema = schema.MustOf(ModelConfig{})
 // EnsureDefaults fills in the parameters' defaults and the default
 // properties (those of the TLA+ spec's shipped configuration).
 func (c *ModelConfig) EnsureDefaults() {
+	if c.Model == "" {
+		c.Model = ModelCurrent
+	}
 	c.Params.EnsureDefaults()
 	if c.Invariants == nil {
 		c.Invariants = append([]string(nil), invariants.Default...)
+		if c.Model == ModelV413 {
+			c.Invariants = spec413.DefaultInvariants()
+		}
 	}
 }
 
 // Validate reports every problem of c (after EnsureDefaults) at once.
 func (c ModelConfig) Validate() error {
 	var probs schema.Problems
+	switch c.Model {
+	case ModelV413:
+		return c.validate413()
+	case ModelCurrent:
+	default:
+		probs.Add("model", "unknown model %q; known: %s", c.Model, ModelNames())
+		return probs.Err()
+	}
+	if c.RecoveryReadsFence {
+		probs.Add("recovery-reads-fence", "is a setting of --model %s (the current model's recovery reads fence; --variant no-recovery-fence makes them not)", ModelV413)
+	}
 	perr := c.Params.Validate()
 	probs.Merge(perr)
 	if _, err := invariants.Lookup(c.Invariants); err != nil {
@@ -47,6 +67,14 @@ func (c ModelConfig) Validate() error {
 		}
 	}
 	return probs.Err()
+}
+
+// Describe renders the model's parameters for people.
+func (c ModelConfig) Describe() string {
+	if c.Model == ModelV413 {
+		return c.describe413()
+	}
+	return c.Params.String()
 }
 
 // ID is c as a JSON object: the identity a run directory and its

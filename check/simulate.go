@@ -23,11 +23,7 @@ import (
 // about equally likely to one another. Ensemble changes record the bookies
 // they replace in the same field and are not weighted.
 func LossBias(rate float64) func(explorer.Action) float64 {
-	odds := rate / (1 - rate)
-	var pow [spec.MaxBookies + 1]float64
-	for j := range pow {
-		pow[j] = math.Pow(odds, float64(j))
-	}
+	pow := lossOdds(rate)
 	return func(a explorer.Action) float64 {
 		sa := FromLabel(a)
 		if sa.Kind == spec.ClientChangesEnsemble || sa.Kind == spec.RecoveryClientChangesEnsemble {
@@ -37,12 +33,23 @@ func LossBias(rate float64) func(explorer.Action) float64 {
 	}
 }
 
+// lossOdds[j] is the weight of a step that loses j messages.
+func lossOdds(rate float64) [spec.MaxBookies + 1]float64 {
+	odds := rate / (1 - rate)
+	var pow [spec.MaxBookies + 1]float64
+	for j := range pow {
+		pow[j] = math.Pow(odds, float64(j))
+	}
+	return pow
+}
+
 // SimReport is the outcome of a simulation and, on a violation, the
 // decoded walk.
 type SimReport struct {
 	explorer.SimResult
-	Trace  *traces.Trace
-	Config SimConfig // as used, defaults filled in
+	Trace    *traces.Trace
+	Readable *traces.Text // the walk in readable form, whatever the model
+	Config   SimConfig    // as used, defaults filled in
 }
 
 // Simulate runs random walks as cfg says: it fills in defaults, validates
@@ -53,13 +60,13 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := NewModel(cfg.ModelConfig)
+	m, err := bind(cfg.ModelConfig)
 	if err != nil {
 		return nil, err
 	}
 	opt := explorer.SimOptions{Seed: cfg.Seed, Depth: cfg.Depth, Walks: cfg.Traces, Duration: cfg.Duration, Workers: cfg.Workers, CheckDeadlock: cfg.CheckDeadlock}
 	if cfg.LossRate > 0 {
-		opt.Weight = LossBias(cfg.LossRate)
+		opt.Weight = m.lossBias(cfg.LossRate)
 	}
 	res, err := explorer.Simulate(ctx, m, opt)
 	if err != nil {
@@ -67,7 +74,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	}
 	rep := &SimReport{SimResult: res, Config: cfg}
 	if res.Violation != nil {
-		if rep.Trace, err = m.DecodeTrace(res.Violation); err != nil {
+		if rep.Trace, rep.Readable, err = m.counterexample(res.Violation); err != nil {
 			return nil, err
 		}
 	}

@@ -28,11 +28,11 @@ func (t MsgType) String() string {
 
 // MsgKey packs a message record. A record of one type has only some fields
 // (the others are zero here), so equal records have equal keys, and key
-// order is a canonical order for the history.
+// order is a canonical order for the history: by type, then bookie.
 //
-//	bits  0-2  type       3-5  bookie    6 recovery  7 success  8 fence
-//	bits  9-12 entry id (a read request's entry_id)
-//	bits 13-15 entry data (0: the entry is Nil)     16-19 lac
+//	bits 17-19 type       14-16 bookie    13 recovery  12 success  11 fence
+//	bits  7-10 entry id (a read request's entry_id)
+//	bits  4-6  entry data (0: the entry is Nil)          0-3 lac
 //
 // The records, as the spec builds them:
 //
@@ -45,14 +45,14 @@ func (t MsgType) String() string {
 type MsgKey uint32
 
 const (
-	shType     = 0
-	shBookie   = 3
-	shRecovery = 6
-	shSuccess  = 7
-	shFence    = 8
-	shEntryID  = 9
-	shData     = 13
-	shLAC      = 16
+	shLAC      = 0
+	shData     = 4
+	shEntryID  = 7
+	shFence    = 11
+	shSuccess  = 12
+	shRecovery = 13
+	shBookie   = 14
+	shType     = 17
 	msgKeyBits = 20
 )
 
@@ -82,32 +82,32 @@ func counter(v int8) MsgKey {
 
 // AddRequest is a writer's AddEntryRequestMessage.
 func AddRequest(b int, e Entry, lac int8, recovery bool) MsgKey {
-	return MsgKey(AddEntryRequestMessage) | MsgKey(b)<<shBookie | entryKey(e) | counter(lac)<<shLAC | flag(recovery)<<shRecovery
+	return MsgKey(AddEntryRequestMessage)<<shType | MsgKey(b)<<shBookie | entryKey(e) | counter(lac)<<shLAC | flag(recovery)<<shRecovery
 }
 
 // AddResponse is GetAddEntryResponse(req, success).
 func AddResponse(req MsgKey, success bool) MsgKey {
 	keep := MsgKey(7<<shBookie | 1<<shRecovery | 15<<shEntryID | 7<<shData)
-	return MsgKey(AddEntryResponseMessage) | req&keep | flag(success)<<shSuccess
+	return MsgKey(AddEntryResponseMessage)<<shType | req&keep | flag(success)<<shSuccess
 }
 
 // FenceRequest is the fencing read-LAC request to bookie b.
-func FenceRequest(b int) MsgKey { return MsgKey(FenceRequestMessage) | MsgKey(b)<<shBookie }
+func FenceRequest(b int) MsgKey { return MsgKey(FenceRequestMessage)<<shType | MsgKey(b)<<shBookie }
 
 // FenceResponse is bookie b's answer to it, with its LAC.
 func FenceResponse(b int, lac int8) MsgKey {
-	return MsgKey(FenceResponseMessage) | MsgKey(b)<<shBookie | counter(lac)<<shLAC
+	return MsgKey(FenceResponseMessage)<<shType | MsgKey(b)<<shBookie | counter(lac)<<shLAC
 }
 
 // ReadRequest is a recovery read of entry id from bookie b.
 func ReadRequest(b int, id int8, fence bool) MsgKey {
-	return MsgKey(ReadRequestMessage) | MsgKey(b)<<shBookie | counter(id)<<shEntryID | flag(fence)<<shFence
+	return MsgKey(ReadRequestMessage)<<shType | MsgKey(b)<<shBookie | counter(id)<<shEntryID | flag(fence)<<shFence
 }
 
 // ReadResponse is bookie b's answer: the entry, or Nil (Entry{}) for
 // NoSuchEntry. A NoSuchEntry answer does not name the entry it answers.
 func ReadResponse(b int, e Entry, fence bool) MsgKey {
-	return MsgKey(ReadResponseMessage) | MsgKey(b)<<shBookie | entryKey(e) | flag(fence)<<shFence
+	return MsgKey(ReadResponseMessage)<<shType | MsgKey(b)<<shBookie | entryKey(e) | flag(fence)<<shFence
 }
 
 func (k MsgKey) Type() MsgType  { return MsgType(k >> shType & 7) }

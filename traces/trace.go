@@ -228,40 +228,18 @@ func Diff(prev, next []Var) []Var {
 	return out
 }
 
-// RenderText writes the trace as numbered steps. The first state is shown
-// in full (without never-sent messages, there are none); every later step
-// shows its action and the variables it changed.
-func RenderText(w io.Writer, t *Trace) error {
-	var b strings.Builder
-	what := "violates " + t.Invariant
-	if t.Terminal {
-		what = "has no successor and violates " + t.Invariant
-	}
-	if t.Deadlock {
-		what = "is a deadlock (no successor)"
-	}
-	fmt.Fprintf(&b, "Counterexample: %d states; the last %s.\n", len(t.Steps), what)
-	if t.Statement != "" {
-		fmt.Fprintf(&b, "%s: %s\n", t.Invariant, t.Statement)
-	}
-	fmt.Fprintf(&b, "Parameters: %s\n", t.Params)
-	var prev []Var
-	for i, st := range t.Steps {
-		vars := Vars(t.Params, &st.State)
-		if st.Initial {
-			fmt.Fprintf(&b, "\n%d. <Initial state>\n", i+1)
-			for _, v := range vars {
-				fmt.Fprintf(&b, "     %s = %s\n", v.Name, v.Value)
-			}
-		} else {
-			fmt.Fprintf(&b, "\n%d. %s\n", i+1, st.Action)
-			changed := Diff(prev, vars)
-			for _, v := range changed {
-				fmt.Fprintf(&b, "     %s = %s\n", v.Name, v.Value)
-			}
+// RenderText writes the trace as numbered steps (Text.Render).
+func RenderText(w io.Writer, t *Trace) error { return t.Text().Render(w) }
+
+// Text is the trace in readable form: each state as its variables.
+func (t *Trace) Text() *Text {
+	tt := &Text{Params: t.Params.String(), Invariant: t.Invariant, Statement: t.Statement, Deadlock: t.Deadlock, Terminal: t.Terminal}
+	for _, st := range t.Steps {
+		ts := TextStep{Initial: st.Initial, Vars: Vars(t.Params, &st.State)}
+		if !st.Initial {
+			ts.Action = st.Action.String()
 		}
-		prev = vars
+		tt.Steps = append(tt.Steps, ts)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return tt
 }
