@@ -16,7 +16,7 @@ import (
 // protocol's parameters and the properties checked. A run directory records
 // it, and a run is resumed only under the same ModelConfig.
 type ModelConfig struct {
-	Model string `name:"model" unit:"M" help:"the model: current (BookKeeperProtocol.tla and bkcheck's extensions; the default) or v4.13 (BookKeeperProtocol_v4_13.tla, release 4.13: writer w1, recovery client w2; it takes bookies, -w, -a, entries as SendLimit, --recovery-reads-fence, invariants)"`
+	Model string `name:"model" unit:"M" help:"the model: current (BookKeeperProtocol.tla with bkcheck's extensions) or v4.13 (BookKeeperProtocol_v4_13.tla, release 4.13: writer w1, recovery client w2; it takes --bookies, -w, -a, --entries as SendLimit, --recovery-reads-fence, --invariants)"`
 	spec.Params
 	spec413.Options
 	Invariants    []string      `name:"invariants" unit:"A,B" help:"properties to check (bkcheck invariants lists them; not given: those of the TLA+ spec's shipped cfg)"`
@@ -75,6 +75,16 @@ func (c ModelConfig) Describe() string {
 		return c.describe413()
 	}
 	return c.Params.String()
+}
+
+// Flags renders the model as command-line flags: its core parameters, and
+// the other settings that are not off. The default model is not named.
+func (c ModelConfig) Flags() string {
+	if c.Model == ModelV413 {
+		return c.flags413()
+	}
+	c.Model = ""
+	return ModelSchema.Flags(&c, "bookies", "clients", "write-quorum", "ack-quorum", "entries", "inflight")
 }
 
 // ID is c as a JSON object: the identity a run directory and its
@@ -158,7 +168,7 @@ var ConfigSchema = schema.MustOf(Config{})
 
 // DefaultConfig is the default check: spec.DefaultParams, in memory.
 func DefaultConfig() Config {
-	return Config{ModelConfig: ModelConfig{Params: spec.DefaultParams()}}
+	return Config{ModelConfig: ModelConfig{Model: ModelCurrent, Params: spec.DefaultParams()}}
 }
 
 // EnsureDefaults fills in every default of c.
@@ -233,7 +243,7 @@ var SimSchema = schema.MustOf(SimConfig{})
 
 // DefaultSimConfig is the default simulation: spec.DefaultParams, seed 1.
 func DefaultSimConfig() SimConfig {
-	return SimConfig{ModelConfig: ModelConfig{Params: spec.DefaultParams()}, Seed: 1, Depth: explorer.DefaultSimDepth}
+	return SimConfig{ModelConfig: ModelConfig{Model: ModelCurrent, Params: spec.DefaultParams()}, Seed: 1, Depth: explorer.DefaultSimDepth}
 }
 
 // EnsureDefaults fills in every default of c.

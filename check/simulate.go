@@ -85,9 +85,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 // violating walk alone: the model, the walk's seed and how steps were
 // picked.
 func (r *SimReport) RerunCommand() string {
-	mc := r.Config.ModelConfig
-	cmd := fmt.Sprintf("bkcheck simulate %s --seed %d --traces 1 --depth %d",
-		ModelSchema.Flags(&mc, "bookies", "clients", "write-quorum", "ack-quorum", "entries", "inflight"), r.WalkSeed, r.Config.Depth)
+	cmd := fmt.Sprintf("bkcheck simulate %s --seed %d --traces 1 --depth %d", r.Config.ModelConfig.Flags(), r.WalkSeed, r.Config.Depth)
 	if r.Config.LossRate > 0 {
 		cmd += fmt.Sprintf(" --loss-rate %g", r.Config.LossRate)
 	}

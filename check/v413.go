@@ -66,6 +66,14 @@ func (c ModelConfig) describe413() string {
 		ModelV413, c.Bookies, c.WriteQuorum, c.AckQuorum, c.Entries, c.RecoveryReadsFence)
 }
 
+// flags413 renders a v4.13 configuration as command-line flags: only the
+// settings the model takes.
+func (c ModelConfig) flags413() string {
+	own := ModelConfig{Model: c.Model, Params: spec.Params{Bookies: c.Bookies, WriteQuorum: c.WriteQuorum, AckQuorum: c.AckQuorum, Entries: c.Entries},
+		Options: c.Options, Invariants: c.Invariants, CheckDeadlock: c.CheckDeadlock}
+	return ModelSchema.Flags(&own, "bookies", "write-quorum", "ack-quorum", "entries")
+}
+
 // model413 adapts the v4.13 model and its invariants to explorer.Model.
 type model413 struct {
 	m    *spec413.Model
