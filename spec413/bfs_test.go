@@ -1,4 +1,4 @@
-package spec413
+package spec413_test
 
 import (
 	"fmt"
@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/regress"
+	. "github.com/bkcheck/bkcheck/spec413"
 )
 
 // exploration is what a naive breadth-first search of a model finds: the
@@ -13,7 +17,7 @@ import (
 // states an action found first, successors it generated).
 type exploration struct {
 	distinct, generated, depth int
-	found, gen                 [numActionKinds]int
+	found, gen                 [NumActionKinds]int
 	violation                  string // first invariant violated (in Invariants order), "" if none
 	violationDepth             int
 }
@@ -83,7 +87,46 @@ func TestExploreEnv(t *testing.T) {
 	}
 	x := naiveBFS(t, m, 1<<30)
 	fmt.Printf("%d distinct, %d generated, depth %d, violation %q at depth %d\n", x.distinct, x.generated, x.depth, x.violation, x.violationDepth)
-	for k := ActionKind(1); k < numActionKinds; k++ {
+	for k := ActionKind(1); k < NumActionKinds; k++ {
 		fmt.Printf("  %-36s %d:%d\n", k, x.found[k], x.gen[k])
+	}
+}
+
+// TestNaiveCounts explores TLC's sets (testdata/regress/tlc413.toml) with
+// the naive oracle above, without the explorer: the model alone must give
+// TLC's distinct, generated and depth figures, and its verdict with the
+// length of TLC's shortest counterexample.
+func TestNaiveCounts(t *testing.T) {
+	cases, err := regress.LoadFile("../testdata/regress/tlc413.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, c := range cases {
+		e := c.Expect
+		if e.Slow && !testtier.IsLong() {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			ran++
+			m, err := NewModel(c.Config.Params413())
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := naiveBFS(t, m, 1<<30)
+			switch e.Status {
+			case "ok":
+				if x.violation != "" || int64(x.distinct) != e.Distinct || int64(x.generated) != e.Generated || x.depth != e.Depth {
+					t.Errorf("got %d/%d/%d (violation %q), TLC %d/%d/%d", x.distinct, x.generated, x.depth, x.violation, e.Distinct, e.Generated, e.Depth)
+				}
+			case "violation":
+				if x.violation != e.Invariant || x.violationDepth != e.Length {
+					t.Errorf("got %s at depth %d, TLC %s in %d states", x.violation, x.violationDepth, e.Invariant, e.Length)
+				}
+			}
+		})
+	}
+	if ran < 5 {
+		t.Fatalf("only %d sets compared", ran)
 	}
 }
