@@ -36,7 +36,7 @@ func (c ModelConfig) Params413() spec413.Params {
 
 // validate413 reports the problems of a v4.13 configuration: its own
 // parameters and invariants, and any setting the model does not take that
-// differs from its default.
+// is neither off nor at its default.
 func (c ModelConfig) validate413() error {
 	var probs schema.Problems
 	ref := ModelConfig{Params: spec.DefaultParams()}
@@ -49,7 +49,7 @@ func (c ModelConfig) validate413() error {
 	}
 	ref.EnsureDefaults()
 	for _, f := range ModelSchema.Fields() {
-		if !v413Settings[f.Name] && ModelSchema.Get(&c, f.Name) != ModelSchema.Get(&ref, f.Name) {
+		if !v413Settings[f.Name] && !ModelSchema.IsZero(&c, f.Name) && ModelSchema.Get(&c, f.Name) != ModelSchema.Get(&ref, f.Name) {
 			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants and --check-deadlock", ModelV413)
 		}
 	}
