@@ -182,6 +182,7 @@ func finishCheck(out *reporter, rep *check.Report, runErr error, tracePath strin
 			out.traceFile = tracePath
 		}
 	}
+	out.printedOnly = rep.Trace == nil
 	out.checkResult(rep, interrupted)
 	for _, e := range []error{writeErr, runErr} {
 		if e != nil {

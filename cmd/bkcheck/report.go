@@ -22,6 +22,7 @@ import (
 type reporter struct {
 	dir            string // run directory, for the resume hint
 	traceFile      string // where the counterexample was written, if anywhere
+	printedOnly    bool   // the counterexample has no ITF form (--model v4.13): it is only printed
 	stdout, stderr io.Writer
 	json           bool
 	enc            *json.Encoder
@@ -159,6 +160,9 @@ func (r *reporter) violationText(tr *traces.Text) {
 	fmt.Fprintln(w)
 	if r.traceFile != "" {
 		fmt.Fprintf(w, "Trace written to %s (bkcheck replay / bkcheck trace render read it).\n", r.traceFile)
+	}
+	if r.printedOnly {
+		fmt.Fprintln(w, "No trace file: counterexamples of --model v4.13 are printed only (they have no ITF form).")
 	}
 }
 
