@@ -130,3 +130,56 @@ func TestNaiveCounts(t *testing.T) {
 		t.Fatalf("only %d sets compared", ran)
 	}
 }
+
+// TestCoverageMatchesTLC compares the model action by action with TLC's
+// -coverage figures (testdata/tlc-coverage.txt): for each action, the
+// distinct states it found first in breadth-first order and the states it
+// generated.
+func TestCoverageMatchesTLC(t *testing.T) {
+	b, err := os.ReadFile("testdata/tlc-coverage.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type set struct {
+		head string
+		want map[string]string
+	}
+	var sets []*set
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "["):
+			sets = append(sets, &set{head: line, want: map[string]string{}})
+		default:
+			name, fig, _ := strings.Cut(line, " ")
+			sets[len(sets)-1].want[name] = fig
+		}
+	}
+	if len(sets) < 2 {
+		t.Fatalf("%d sets", len(sets))
+	}
+	for _, st := range sets {
+		t.Run(st.head, func(t *testing.T) {
+			var v [4]int
+			var fence, long string
+			params, _, _ := strings.Cut(strings.TrimPrefix(st.head, "["), "]")
+			fmt.Sscan(params, &v[0], &v[1], &v[2], &v[3], &fence)
+			if _, long, _ = strings.Cut(st.head, "] "); long == "long" {
+				testtier.Long(t, "explores millions of states")
+			}
+			m, err := NewModel(Params{Bookies: v[0], WriteQuorum: v[1], AckQuorum: v[2], SendLimit: v[3], Options: Options{RecoveryReadsFence: fence == "true"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := naiveBFS(t, m, 1<<30)
+			if len(st.want) != int(NumActionKinds)-1 {
+				t.Errorf("TLC lists %d actions, the model has %d", len(st.want), NumActionKinds-1)
+			}
+			for k := ActionKind(1); k < NumActionKinds; k++ {
+				if got := fmt.Sprintf("%d:%d", x.found[k], x.gen[k]); got != st.want[k.String()] {
+					t.Errorf("%s: %s, TLC %s", k, got, st.want[k.String()])
+				}
+			}
+		})
+	}
+}
