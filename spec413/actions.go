@@ -254,92 +254,81 @@ func (g *gen) SendMessagesToEnsemble(a Action, ens Bookies, mk func(b int) MsgKe
 
 // ---------------------------------------------------------------- bookies
 
+// bookieReplies is the shape of the four bookie actions: \E msg \in DOMAIN
+// messages, a deliverable request of type t, answered by
+// ProcessedOneAndSendAnother(msg, reply). respond gives the reply and how
+// many times TLC generates the successor (0: the action is disabled for
+// this message); change makes the bookie's own change in the successor.
+func (g *gen) bookieReplies(kind ActionKind, t MsgType, respond func(k MsgKey) (reply MsgKey, copies int), change func(n *State, k MsgKey)) {
+	for _, m := range g.s.Msgs {
+		k := m.Key
+		if m.Count < 1 || k.Type() != t {
+			continue
+		}
+		reply, copies := respond(k)
+		if copies == 0 || g.s.Sent(reply) {
+			continue
+		}
+		change(g.begin(), k)
+		g.copies = copies
+		g.reply(msgAction(kind, k), k, reply)
+		g.copies = 1
+	}
+}
+
 // BookieSendsAddConfirmedResponse: a bookie that is not fenced, or gets a
 // recovery add, stores the entry, takes the request's LAC and confirms.
 func (g *gen) BookieSendsAddConfirmedResponse() {
-	for _, m := range g.s.Msgs {
-		k := m.Key
-		if m.Count < 1 || k.Type() != AddEntryRequestMessage || !g.s.IsEarliestMsg(k) {
-			continue
+	g.bookieReplies(BookieSendsAddConfirmedResponse, AddEntryRequestMessage, func(k MsgKey) (MsgKey, int) {
+		if !g.s.IsEarliestMsg(k) {
+			return 0, 0
 		}
-		b := k.Bookie()
-		// "b_fenced[msg.bookie] = FALSE \/ msg.recovery = TRUE": a
-		// branch per disjunct that holds.
+		// "b_fenced[msg.bookie] = FALSE \/ msg.recovery = TRUE": a branch
+		// per disjunct that holds.
 		copies := 0
-		if !g.s.BFenced.Has(b) {
+		if !g.s.BFenced.Has(k.Bookie()) {
 			copies++
 		}
 		if k.Recovery() {
 			copies++
 		}
-		resp := AddResponse(k, true)
-		if copies == 0 || g.s.Sent(resp) {
-			continue
-		}
-		n := g.begin()
+		return AddResponse(k, true), copies
+	}, func(n *State, k MsgKey) {
+		b := k.Bookie()
 		n.BEntries[b] = n.BEntries[b].Add(k.Entry())
 		n.BLAC[b] = k.LAC()
-		g.copies = copies
-		g.reply(msgAction(BookieSendsAddConfirmedResponse, k), k, resp)
-		g.copies = 1
-	}
+	})
 }
 
 // BookieSendsAddFencedResponse: a fenced bookie rejects a writer's add.
 func (g *gen) BookieSendsAddFencedResponse() {
-	for _, m := range g.s.Msgs {
-		k := m.Key
-		if m.Count < 1 || k.Type() != AddEntryRequestMessage || k.Recovery() || !g.s.BFenced.Has(k.Bookie()) || !g.s.IsEarliestMsg(k) {
-			continue
+	g.bookieReplies(BookieSendsAddFencedResponse, AddEntryRequestMessage, func(k MsgKey) (MsgKey, int) {
+		if k.Recovery() || !g.s.BFenced.Has(k.Bookie()) || !g.s.IsEarliestMsg(k) {
+			return 0, 0
 		}
-		resp := AddResponse(k, false)
-		if g.s.Sent(resp) {
-			continue
-		}
-		g.begin()
-		g.reply(msgAction(BookieSendsAddFencedResponse, k), k, resp)
-	}
+		return AddResponse(k, false), 1
+	}, func(*State, MsgKey) {})
 }
 
 // BookieSendsFencingReadLacResponse: a bookie fences the ledger and
 // answers with its LAC.
 func (g *gen) BookieSendsFencingReadLacResponse() {
-	for _, m := range g.s.Msgs {
-		k := m.Key
-		if m.Count < 1 || k.Type() != FenceRequestMessage {
-			continue
-		}
-		b := k.Bookie()
-		resp := FenceResponse(b, g.s.BLAC[b])
-		if g.s.Sent(resp) {
-			continue
-		}
-		n := g.begin()
-		n.BFenced |= bit(b)
-		g.reply(msgAction(BookieSendsFencingReadLacResponse, k), k, resp)
-	}
+	g.bookieReplies(BookieSendsFencingReadLacResponse, FenceRequestMessage, func(k MsgKey) (MsgKey, int) {
+		return FenceResponse(k.Bookie(), g.s.BLAC[k.Bookie()]), 1
+	}, func(n *State, k MsgKey) { n.BFenced |= bit(k.Bookie()) })
 }
 
 // BookieSendsReadResponse: a bookie answers a recovery read with the entry
 // or NoSuchEntry (Nil), fencing if the read fences.
 func (g *gen) BookieSendsReadResponse() {
-	for _, m := range g.s.Msgs {
-		k := m.Key
-		if m.Count < 1 || k.Type() != ReadRequestMessage {
-			continue
-		}
-		b := k.Bookie()
-		e, _ := g.s.BEntries[b].WithID(k.Entry().ID) // Entry{} (Nil) if none
-		resp := ReadResponse(b, e, k.Fence())
-		if g.s.Sent(resp) {
-			continue
-		}
-		n := g.begin()
+	g.bookieReplies(BookieSendsReadResponse, ReadRequestMessage, func(k MsgKey) (MsgKey, int) {
+		e, _ := g.s.BEntries[k.Bookie()].WithID(k.Entry().ID) // Entry{} (Nil) if none
+		return ReadResponse(k.Bookie(), e, k.Fence()), 1
+	}, func(n *State, k MsgKey) {
 		if k.Fence() {
-			n.BFenced |= bit(b)
+			n.BFenced |= bit(k.Bookie())
 		}
-		g.reply(msgAction(BookieSendsReadResponse, k), k, resp)
-	}
+	})
 }
 
 // ---------------------------------------------------------------- helpers
