@@ -61,21 +61,17 @@ func BenchmarkCheck(b *testing.B) {
 	}
 }
 
-// BenchmarkExpand measures successor generation alone (decode, invariants,
-// successors, encode) on the states of a reference model.
-func BenchmarkExpand(b *testing.B) {
-	p := spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
-	m, err := NewModel(ModelConfig{Params: p})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Collect a sample of encoded states by a short BFS.
+// sampleStates collects up to n encoded states of m by a short BFS, and
+// the expander that found them.
+func sampleStates(tb testing.TB, m explorer.Model, n int) ([][]byte, explorer.Expander) {
 	var encs [][]byte
 	seen := map[string]bool{}
 	m.Init(func(enc, _ []byte) { encs = append(encs, append([]byte(nil), enc...)); seen[string(enc)] = true })
 	e := m.NewExpander()
-	for i := 0; i < len(encs) && len(encs) < 50000; i++ {
-		e.Load(encs[i])
+	for i := 0; i < len(encs) && len(encs) < n; i++ {
+		if err := e.Load(encs[i]); err != nil {
+			tb.Fatal(err)
+		}
 		e.Successors(func(_ explorer.Action, enc, _ []byte) {
 			if !seen[string(enc)] {
 				seen[string(enc)] = true
@@ -83,16 +79,40 @@ func BenchmarkExpand(b *testing.B) {
 			}
 		})
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	succ := 0
-	for i := 0; i < b.N; i++ {
-		enc := encs[i%len(encs)]
-		if err := e.Load(enc); err != nil {
-			b.Fatal(err)
-		}
-		e.Check()
-		e.Successors(func(explorer.Action, []byte, []byte) { succ++ })
+	return encs, e
+}
+
+// BenchmarkExpand measures successor generation alone (decode, invariants,
+// successors, encode) on the states of a model, for each model.
+func BenchmarkExpand(b *testing.B) {
+	for _, mc := range []struct {
+		name string
+		c    ModelConfig
+	}{
+		{"current/b2-w2-a1", ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}}},
+		{"v4.13/shipped", ModelConfig{Model: ModelV413, Params: spec.Params{Bookies: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1}}},
+	} {
+		b.Run(mc.name, func(b *testing.B) {
+			mc.c.EnsureDefaults()
+			m, err := bind(mc.c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			encs, e := sampleStates(b, m, 50000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			succ := 0
+			count := func(explorer.Action, []byte, []byte) { succ++ }
+			for i := 0; i < b.N; i++ {
+				enc := encs[i%len(encs)]
+				if err := e.Load(enc); err != nil {
+					b.Fatal(err)
+				}
+				e.Check()
+				e.Successors(count)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "states/s")
+			b.ReportMetric(float64(succ)/float64(b.N), "successors/state")
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "states/s")
 }

@@ -23,6 +23,9 @@ import (
 type Report struct {
 	explorer.Result
 	Trace *traces.Trace
+	// Readable is the counterexample in readable form, whatever the model
+	// (Trace, the current model's, is also written as ITF JSON).
+	Readable *traces.Text
 	// Config is the configuration the run used, defaults filled in (for a
 	// resumed run, the model recorded in its directory and its budget).
 	Config Config
@@ -62,6 +65,9 @@ func NewModel(c ModelConfig) (*Model, error) {
 	c.EnsureDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	if c.Model != ModelCurrent {
+		return nil, fmt.Errorf("check.NewModel binds the current model, not %q (Run and Simulate bind every model)", c.Model)
 	}
 	sm, err := spec.NewModel(c.Params)
 	if err != nil {
@@ -222,7 +228,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := NewModel(cfg.ModelConfig)
+	m, err := bind(cfg.ModelConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -259,14 +265,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: res.Store.TableBytesPerState, Coverage: m.Coverage()}
-	rep.Uncovered = m.Uncovered(rep.Coverage)
+	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: res.Store.TableBytesPerState}
+	rep.Coverage, rep.Uncovered = m.coverage()
 	if res.Violation != nil {
-		tr, err := m.DecodeTrace(res.Violation)
-		if err != nil {
+		if rep.Trace, rep.Readable, err = m.counterexample(res.Violation); err != nil {
 			return nil, err
 		}
-		rep.Trace = tr
 	}
 	if err := m.answerCEL(ctx, cfg, rep); err != nil {
 		return nil, err
@@ -294,6 +298,51 @@ func openShardedRunDir(cfg Config) error {
 		return fmt.Errorf("%w: the search in %s checks\n  %s\nbut this shard was asked for\n  %s", explorer.ErrResumeMismatch, cfg.Dir, rec.Model.ID(), want)
 	}
 	return nil
+}
+
+// bound is a model bound to its properties: what the explorer searches,
+// and how its counterexamples read.
+type bound interface {
+	explorer.Model
+	// counterexample decodes v: readable, and as a Trace (ITF JSON, the
+	// diagrams) when the model has that form.
+	counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error)
+	// lossBias is LossBias for the model's labels.
+	lossBias(rate float64) func(explorer.Action) float64
+	// simModel is the model bkcheck simulate walks and how its
+	// counterexamples decode.
+	simModel() (explorer.Model, decoder)
+	// coverage is how often each action fired in the search (after it
+	// ended), and the actions the configuration requires that never did.
+	coverage() (map[string]int64, []string)
+	// answerCEL answers the run's CEL properties into rep.
+	answerCEL(ctx context.Context, cfg Config, rep *Report) error
+}
+
+// A decoder decodes a counterexample as bound.counterexample does.
+type decoder func(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error)
+
+// bind binds the model c names (c is valid, defaults filled in).
+func bind(c ModelConfig) (bound, error) {
+	if c.Model == ModelV413 {
+		return newModel413(c)
+	}
+	return NewModel(c)
+}
+
+func (m *Model) counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error) {
+	tr, err := m.DecodeTrace(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, tr.Text(), nil
+}
+
+func (m *Model) lossBias(rate float64) func(explorer.Action) float64 { return LossBias(rate) }
+
+func (m *Model) coverage() (map[string]int64, []string) {
+	c := m.Coverage()
+	return c, m.Uncovered(c)
 }
 
 // DecodeTrace turns the explorer's encoded counterexample into a protocol trace.

@@ -13,6 +13,7 @@ import (
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/state"
 )
 
@@ -20,7 +21,9 @@ import (
 // protocol's parameters and the properties checked. A run directory records
 // it, and a run is resumed only under the same ModelConfig.
 type ModelConfig struct {
+	Model string `name:"model" unit:"M" help:"the model: current (BookKeeperProtocol.tla with bkcheck's extensions) or v4.13 (BookKeeperProtocol_v4_13.tla, release 4.13: writer w1, recovery client w2; it takes --bookies, -w, -a, --entries as SendLimit, --recovery-reads-fence, --invariants)"`
 	spec.Params
+	spec413.Options
 	Invariants    []string      `name:"invariants" unit:"A,B" help:"properties to check (bkcheck invariants lists them; not given: those of the TLA+ spec's shipped cfg)"`
 	Symmetry      spec.Symmetry `name:"symmetry" unit:"S" help:"deduplicate states up to relabelling of: none, bookies, clients, bookies,clients (TLC's SYMMETRY; unsound combinations are refused)"`
 	CheckDeadlock bool          `name:"check-deadlock" help:"report states without successors as violations (TLC's default; off here, as with TLC -deadlock)"`
@@ -35,15 +38,32 @@ var ModelSchema = schema.MustOf(ModelConfig{})
 // EnsureDefaults fills in the parameters' defaults and the default
 // properties (those of the TLA+ spec's shipped configuration).
 func (c *ModelConfig) EnsureDefaults() {
+	if c.Model == "" {
+		c.Model = ModelCurrent
+	}
 	c.Params.EnsureDefaults()
 	if c.Invariants == nil {
 		c.Invariants = append([]string(nil), invariants.Default...)
+		if c.Model == ModelV413 {
+			c.Invariants = spec413.DefaultInvariants()
+		}
 	}
 }
 
 // Validate reports every problem of c (after EnsureDefaults) at once.
 func (c ModelConfig) Validate() error {
 	var probs schema.Problems
+	switch c.Model {
+	case ModelV413:
+		return c.validate413()
+	case ModelCurrent:
+	default:
+		probs.Add("model", "unknown model %q; known: %s", c.Model, ModelNames())
+		return probs.Err()
+	}
+	if c.RecoveryReadsFence {
+		probs.Add("recovery-reads-fence", "is a setting of --model %s (the current model's recovery reads fence; --variant no-recovery-fence makes them not)", ModelV413)
+	}
 	perr := c.Params.Validate()
 	probs.Merge(perr)
 	if err := c.validateBuiltins(); err != nil {
@@ -58,6 +78,24 @@ func (c ModelConfig) Validate() error {
 		}
 	}
 	return probs.Err()
+}
+
+// Describe renders the model's parameters for people.
+func (c ModelConfig) Describe() string {
+	if c.Model == ModelV413 {
+		return c.describe413()
+	}
+	return c.Params.String()
+}
+
+// Flags renders the model as command-line flags: its core parameters, and
+// the other settings that are not off. The default model is not named.
+func (c ModelConfig) Flags() string {
+	if c.Model == ModelV413 {
+		return c.flags413()
+	}
+	c.Model = ""
+	return ModelSchema.Flags(&c, "bookies", "clients", "write-quorum", "ack-quorum", "entries", "inflight")
 }
 
 // ID is c as a JSON object: the identity a run directory and its
@@ -182,7 +220,7 @@ var ConfigSchema = schema.MustOf(Config{})
 
 // DefaultConfig is the default check: spec.DefaultParams, in memory.
 func DefaultConfig() Config {
-	return Config{ModelConfig: ModelConfig{Params: spec.DefaultParams()}}
+	return Config{ModelConfig: ModelConfig{Model: ModelCurrent, Params: spec.DefaultParams()}}
 }
 
 // EnsureDefaults fills in every default of c.
@@ -277,7 +315,7 @@ var SimSchema = schema.MustOf(SimConfig{})
 
 // DefaultSimConfig is the default simulation: spec.DefaultParams, seed 1.
 func DefaultSimConfig() SimConfig {
-	return SimConfig{ModelConfig: ModelConfig{Params: spec.DefaultParams()}, Seed: 1, Depth: explorer.DefaultSimDepth}
+	return SimConfig{ModelConfig: ModelConfig{Model: ModelCurrent, Params: spec.DefaultParams()}, Seed: 1, Depth: explorer.DefaultSimDepth}
 }
 
 // EnsureDefaults fills in every default of c.

@@ -51,12 +51,13 @@ func runShards(t testing.TB, cfg Config, n int) []*Report {
 // demands identical results: verdict, every count, depth, the violated
 // invariant and the counterexample itself.
 func TestMetamorphic(t *testing.T) {
-	sets := []spec.Params{
-		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1},
-		{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, Variant: "no-recovery-fence"},
+	sets := []ModelConfig{
+		{Params: spec.Params{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1}},
+		{Params: spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, Variant: "no-recovery-fence"}},
+		{Model: ModelV413, Params: spec.Params{Bookies: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1}},
 	}
 	if testtier.IsLong() {
-		sets = append(sets, spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1})
+		sets = append(sets, ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}})
 	}
 	type variant struct {
 		name    string
@@ -84,7 +85,7 @@ func TestMetamorphic(t *testing.T) {
 			if k > 0 && !testtier.IsLong() && i%2 == 1 {
 				continue
 			}
-			cfg := Config{ModelConfig: ModelConfig{Params: p}, Parallel: Parallel{Workers: v.workers}}
+			cfg := Config{ModelConfig: p, Parallel: Parallel{Workers: v.workers}}
 			cfg.Fingerprint = v.fp
 			if v.store == StoreBadger {
 				cfg.Store, cfg.Dir, cfg.Memory = StoreBadger, t.TempDir(), 160<<20
@@ -94,23 +95,23 @@ func TestMetamorphic(t *testing.T) {
 				reps := runShards(t, cfg, v.shards)
 				for i, r := range reps[1:] {
 					if diff := cmp.Diff(reps[0].Result, r.Result, sameResult); diff != "" {
-						t.Errorf("%v %s: shard %d differs from shard 1:\n%s", p, v.name, i+2, diff)
+						t.Errorf("%s %s: shard %d differs from shard 1:\n%s", p.Describe(), v.name, i+2, diff)
 					}
 				}
 				got = reps[0]
 			} else {
 				var err error
 				if got, err = Run(context.Background(), cfg); err != nil {
-					t.Fatalf("%v %s: %v", p, v.name, err)
+					t.Fatalf("%s %s: %v", p.Describe(), v.name, err)
 				}
 			}
 			if want == nil {
 				want, wantName = got, v.name
-				t.Logf("%v: %v, %d distinct, %d generated, depth %d", p, got.Status, got.Distinct, got.Generated, got.Depth)
+				t.Logf("%s: %v, %d distinct, %d generated, depth %d", p.Describe(), got.Status, got.Distinct, got.Generated, got.Depth)
 				continue
 			}
 			if diff := cmp.Diff(want.Result, got.Result, sameResult); diff != "" {
-				t.Errorf("%v: %s differs from %s:\n%s", p, v.name, wantName, diff)
+				t.Errorf("%s: %s differs from %s:\n%s", p.Describe(), v.name, wantName, diff)
 			}
 		}
 	}

@@ -389,7 +389,7 @@ func (m *Model) eventuallyPass(ctx context.Context, cfg Config, rep *Report, res
 	}
 	rep.Status = explorer.Violation
 	rep.Violation = stripped
-	rep.Trace = tr
+	rep.Trace, rep.Readable = tr, tr.Text()
 	return nil
 }
 
@@ -409,9 +409,9 @@ type eventuallyModel struct {
 // simModel is the model bkcheck simulate walks, and how to decode its
 // traces: the product with the eventually properties when the run has
 // probes or eventually properties, else m itself.
-func (m *Model) simModel() (explorer.Model, func(*explorer.ViolationInfo) (*traces.Trace, error)) {
+func (m *Model) simModel() (explorer.Model, decoder) {
 	if m.cel == nil || len(m.cel.probes)+len(m.cel.eventually) == 0 {
-		return m, m.DecodeTrace
+		return m, m.counterexample
 	}
 	sm := *m
 	sm.cov = &coverageLog{}
@@ -419,7 +419,13 @@ func (m *Model) simModel() (explorer.Model, func(*explorer.ViolationInfo) (*trac
 	cp.stopAtProbes = true
 	sm.cel = cp
 	em := &eventuallyModel{m: &sm, sim: true}
-	return em, em.decodeTrace
+	return em, func(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error) {
+		tr, err := em.decodeTrace(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		return tr, tr.Text(), nil
+	}
 }
 
 const maskBytes = 8

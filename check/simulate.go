@@ -23,11 +23,7 @@ import (
 // about equally likely to one another. Ensemble changes record the bookies
 // they replace in the same field and are not weighted.
 func LossBias(rate float64) func(explorer.Action) float64 {
-	odds := rate / (1 - rate)
-	var pow [spec.MaxBookies + 1]float64
-	for j := range pow {
-		pow[j] = math.Pow(odds, float64(j))
-	}
+	pow := lossOdds(rate)
 	return func(a explorer.Action) float64 {
 		sa := FromLabel(a)
 		if sa.Kind == spec.ClientChangesEnsemble || sa.Kind == spec.RecoveryClientChangesEnsemble {
@@ -37,12 +33,23 @@ func LossBias(rate float64) func(explorer.Action) float64 {
 	}
 }
 
+// lossOdds[j] is the weight of a step that loses j messages.
+func lossOdds(rate float64) [spec.MaxBookies + 1]float64 {
+	odds := rate / (1 - rate)
+	var pow [spec.MaxBookies + 1]float64
+	for j := range pow {
+		pow[j] = math.Pow(odds, float64(j))
+	}
+	return pow
+}
+
 // SimReport is the outcome of a simulation and, on a violation, the
 // decoded walk.
 type SimReport struct {
 	explorer.SimResult
-	Trace  *traces.Trace
-	Config SimConfig // as used, defaults filled in
+	Trace    *traces.Trace
+	Readable *traces.Text // the walk in readable form, whatever the model
+	Config   SimConfig    // as used, defaults filled in
 }
 
 // Simulate runs random walks as cfg says: it fills in defaults, validates
@@ -53,13 +60,13 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := NewModel(cfg.ModelConfig)
+	m, err := bind(cfg.ModelConfig)
 	if err != nil {
 		return nil, err
 	}
 	opt := explorer.SimOptions{Seed: cfg.Seed, Depth: cfg.Depth, Walks: cfg.Traces, Duration: cfg.Duration, Workers: cfg.Workers, CheckDeadlock: cfg.CheckDeadlock}
 	if cfg.LossRate > 0 {
-		opt.Weight = LossBias(cfg.LossRate)
+		opt.Weight = m.lossBias(cfg.LossRate)
 	}
 	sm, decode := m.simModel()
 	res, err := explorer.Simulate(ctx, sm, opt)
@@ -68,7 +75,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	}
 	rep := &SimReport{SimResult: res, Config: cfg}
 	if res.Violation != nil {
-		if rep.Trace, err = decode(res.Violation); err != nil {
+		if rep.Trace, rep.Readable, err = decode(res.Violation); err != nil {
 			return nil, err
 		}
 	}
@@ -79,9 +86,7 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 // violating walk alone: the model, the walk's seed and how steps were
 // picked.
 func (r *SimReport) RerunCommand() string {
-	mc := r.Config.ModelConfig
-	cmd := fmt.Sprintf("bkcheck simulate %s --seed %d --traces 1 --depth %d",
-		ModelSchema.Flags(&mc, "bookies", "clients", "write-quorum", "ack-quorum", "entries", "inflight"), r.WalkSeed, r.Config.Depth)
+	cmd := fmt.Sprintf("bkcheck simulate %s --seed %d --traces 1 --depth %d", r.Config.ModelConfig.Flags(), r.WalkSeed, r.Config.Depth)
 	if r.Config.LossRate > 0 {
 		cmd += fmt.Sprintf(" --loss-rate %g", r.Config.LossRate)
 	}

@@ -110,8 +110,8 @@ func Run(ctx context.Context, c Case) Outcome {
 func Compare(e Expect, rep *check.Report) []string {
 	var bad []string
 	inv, length := "", 0
-	if rep.Trace != nil {
-		inv, length = rep.Trace.Invariant, len(rep.Trace.Steps)
+	if v := rep.Violation; v != nil {
+		inv, length = v.Invariant, len(v.Trace)
 	}
 	if e.Status != "" && e.Status != rep.Status.String() {
 		bad = append(bad, fmt.Sprintf("status %s, expected %s", rep.Status, e.Status))
@@ -141,8 +141,8 @@ func Compare(e Expect, rep *check.Report) []string {
 func (o Outcome) Summary() string {
 	r := o.Report
 	s := fmt.Sprintf("%s, %d distinct, depth %d", r.Status, r.Distinct, r.Depth)
-	if r.Trace != nil {
-		s += fmt.Sprintf(", %s violated in %d states", r.Trace.Invariant, len(r.Trace.Steps))
+	if v := r.Violation; v != nil {
+		s += fmt.Sprintf(", %s violated in %d states", v.Invariant, len(v.Trace))
 	}
 	return s + fmt.Sprintf(" (%.1fs)", o.Elapsed.Seconds())
 }

@@ -254,8 +254,10 @@ func (f *File) runPoint(ctx context.Context, pt *Point, outDir string, workers i
 		return
 	}
 	pt.Status, pt.Reason, pt.Distinct, pt.Depth, pt.ElapsedS = rep.Status.String(), rep.Reason, rep.Distinct, rep.Depth, rep.Elapsed.Seconds()
+	if v := rep.Violation; v != nil {
+		pt.Invariant, pt.Length = v.Invariant, len(v.Trace)
+	}
 	if rep.Trace != nil {
-		pt.Invariant, pt.Length = rep.Trace.Invariant, len(rep.Trace.Steps)
 		name := fmt.Sprintf("point-%04d.itf.json", pt.Index)
 		if err := traces.WriteITFFile(filepath.Join(outDir, name), rep.Trace); err != nil {
 			pt.Reason = "trace not written: " + err.Error()

@@ -57,18 +57,20 @@ type Explanation struct {
 }
 
 // What says in words what the last state of t shows.
-func (t *Trace) What() string {
+func (t *Trace) What() string { return what(t.Kind, t.Invariant, t.Deadlock, t.Terminal) }
+
+func what(kind, invariant string, deadlock, terminal bool) string {
 	switch {
-	case t.Deadlock:
+	case deadlock:
 		return "is a deadlock (no successor)"
-	case t.Kind == "probe":
-		return "satisfies the probe " + t.Invariant + " (a witness)"
-	case t.Kind == "eventually":
-		return "has no successor, and the behaviour never satisfies " + t.Invariant
-	case t.Terminal:
-		return "has no successor and violates " + t.Invariant
+	case kind == "probe":
+		return "satisfies the probe " + invariant + " (a witness)"
+	case kind == "eventually":
+		return "has no successor, and the behaviour never satisfies " + invariant
+	case terminal:
+		return "has no successor and violates " + invariant
 	}
-	return "violates " + t.Invariant
+	return "violates " + invariant
 }
 
 // Var is one variable (or one element of a function-valued variable) and
@@ -279,46 +281,21 @@ func Diff(prev, next []Var) []Var {
 	return out
 }
 
-// RenderText writes the trace as numbered steps. The first state is shown
-// in full (without never-sent messages, there are none); every later step
-// shows its action and the variables it changed.
-func RenderText(w io.Writer, t *Trace) error {
-	var b strings.Builder
-	what := "Counterexample"
-	if t.Kind == "probe" {
-		what = "Witness"
-	}
-	fmt.Fprintf(&b, "%s: %d states; the last %s.\n", what, len(t.Steps), t.What())
-	if t.Statement != "" {
-		fmt.Fprintf(&b, "%s: %s\n", t.Invariant, t.Statement)
-	}
-	if t.Expression != "" {
-		fmt.Fprintf(&b, "%s (%s, CEL): %s\n", t.Invariant, t.Kind, indentLines(strings.TrimSpace(t.Expression), "    "))
-	}
-	fmt.Fprintf(&b, "Parameters: %s\n", t.Params)
-	var prev []Var
-	for i, st := range t.Steps {
-		vars := Vars(t.Params, &st.State)
-		if st.Initial {
-			fmt.Fprintf(&b, "\n%d. <Initial state>\n", i+1)
-			for _, v := range vars {
-				fmt.Fprintf(&b, "     %s = %s\n", v.Name, v.Value)
-			}
-		} else {
-			fmt.Fprintf(&b, "\n%d. %s\n", i+1, st.Action)
-			changed := Diff(prev, vars)
-			for _, v := range changed {
-				fmt.Fprintf(&b, "     %s = %s\n", v.Name, v.Value)
-			}
+// RenderText writes the trace as numbered steps (Text.Render).
+func RenderText(w io.Writer, t *Trace) error { return t.Text().Render(w) }
+
+// Text is the trace in readable form: each state as its variables.
+func (t *Trace) Text() *Text {
+	tt := &Text{Params: t.Params.String(), Invariant: t.Invariant, Statement: t.Statement, Deadlock: t.Deadlock, Terminal: t.Terminal,
+		Kind: t.Kind, Expression: t.Expression, Explanation: ExplanationText(t)}
+	for _, st := range t.Steps {
+		ts := TextStep{Initial: st.Initial, Vars: Vars(t.Params, &st.State)}
+		if !st.Initial {
+			ts.Action = st.Action.String()
 		}
-		prev = vars
+		tt.Steps = append(tt.Steps, ts)
 	}
-	if ex := t.Explanation; ex != nil {
-		b.WriteString("\n")
-		b.WriteString(ExplanationText(t))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return tt
 }
 
 // ExplanationText renders t's explanation: why the last state fails the

@@ -191,6 +191,7 @@ func finishCheck(out *reporter, rep *check.Report, runErr error, tracePath strin
 		}
 	}
 	writeErr = errors.Join(writeErr, out.writeWitnesses(rep, tracePath))
+	out.printedOnly = rep.Trace == nil
 	out.checkResult(rep, interrupted)
 	for _, e := range []error{writeErr, runErr} {
 		if e != nil {

@@ -15,8 +15,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec413"
 )
 
 func main() {
@@ -121,6 +123,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				kind = "invariant and terminal-state property"
 			}
 			fmt.Fprintf(stdout, "%s (%s)\n    %s\n    source: %s\n", inv.Name, kind, inv.Statement, inv.Source)
+		}
+		fmt.Fprintf(stdout, "\nWith --model %s (all of them by default, as in its shipped cfg):\n", check.ModelV413)
+		for _, inv := range spec413.Invariants {
+			fmt.Fprintf(stdout, "%s\n    %s\n", inv.Name, inv.Statement)
 		}
 		fmt.Fprintln(stdout, "\nAny other property: --invariant, --terminal, --eventually or --probe NAME=EXPR, in CEL (docs/properties.md).")
 		return exitOK

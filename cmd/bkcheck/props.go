@@ -128,7 +128,7 @@ func (r *reporter) propertiesJSON(rep *check.Report) []jsonProperty {
 			if p.Status == check.Violated {
 				file = r.traceFile
 			}
-			jp.Trace = violationJSON(p.Trace, file)
+			jp.Trace = violationJSON(p.Trace.Text(), file)
 		}
 		if p.Graph != nil {
 			jp.Graph = &jsonGraph{Distinct: p.Graph.Distinct, Generated: p.Graph.Generated, Depth: p.Graph.Depth}

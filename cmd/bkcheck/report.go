@@ -23,6 +23,7 @@ type reporter struct {
 	coverage       bool   // --coverage
 	dir            string // run directory, for the resume hint
 	traceFile      string // where the counterexample was written, if anywhere
+	printedOnly    bool   // the counterexample has no ITF form (--model v4.13): it is only printed
 	stdout, stderr io.Writer
 	json           bool
 	enc            *json.Encoder
@@ -49,7 +50,7 @@ func (r *reporter) checkStart(cfg check.Config) {
 	if cfg.Symmetry != (spec.Symmetry{}) {
 		sym = "; symmetry: " + cfg.Symmetry.String()
 	}
-	fmt.Fprintf(r.stdout, "bkcheck: checking %s\n  invariants: %s%s; workers: %d\n", cfg.Params, strings.Join(cfg.Invariants, ", "), sym, cfg.Workers)
+	fmt.Fprintf(r.stdout, "bkcheck: checking %s\n  invariants: %s%s; workers: %d\n", cfg.Describe(), strings.Join(cfg.Invariants, ", "), sym, cfg.Workers)
 	r.celStart(cfg.ModelConfig)
 }
 
@@ -71,20 +72,19 @@ type jsonViolation struct {
 }
 
 // violationJSON is a counterexample as its steps' changed variables.
-func violationJSON(tr *traces.Trace, traceFile string) *jsonViolation {
+func violationJSON(tr *traces.Text, traceFile string) *jsonViolation {
 	v := &jsonViolation{Invariant: tr.Invariant, Kind: tr.Kind, Deadlock: tr.Deadlock, Terminal: tr.Terminal, Length: len(tr.Steps), TraceFile: traceFile}
 	var prev []traces.Var
 	for _, st := range tr.Steps {
-		vars := traces.Vars(tr.Params, &st.State)
 		js := jsonStep{Action: "Init", Changes: map[string]string{}}
 		if !st.Initial {
-			js.Action = st.Action.String()
+			js.Action = st.Action
 		}
-		for _, c := range traces.Diff(prev, vars) {
+		for _, c := range traces.Diff(prev, st.Vars) {
 			js.Changes[c.Name] = c.Value
 		}
 		v.Trace = append(v.Trace, js)
-		prev = vars
+		prev = st.Vars
 	}
 	return v
 }
@@ -132,8 +132,8 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 			TraceFile:            r.traceFile,
 			StoreBytesPerState:   rep.StoreBytesPerState,
 		}
-		if rep.Trace != nil {
-			res.Violation = violationJSON(rep.Trace, r.traceFile)
+		if rep.Readable != nil {
+			res.Violation = violationJSON(rep.Readable, r.traceFile)
 		}
 		if r.coverage {
 			res.Coverage, res.Uncovered = rep.Coverage, rep.Uncovered
@@ -148,7 +148,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 	case explorer.OK:
 		fmt.Fprintln(w, "Model checking completed. No error has been found.")
 	case explorer.Violation:
-		r.violationText(rep.Trace)
+		r.violationText(rep.Readable)
 	case explorer.Unknown:
 		if interrupted {
 			fmt.Fprintln(w, "Interrupted: the search was stopped; the verdict is unknown.")
@@ -170,7 +170,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 }
 
 // violationText prints what failed and the trace.
-func (r *reporter) violationText(tr *traces.Trace) {
+func (r *reporter) violationText(tr *traces.Text) {
 	w := r.stdout
 	switch {
 	case tr.Kind == "probe":
@@ -184,10 +184,13 @@ func (r *reporter) violationText(tr *traces.Trace) {
 	default:
 		fmt.Fprintf(w, "Error: Invariant %s is violated.\n", tr.Invariant)
 	}
-	traces.RenderText(w, tr)
+	tr.Render(w)
 	fmt.Fprintln(w)
 	if r.traceFile != "" {
 		fmt.Fprintf(w, "Trace written to %s (bkcheck replay / bkcheck trace render read it).\n", r.traceFile)
+	}
+	if r.printedOnly {
+		fmt.Fprintln(w, "No trace file: counterexamples of --model v4.13 are printed only (they have no ITF form).")
 	}
 }
 
@@ -200,7 +203,7 @@ func (r *reporter) simStart(cfg check.SimConfig) {
 	if cfg.LossRate > 0 {
 		pick = fmt.Sprintf("loss rate %g", cfg.LossRate)
 	}
-	fmt.Fprintf(r.stdout, "bkcheck: simulating %s\n  invariants: %s; seed %d, depth %d, steps %s, workers %d\n", cfg.Params, strings.Join(cfg.Invariants, ", "), cfg.Seed, cfg.Depth, pick, cfg.Workers)
+	fmt.Fprintf(r.stdout, "bkcheck: simulating %s\n  invariants: %s; seed %d, depth %d, steps %s, workers %d\n", cfg.Describe(), strings.Join(cfg.Invariants, ", "), cfg.Seed, cfg.Depth, pick, cfg.Workers)
 	r.celStart(cfg.ModelConfig)
 }
 
@@ -221,21 +224,21 @@ func (r *reporter) simResult(rep *check.SimReport) {
 	if r.json {
 		res := jsonSimResult{Type: "result", Status: rep.Status.String(), Walks: rep.Walks, States: rep.States, Distinct: rep.Distinct,
 			MeanLength: rep.MeanLength, ElapsedS: rep.Elapsed.Seconds(), StatesPerS: rate}
-		if rep.Trace != nil {
-			res.Violation = violationJSON(rep.Trace, r.traceFile)
+		if rep.Readable != nil {
+			res.Violation = violationJSON(rep.Readable, r.traceFile)
 			res.Violation.WalkSeed, res.Violation.Rerun = rep.WalkSeed, rep.RerunCommand()
 		}
 		r.enc.Encode(res)
 		return
 	}
 	w := r.stdout
-	if rep.Trace != nil {
+	if rep.Readable != nil {
 		verb := "fails"
-		if rep.Trace.Kind == "probe" {
-			verb = "reaches probe " + rep.Trace.Invariant
+		if rep.Readable.Kind == "probe" {
+			verb = "reaches probe " + rep.Readable.Invariant
 		}
 		fmt.Fprintf(w, "Walk seed %d %s; rerun it alone with: %s\n", rep.WalkSeed, verb, rep.RerunCommand())
-		r.violationText(rep.Trace)
+		r.violationText(rep.Readable)
 	} else {
 		fmt.Fprintln(w, "No violation found; simulation proves nothing: the verdict is unknown.")
 	}

@@ -39,20 +39,22 @@ func lastJSON(t *testing.T, out string) map[string]any {
 	return m
 }
 
-// tlcFigures returns TLC's figures for a run of testdata/regress/tlc.toml,
-// the one file that keeps them.
+// tlcFigures returns TLC's figures for a run of testdata/regress/tlc.toml
+// or tlc413.toml, the files that keep them.
 func tlcFigures(t *testing.T, run string) regress.Expect {
 	t.Helper()
-	cases, err := regress.LoadFile("../../testdata/regress/tlc.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		if c.Name == run {
-			return c.Expect
+	for _, file := range []string{"tlc.toml", "tlc413.toml"} {
+		cases, err := regress.LoadFile("../../testdata/regress/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			if c.Name == run {
+				return c.Expect
+			}
 		}
 	}
-	t.Fatalf("no run %s in tlc.toml", run)
+	t.Fatalf("no run %s in tlc.toml or tlc413.toml", run)
 	return regress.Expect{}
 }
 

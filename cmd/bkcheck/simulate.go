@@ -54,11 +54,12 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			rep.traceFile = out.TraceOut
 		}
 	}
+	rep.printedOnly = res.Trace == nil
 	rep.simResult(res)
 	if writeErr != nil {
 		fmt.Fprintf(stderr, "bkcheck simulate: %v\n", writeErr)
 	}
-	tr := res.Trace
+	tr := res.Readable
 	switch {
 	case tr != nil && tr.Kind == "probe":
 		return exitOK // a question answered: the walk is its witness

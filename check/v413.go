@@ -1,0 +1,232 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec413"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// The models bkcheck checks (--model): the same explorer searches either.
+const (
+	// ModelCurrent is package spec: BookKeeperProtocol.tla with bkcheck's
+	// extensions (faults, striping, variants).
+	ModelCurrent = "current"
+	// ModelV413 is package spec413: BookKeeperProtocol_v4_13.tla, the
+	// protocol of release 4.13.
+	ModelV413 = "v4.13"
+)
+
+// v413Settings are the settings of ModelConfig the v4.13 model takes; the
+// others must keep their defaults. entries is the spec's SendLimit.
+var v413Settings = map[string]bool{
+	"model": true, "bookies": true, "write-quorum": true, "ack-quorum": true, "entries": true,
+	"recovery-reads-fence": true, "invariants": true, "check-deadlock": true,
+}
+
+// Params413 is the v4.13 model's parameter set: the settings both models
+// share (bookies, -w, -a, entries as SendLimit) and its own options.
+func (c ModelConfig) Params413() spec413.Params {
+	return spec413.Params{Bookies: c.Bookies, WriteQuorum: c.WriteQuorum, AckQuorum: c.AckQuorum, SendLimit: c.Entries, Options: c.Options}
+}
+
+// validate413 reports the problems of a v4.13 configuration: its own
+// parameters and invariants, and any setting the model does not take that
+// is neither off nor at its default.
+func (c ModelConfig) validate413() error {
+	var probs schema.Problems
+	ref := ModelConfig{Params: spec.DefaultParams()}
+	for _, f := range ModelSchema.Fields() {
+		if v413Settings[f.Name] {
+			if err := ModelSchema.Set(&ref, f.Name, ModelSchema.Get(&c, f.Name)); err != nil {
+				panic(err) // a setting's text form always parses
+			}
+		}
+	}
+	ref.EnsureDefaults()
+	for _, f := range ModelSchema.Fields() {
+		if !v413Settings[f.Name] && !ModelSchema.IsZero(&c, f.Name) && ModelSchema.Get(&c, f.Name) != ModelSchema.Get(&ref, f.Name) {
+			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants and --check-deadlock", ModelV413)
+		}
+	}
+	probs.Merge(c.Params413().Validate())
+	if _, err := spec413.LookupInvariants(c.Invariants); err != nil {
+		probs.Add("invariants", "%v", err)
+	}
+	return probs.Err()
+}
+
+// describe413 renders a v4.13 configuration for people.
+func (c ModelConfig) describe413() string {
+	return fmt.Sprintf("model=%s bookies=%d write-quorum=%d ack-quorum=%d entries=%d recovery-reads-fence=%t",
+		ModelV413, c.Bookies, c.WriteQuorum, c.AckQuorum, c.Entries, c.RecoveryReadsFence)
+}
+
+// flags413 renders a v4.13 configuration as command-line flags: only the
+// settings the model takes.
+func (c ModelConfig) flags413() string {
+	own := ModelConfig{Model: c.Model, Params: spec.Params{Bookies: c.Bookies, WriteQuorum: c.WriteQuorum, AckQuorum: c.AckQuorum, Entries: c.Entries},
+		Options: c.Options, Invariants: c.Invariants, CheckDeadlock: c.CheckDeadlock}
+	return ModelSchema.Flags(&own, "bookies", "write-quorum", "ack-quorum", "entries")
+}
+
+// model413 adapts the v4.13 model and its invariants to explorer.Model.
+type model413 struct {
+	m    *spec413.Model
+	invs []spec413.Invariant
+	desc string
+
+	mu        sync.Mutex
+	expanders []*expander413 // for coverage
+}
+
+func newModel413(c ModelConfig) (*model413, error) {
+	m, err := spec413.NewModel(c.Params413())
+	if err != nil {
+		return nil, err
+	}
+	invs, err := spec413.LookupInvariants(c.Invariants)
+	if err != nil {
+		return nil, err
+	}
+	return &model413{m: m, invs: invs, desc: c.describe413()}, nil
+}
+
+// Init implements explorer.Model.
+func (m *model413) Init(emit func(enc, key []byte)) {
+	s := m.m.Init()
+	emit(m.m.Encode(nil, &s), nil)
+}
+
+// DescribeAction implements explorer.Model.
+func (m *model413) DescribeAction(a explorer.Action) string { return fromLabel413(a).String() }
+
+// toLabel413 packs an action as the current model's labels are packed
+// (no client; bookie, entry, loss pattern).
+func toLabel413(a spec413.Action) explorer.Action {
+	return explorer.Action{Kind: uint8(a.Kind), Params: [4]int8{-1, a.Bookie, a.Entry, int8(a.Lost)}}
+}
+
+func fromLabel413(a explorer.Action) spec413.Action {
+	return spec413.Action{Kind: spec413.ActionKind(a.Kind), Bookie: a.Params[1], Entry: a.Params[2], Lost: spec413.Bookies(uint8(a.Params[3]))}
+}
+
+// NewExpander implements explorer.Model.
+func (m *model413) NewExpander() explorer.Expander {
+	e := &expander413{m: m, buf: make([]byte, 0, 256)}
+	m.mu.Lock()
+	m.expanders = append(m.expanders, e)
+	m.mu.Unlock()
+	e.emitFn = func(a spec413.Action, s *spec413.State) {
+		e.fired[a.Kind]++
+		e.buf = m.m.Encode(e.buf[:0], s)
+		e.emitNext(toLabel413(a), e.buf, nil)
+	}
+	return e
+}
+
+type expander413 struct {
+	m            *model413
+	fired        [spec413.NumActionKinds]int64 // transitions generated, by action (coverage)
+	cur, scratch spec413.State
+	buf          []byte
+	emitNext     func(explorer.Action, []byte, []byte)
+	emitFn       func(spec413.Action, *spec413.State) // bound once: Successors does not allocate a closure
+}
+
+func (e *expander413) Load(enc []byte) error { return e.m.m.Decode(enc, &e.cur) }
+
+func (e *expander413) Check() string {
+	for _, inv := range e.m.invs {
+		if !inv.Holds(e.m.m.P, &e.cur) {
+			return inv.Name
+		}
+	}
+	return ""
+}
+
+// CheckTerminal implements explorer.Expander: the spec has no property
+// of terminal states.
+func (e *expander413) CheckTerminal() string { return "" }
+
+func (e *expander413) Successors(emit func(explorer.Action, []byte, []byte)) {
+	e.emitNext = emit
+	e.m.m.Next(&e.cur, &e.scratch, e.emitFn)
+	e.emitNext = nil
+}
+
+// counterexample implements bound: the v4.13 trace has the readable form
+// only.
+func (m *model413) counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error) {
+	tt, err := m.Text(v)
+	return nil, tt, err
+}
+
+// lossBias implements bound: as LossBias; an ensemble change names the
+// replaced bookie apart from the loss pattern, so it is never weighted.
+func (m *model413) lossBias(rate float64) func(explorer.Action) float64 {
+	pow := lossOdds(rate)
+	return func(a explorer.Action) float64 { return pow[fromLabel413(a).Lost.Len()] }
+}
+
+// simModel implements bound: simulation walks the model itself.
+func (m *model413) simModel() (explorer.Model, decoder) { return m, m.counterexample }
+
+// answerCEL implements bound: the v4.13 model has no CEL view, and its
+// configuration cannot name CEL properties (validate413).
+func (m *model413) answerCEL(context.Context, Config, *Report) error { return nil }
+
+// coverage implements bound, as TLC's -coverage counts: transitions
+// generated per action, duplicates included. Every action of the spec is
+// required to fire (the model has no options that add actions).
+func (m *model413) coverage() (map[string]int64, []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int64{}
+	for k := spec413.ActionKind(1); k < spec413.NumActionKinds; k++ {
+		out[k.String()] = 0
+	}
+	for _, e := range m.expanders {
+		for k, n := range e.fired {
+			if n > 0 {
+				out[spec413.ActionKind(k).String()] += n
+			}
+		}
+	}
+	return out, nil
+}
+
+// Text decodes the explorer's counterexample into its readable form.
+func (m *model413) Text(v *explorer.ViolationInfo) (*traces.Text, error) {
+	tt := &traces.Text{Params: m.desc, Invariant: v.Invariant, Deadlock: v.Deadlock, Terminal: v.Terminal}
+	for _, inv := range m.invs {
+		if inv.Name == v.Invariant {
+			tt.Statement = inv.Statement
+		}
+	}
+	if v.Deadlock {
+		tt.Statement = "a reachable state has no successor"
+	}
+	var s spec413.State
+	for i, st := range v.Trace {
+		if err := m.m.Decode(st.State, &s); err != nil {
+			return nil, fmt.Errorf("decoding trace step %d: %w", i+1, err)
+		}
+		step := traces.TextStep{Initial: st.Initial}
+		if !st.Initial {
+			step.Action = fromLabel413(st.Action).String()
+		}
+		m.m.Vars(&s, func(name, value string) { step.Vars = append(step.Vars, traces.Var{Name: name, Value: value}) })
+		tt.Steps = append(tt.Steps, step)
+	}
+	return tt, nil
+}
+
+// ModelNames lists the models --model accepts.
+func ModelNames() string { return strings.Join([]string{ModelCurrent, ModelV413}, ", ") }

@@ -1,0 +1,177 @@
+package check
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec413"
+)
+
+// v413Config is the two-bookie set of the release-4.13 model on which
+// recovery reads that do not fence truncate the ledger (apache/bookkeeper
+// #2614), in 16 states.
+func v413Config() ModelConfig {
+	return ModelConfig{Model: ModelV413, Params: spec.Params{Bookies: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1}}
+}
+
+// TestV413TraceReplays: the explorer's counterexample for the v4.13 model
+// starts in the initial state, every step is a transition of the model
+// with the recorded label, only its last state violates the invariant, and
+// its readable form has a step per state.
+func TestV413TraceReplays(t *testing.T) {
+	rep, err := Run(context.Background(), Config{ModelConfig: v413Config()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := rep.Violation
+	if rep.Status != explorer.Violation || v == nil || v.Invariant != "NoDivergenceBetweenWriterAndMetaData" || len(v.Trace) != 16 || rep.Depth != 16 {
+		t.Fatalf("status %v, violation %+v, depth %d; want NoDivergenceBetweenWriterAndMetaData in 16 states", rep.Status, v, rep.Depth)
+	}
+	if rep.Trace != nil {
+		t.Error("a v4.13 run has no ITF trace")
+	}
+	m, err := newModel413(rep.Config.ModelConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := m.m.Init()
+	if string(m.m.Encode(nil, &init)) != string(v.Trace[0].State) {
+		t.Fatal("trace does not start in the initial state")
+	}
+	var prev, scratch spec413.State
+	for i := 1; i < len(v.Trace); i++ {
+		if err := m.m.Decode(v.Trace[i-1].State, &prev); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		m.m.Next(&prev, &scratch, func(a spec413.Action, s *spec413.State) {
+			if toLabel413(a) == v.Trace[i].Action && string(m.m.Encode(nil, s)) == string(v.Trace[i].State) {
+				found = true
+			}
+		})
+		if !found {
+			t.Fatalf("step %d (%s) is not a transition of the model", i+1, m.DescribeAction(v.Trace[i].Action))
+		}
+	}
+	e := m.NewExpander()
+	for i, st := range v.Trace {
+		if err := e.Load(st.State); err != nil {
+			t.Fatal(err)
+		}
+		if bad := e.Check() != ""; bad != (i == len(v.Trace)-1) {
+			t.Fatalf("step %d: violation=%v", i+1, bad)
+		}
+	}
+	tt := rep.Readable
+	if tt == nil || len(tt.Steps) != 16 || !tt.Steps[0].Initial || tt.Steps[15].Action != "W2ClosesLedger" {
+		t.Fatalf("readable trace %+v", tt)
+	}
+	var b strings.Builder
+	if err := tt.Render(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Counterexample: 16 states; the last violates NoDivergenceBetweenWriterAndMetaData.",
+		"Parameters: model=v4.13 bookies=2 write-quorum=2 ack-quorum=2 entries=1 recovery-reads-fence=false",
+		"16. W2ClosesLedger\n     meta_status = STATUS_CLOSED",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("rendered trace lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestV413Validate(t *testing.T) {
+	withModel := func(f func(c *ModelConfig)) ModelConfig {
+		c := ModelConfig{Model: ModelV413, Params: spec.DefaultParams()}
+		f(&c)
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		c    ModelConfig
+		want []string // problems; none for a valid configuration
+	}{
+		{"the defaults", withModel(func(*ModelConfig) {}), nil},
+		{"shared settings only", v413Config(), nil},
+		{"the fencing option", withModel(func(c *ModelConfig) { c.RecoveryReadsFence = true }), nil},
+		{"its invariants", withModel(func(c *ModelConfig) { c.Invariants = []string{"OnlyValidFragments"} }), nil},
+		{"settings it lacks", withModel(func(c *ModelConfig) {
+			c.Clients, c.Crashes, c.Variant, c.Symmetry = 3, 1, "gwq", spec.Symmetry{Bookies: true}
+		}), []string{"clients: does not apply", "crashes: does not apply", "variant: does not apply", "symmetry: does not apply"}},
+		{"the current model's invariants", withModel(func(c *ModelConfig) { c.Invariants = []string{"AllAckedEntriesAreReadable"} }),
+			[]string{`invariants: unknown v4.13 invariant AllAckedEntriesAreReadable`}},
+		{"too many entries", withModel(func(c *ModelConfig) { c.Entries = 5 }), []string{"entries: must be between 1 and 4"}},
+		{"the option with the current model", ModelConfig{Params: spec.DefaultParams(), Options: spec413.Options{RecoveryReadsFence: true}},
+			[]string{"recovery-reads-fence: is a setting of --model v4.13"}},
+		{"an unknown model", ModelConfig{Model: "v4.12", Params: spec.DefaultParams()}, []string{`model: unknown model "v4.12"; known: current, v4.13`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			c.EnsureDefaults()
+			err := c.Validate()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted; want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestV413Simulate: random walks run through the same binding; a violating
+// walk comes back readable, with a rerun command naming only the model's
+// settings.
+func TestV413Simulate(t *testing.T) {
+	cfg := SimConfig{ModelConfig: v413Config(), Seed: 1, Traces: 20000, Depth: 40, LossRate: 0.2}
+	rep, err := Simulate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != explorer.Violation || rep.Readable == nil || rep.Readable.Invariant != "NoDivergenceBetweenWriterAndMetaData" {
+		t.Fatalf("status %v after %d walks, want the #2614 violation", rep.Status, rep.Walks)
+	}
+	want := "bkcheck simulate --model v4.13 --bookies 2 --write-quorum 2 --ack-quorum 2 --entries 1 --invariants "
+	if got := rep.RerunCommand(); !strings.HasPrefix(got, want) {
+		t.Errorf("rerun command %q, want it to start %q", got, want)
+	}
+}
+
+// TestV413ExpandDoesNotAllocate: once its buffers have grown, an expander
+// of the v4.13 model decodes, checks and expands states without allocating.
+func TestV413ExpandDoesNotAllocate(t *testing.T) {
+	c := ModelConfig{Model: ModelV413, Params: spec.Params{Bookies: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1}}
+	c.EnsureDefaults()
+	m, err := bind(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encs, e := sampleStates(t, m, 5000)
+	succ := 0
+	count := func(explorer.Action, []byte, []byte) { succ++ } // made once: the callback's own allocation is not the model's
+	expandAll := func() {
+		for _, enc := range encs {
+			if err := e.Load(enc); err != nil {
+				t.Fatal(err)
+			}
+			e.Check()
+			e.Successors(count)
+		}
+	}
+	expandAll()
+	if allocs := testing.AllocsPerRun(3, expandAll); allocs != 0 {
+		t.Errorf("%v allocations per pass over %d states", allocs, len(encs))
+	}
+}

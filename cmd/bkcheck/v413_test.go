@@ -1,0 +1,50 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestV413EndToEnd: bkcheck check --model v4.13 finds TLC's figures and
+// TLC's counterexample length, prints the counterexample as text and in
+// JSON, writes no trace file, and names the settings the model lacks.
+func TestV413EndToEnd(t *testing.T) {
+	base := []string{"check", "--model", "v4.13", "--bookies", "2", "-w", "2", "-a", "2", "--entries", "1"}
+	code, out, errOut := runArgs(t, append(base, "--recovery-reads-fence", "--json")...)
+	res := lastJSON(t, out)
+	tlc := tlcFigures(t, "tlc413-b2-w2-a2")
+	if code != exitOK || res["status"] != "ok" || res["distinct"] != float64(tlc.Distinct) || res["generated"] != float64(tlc.Generated) || res["depth"] != float64(tlc.Depth) {
+		t.Fatalf("exit %d, result %v, TLC %+v %s", code, res, tlc, errOut)
+	}
+
+	trace := filepath.Join(t.TempDir(), "t.itf.json")
+	code, out, _ = runArgs(t, append(base, "--recovery-reads-fence=false", "--json", "--trace-out", trace)...)
+	res = lastJSON(t, out)
+	v, _ := res["violation"].(map[string]any)
+	tlc = tlcFigures(t, "tlc413-b2-w2-a2-nofence")
+	if code != exitViolation || v == nil || v["invariant"] != tlc.Invariant || v["length"] != float64(tlc.Length) || res["trace-file"] != nil {
+		t.Fatalf("exit %d, result %v, TLC %+v", code, res, tlc)
+	}
+	if steps, _ := v["trace"].([]any); len(steps) != tlc.Length {
+		t.Fatalf("trace has %d steps", len(steps))
+	}
+	code, out, _ = runArgs(t, base...)
+	for _, want := range []string{
+		"bkcheck: checking model=v4.13 bookies=2 write-quorum=2 ack-quorum=2 entries=1 recovery-reads-fence=false",
+		"Invariant NoDivergenceBetweenWriterAndMetaData is violated",
+		"16. W2ClosesLedger",
+		"No trace file: counterexamples of --model v4.13 are printed only",
+	} {
+		if code != exitViolation || !strings.Contains(out, want) {
+			t.Fatalf("exit %d, text output lacks %q:\n%s", code, want, out)
+		}
+	}
+
+	code, out, errOut = runArgs(t, append(base, "--clients", "3", "--variant", "gwq", "--entries", "5")...)
+	for _, want := range []string{"--clients: does not apply to --model v4.13", "--variant: does not apply", "--entries: must be between 1 and 4"} {
+		if code != exitUsage || out != "" || !strings.Contains(errOut, want) {
+			t.Fatalf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
+		}
+	}
+}
