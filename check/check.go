@@ -48,7 +48,7 @@ type Model struct {
 	sym  spec.Symmetry
 	cel  *celProps // CEL properties (properties.go); nil if none
 
-	cov  *coverageLog
+	cov *coverageLog
 }
 
 // coverageLog keeps a search's expanders, whose counts make Coverage. A

@@ -143,10 +143,10 @@ const (
 
 // StoreConfig chooses where visited states live.
 type StoreConfig struct {
-	Store  string      `name:"store" unit:"KIND" help:"visited-state store: mem (in memory; parent links in an unlinked temporary file) or badger (on disk in --dir, resumable)"`
-	Dir    string      `name:"dir" unit:"DIR" help:"run directory for --store badger: visited states, BFS levels, checkpoints"`
-	Memory schema.Size `name:"memory" unit:"SIZE" help:"memory budget such as 2GiB: caps the Badger store's caches (and, on the command line, sets the Go heap limit); a resumed run keeps its budget unless given again"`
-	Fingerprint int    `name:"fingerprint" unit:"BITS" help:"fingerprint width: 64, 96 or 128 bits (not given: 64 in memory, 96 with --store badger, or the resumed run's); wider fingerprints keep collisions unlikely at billions of states"`
+	Store       string      `name:"store" unit:"KIND" help:"visited-state store: mem (in memory; parent links in an unlinked temporary file) or badger (on disk in --dir, resumable)"`
+	Dir         string      `name:"dir" unit:"DIR" help:"run directory for --store badger: visited states, BFS levels, checkpoints"`
+	Memory      schema.Size `name:"memory" unit:"SIZE" help:"memory budget such as 2GiB: caps the Badger store's caches (and, on the command line, sets the Go heap limit); a resumed run keeps its budget unless given again"`
+	Fingerprint int         `name:"fingerprint" unit:"BITS" help:"fingerprint width: 64, 96 or 128 bits (not given: 64 in memory, 96 with --store badger, or the resumed run's); wider fingerprints keep collisions unlikely at billions of states"`
 }
 
 // Sharding splits one search across processes that share --dir.

@@ -3,8 +3,8 @@ package check
 import (
 	"context"
 	"fmt"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/schema"

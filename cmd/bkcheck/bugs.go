@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 
 	"github.com/bkcheck/bkcheck/bugs"
 	"github.com/bkcheck/bkcheck/internal/atomicfile"
-	"github.com/bkcheck/bkcheck/traces"
 )
 
 // runBugs is `bkcheck bugs [--out FILE]`: it reproduces every historical
@@ -47,23 +43,7 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bkcheck bugs: %v\n", err)
 		return exitError
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(filepath.Join(dir, "traces", "bugs"), 0o755); err != nil {
-		fmt.Fprintf(stderr, "bkcheck bugs: %v\n", err)
-		return exitError
-	}
-	names := make([]string, 0, len(page.Traces))
-	for name := range page.Traces {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := traces.WriteITFFile(filepath.Join(dir, name), page.Traces[name]); err != nil {
-			fmt.Fprintf(stderr, "bkcheck bugs: %v\n", err)
-			return exitError
-		}
-	}
-	if err := atomicfile.WriteFile(path, page.Markdown); err != nil {
+	if err := writePage(path, "bugs", page.Markdown, page.Traces, nil); err != nil {
 		fmt.Fprintf(stderr, "bkcheck bugs: %v\n", err)
 		return exitError
 	}

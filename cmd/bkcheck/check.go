@@ -20,7 +20,7 @@ import (
 
 // checkOnly are settings of bkcheck check alone.
 type checkOnly struct {
-	Resume     string `name:"resume" unit:"DIR" help:"continue the interrupted run in DIR with exactly the counts of an uninterrupted one; the model comes from DIR"`
+	Resume      string `name:"resume" unit:"DIR" help:"continue the interrupted run in DIR with exactly the counts of an uninterrupted one; the model comes from DIR"`
 	CPUProfile  string `name:"cpuprofile" unit:"FILE" help:"write a pprof CPU profile of the search"`
 	LocalShards int    `name:"local-shards" unit:"N" help:"run the search as N shard processes on this machine sharing --dir, as --shard i/N would across machines (for trying out sharding); --memory and --workers are divided among them"`
 }

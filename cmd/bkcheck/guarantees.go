@@ -59,7 +59,7 @@ func runGuarantees(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "bkcheck guarantees: %v\n", err)
 		return exitError
 	}
-	if err := writePage(path, page); err != nil {
+	if err := writePage(path, "guarantees", page.Markdown, page.Traces, page.Unused); err != nil {
 		fmt.Fprintf(stderr, "bkcheck guarantees: %v\n", err)
 		return exitError
 	}
@@ -67,27 +67,28 @@ func runGuarantees(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return exitOK
 }
 
-// writePage writes the traces, then the page that links them (each file
-// atomically), and removes traces of questions that no longer have one.
-func writePage(path string, page *guarantees.Page) error {
+// writePage writes a generated page's traces under traces/SUBDIR beside
+// path, then the page that links them (each file atomically), and removes
+// the traces named in unused (questions that no longer have one).
+func writePage(path, subdir string, markdown []byte, trs map[string]*traces.Trace, unused []string) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(filepath.Join(dir, "traces", "guarantees"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "traces", subdir), 0o755); err != nil {
 		return err
 	}
-	names := make([]string, 0, len(page.Traces))
-	for name := range page.Traces {
+	names := make([]string, 0, len(trs))
+	for name := range trs {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := traces.WriteITFFile(filepath.Join(dir, name), page.Traces[name]); err != nil {
+		if err := traces.WriteITFFile(filepath.Join(dir, name), trs[name]); err != nil {
 			return err
 		}
 	}
-	for _, name := range page.Unused {
+	for _, name := range unused {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
-	return atomicfile.WriteFile(path, page.Markdown)
+	return atomicfile.WriteFile(path, markdown)
 }

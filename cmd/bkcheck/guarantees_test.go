@@ -28,7 +28,7 @@ func TestGuaranteesCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := writePage(filepath.Join(dir, "guarantees.md"), page); err != nil {
+	if err := writePage(filepath.Join(dir, "guarantees.md"), "guarantees", page.Markdown, page.Traces, page.Unused); err != nil {
 		t.Fatal(err)
 	}
 	docs := filepath.Join("..", "..", "docs")
