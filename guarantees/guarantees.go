@@ -78,12 +78,12 @@ func smallSettings(qw, qa int) bool { return qw <= 3 && qa == 2 }
 // three times deeper than uniform walks; they find counterexamples beyond
 // the search's depth, never proofs.
 const (
-	Walks        = 100_000
+	Walks        = 200_000
 	WalkLen      = 60
 	WalkLossRate = 0.05
 	// DefaultMaxStates bounds each search (distinct states, or orbits
 	// where the search is symmetric).
-	DefaultMaxStates = 6_000_000
+	DefaultMaxStates = 15_000_000
 )
 
 // Options shape a regeneration.
