@@ -70,6 +70,9 @@ func TestCELBuiltinsMatchRegress(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Label(), func(t *testing.T) {
+			if c.Config.Model == check.ModelV413 {
+				t.Skip("the release-4.13 model has no CEL view")
+			}
 			if !quickCases[c.Name] {
 				testtier.Long(t, "a regression case of many states, searched twice")
 			}
