@@ -67,7 +67,7 @@ func TestHTMLViewerInBrowser(t *testing.T) {
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
+		chromedp.UserDataDir(profileDir(t)))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
@@ -112,4 +112,25 @@ func TestHTMLViewerInBrowser(t *testing.T) {
 	if arrows < 3 {
 		t.Errorf("the diagram has %d delivered-message arrows", arrows)
 	}
+}
+
+// profileDir is a Chromium profile directory for t. Chromium's helper
+// processes may still write to it for a moment after the browser is
+// cancelled, which makes t.TempDir's cleanup fail; this one retries the
+// removal for up to five seconds and never fails the test.
+func profileDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "bkcheck-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
 }

@@ -51,7 +51,7 @@ func TestHTMLViewerExplained(t *testing.T) {
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1400, 900), chromedp.UserDataDir(t.TempDir()))
+		chromedp.WindowSize(1400, 900), chromedp.UserDataDir(profileDir(t)))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
 	bctx, cancel := chromedp.NewContext(actx)
