@@ -48,6 +48,14 @@ checks all of it. The model and the faults are described in
 [model.md](model.md); the variants each bug uses are listed by
 ` + "`bkcheck variants`" + `.
 
+#2614 and #2615 were found with the TLA+ specification of release 4.13,
+which bkcheck also runs as it is (` + "`--model v4.13`" + `, docs/model.md):
+` + "`bkcheck check --model v4.13 --bookies 3 -w 3 -a 2`" + ` finds TLC's
+20-state #2614 trace on its shipped configuration, and with
+` + "`--recovery-reads-fence`" + ` (the fix) TLC's 3,505,063 states and no
+violation. The sections below use the current model, whose variants
+isolate one bug each.
+
 | bug | found | fixed protocol |
 |---|---|---|
 `)
