@@ -45,25 +45,31 @@ var noChange = []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp", "R
 // A loss mechanism: how a bookie loses what it stored, in BookKeeper's
 // terms, and the model parameters that say so.
 type lossMechanism struct {
-	id    string // part of the question id and trace name
-	what  string // for the question, after "f bookies"
-	lost  string // for the answer, after "lost after f"
+	id    string    // part of the question id and trace name
+	what  [2]string // for the question, after "1 bookie" and after "f bookies"
+	lost  string    // for the answer, after "lost after f"
 	apply func(p *spec.Params, f int)
 	only  func(qw, qa int) bool // settings the question is asked for; nil: all
 }
 
 var lossMechanisms = []lossMechanism{
-	{"disk-loss", "lose their disk, cookie validation on (a wiped bookie stays down), journal synced", "wiped disk",
+	{"disk-loss", [2]string{"loses its disk, cookie validation on (a wiped bookie stays down), journal synced",
+		"lose their disks, cookie validation on (a wiped bookie stays down), journal synced"}, "wiped disk",
 		func(p *spec.Params, f int) { p.DiskLoss = f }, nil},
-	{"reformat", "are re-formatted by an operator and rejoin empty (cookie check bypassed), no data-integrity check", "re-format",
+	{"reformat", [2]string{"is re-formatted by an operator and rejoins empty (cookie check bypassed), no data-integrity check",
+		"are re-formatted by an operator and rejoin empty (cookie check bypassed), no data-integrity check"}, "re-format",
 		func(p *spec.Params, f int) { p.Reformat = f }, nil},
-	{"reformat-integrity", "are re-formatted and rejoin empty, with the data-integrity check (dataIntegrityChecking=true)", "re-format",
+	{"reformat-integrity", [2]string{"is re-formatted and rejoins empty, with the data-integrity check (dataIntegrityChecking=true)",
+		"are re-formatted and rejoin empty, with the data-integrity check (dataIntegrityChecking=true)"}, "re-format",
 		func(p *spec.Params, f int) { p.Reformat, p.DataIntegrity = f, true }, nil},
-	{"crash-nosync", "crash at once with journalSyncData=false (a power loss: what was not flushed is lost)", "crash",
+	{"crash-nosync", [2]string{"crashes with journalSyncData=false (a power loss: what was not flushed is lost)",
+		"crash at once with journalSyncData=false (a power loss: what was not flushed is lost)"}, "crash",
 		func(p *spec.Params, f int) { p.Crashes, p.Journal = f, spec.JournalNoSync }, smallSettings},
-	{"crash-nojournal", "crash at once with journalWriteData=false (unflushed entries lost; fences kept), no data-integrity check", "crash",
+	{"crash-nojournal", [2]string{"crashes with journalWriteData=false (unflushed entries lost; fences kept), no data-integrity check",
+		"crash at once with journalWriteData=false (unflushed entries lost; fences kept), no data-integrity check"}, "crash",
 		func(p *spec.Params, f int) { p.Crashes, p.Journal = f, spec.JournalDisabled }, smallSettings},
-	{"crash-nojournal-integrity", "crash at once with journalWriteData=false and the data-integrity check", "crash",
+	{"crash-nojournal-integrity", [2]string{"crashes with journalWriteData=false and the data-integrity check",
+		"crash at once with journalWriteData=false and the data-integrity check"}, "crash",
 		func(p *spec.Params, f int) { p.Crashes, p.Journal, p.DataIntegrity = f, spec.JournalDisabled, true }, smallSettings},
 }
 
@@ -335,8 +341,8 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 		change   bool
 		question string
 	}{
-		{tolerable, e, false, fmt.Sprintf("With f = Qw − Qa = %d bookies of the write set crashed and no ensemble change, can an entry be acknowledged?", tolerable)},
-		{tolerable + 1, e, false, fmt.Sprintf("With f = Qw − Qa + 1 = %d bookies of the write set crashed and no ensemble change, can an entry be acknowledged?", tolerable+1)},
+		{tolerable, e, false, fmt.Sprintf("With f = Qw − Qa = %d bookie%s of the write set crashed and no ensemble change, can an entry be acknowledged?", tolerable, plural(tolerable, "", "s"))},
+		{tolerable + 1, e, false, fmt.Sprintf("With f = Qw − Qa + 1 = %d bookie%s of the write set crashed and no ensemble change, can an entry be acknowledged?", tolerable+1, plural(tolerable+1, "", "s"))},
 		{tolerable + 1, e + 1, true, fmt.Sprintf("With f = %d crashed and a spare bookie, does an ensemble change restore progress?", tolerable+1)},
 	} {
 		if c.f == 0 || c.f > qw {
@@ -382,7 +388,7 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 			if a, err = g.ask(fmt.Sprintf("%s-%s-%d", id, lm.id, f), mc, true); err != nil {
 				return err
 			}
-			q := fmt.Sprintf("Does an acknowledged entry survive if %d bookie%s %s?", f, plural(f, "", "s"), lm.what)
+			q := fmt.Sprintf("Does an acknowledged entry survive if %d bookie%s %s?", f, plural(f, "", "s"), lm.what[min(f, 2)-1])
 			switch a.status {
 			case "violation":
 				lost = true
