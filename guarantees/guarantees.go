@@ -47,7 +47,7 @@ var noChange = []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp", "R
 type lossMechanism struct {
 	id    string    // part of the question id and trace name
 	what  [2]string // for the question, after "1 bookie" and after "f bookies"
-	lost  string    // for the answer, after "lost after f"
+	lost  string    // for the answer, after "lost after f" (a noun that takes "s" or, ending in "sh"/"ch", "es")
 	apply func(p *spec.Params, f int)
 	only  func(qw, qa int) bool // settings the question is asked for; nil: all
 }
@@ -392,7 +392,7 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 			switch a.status {
 			case "violation":
 				lost = true
-				row(q, a.link(fmt.Sprintf("**No**: lost after %d %s%s (%s)", f, lm.lost, plural(f, "", "s"), a.traceNote())), fmt.Sprintf("%d bookies", e))
+				row(q, a.link(fmt.Sprintf("**No**: lost after %d %s (%s)", f, nouns(f, lm.lost), a.traceNote())), fmt.Sprintf("%d bookies", e))
 			case "ok":
 				row(q, "**Yes** (proved)", a.scope()+restricted)
 			default:
@@ -420,6 +420,17 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 
 // restricted says, in a scope, what a data-loss search left out.
 const restricted = "; model without the actions that cannot lose data (see above)"
+
+// nouns is n's form of noun: "1 crash", "2 crashes", "2 re-formats".
+func nouns(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	if strings.HasSuffix(noun, "sh") || strings.HasSuffix(noun, "ch") {
+		return noun + "es"
+	}
+	return noun + "s"
+}
 
 func plural(n int, one, many string) string {
 	if n == 1 {
