@@ -1,5 +1,7 @@
 package spec
 
+import "github.com/bkcheck/bkcheck/internal/msgbag"
+
 // This file is MessagePassing.tla: messages are a history, a function from
 // the whole message record to a delivery count in {-1, 0, 1}. Records are
 // never removed; a record can be sent only once; loss is decided at send
@@ -62,10 +64,7 @@ const (
 )
 
 // Msg is one element of the message history.
-type Msg struct {
-	Key   MsgKey
-	Count int8 // -1 lost, 0 processed, 1 deliverable
-}
+type Msg = msgbag.Msg[MsgKey]
 
 // MsgFields is the unpacked form of a MsgKey.
 type MsgFields struct {
@@ -126,48 +125,17 @@ func (k MsgKey) channel() MsgKey {
 	return k & (7<<shType | 7<<shBookie | 3<<shCid | 1<<shRecovery)
 }
 
-// find returns the index of key in the sorted history and whether it is there.
-func (s *State) find(k MsgKey) (int, bool) {
-	lo, hi := 0, len(s.Msgs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.Msgs[m].Key < k {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(s.Msgs) && s.Msgs[lo].Key == k
-}
-
 // Sent reports whether a record equal to k was ever sent (k \in DOMAIN messages).
-func (s *State) Sent(k MsgKey) bool {
-	_, ok := s.find(k)
-	return ok
-}
+func (s *State) Sent(k MsgKey) bool { return msgbag.Sent(s.Msgs, k) }
 
 // insert adds a new record with the given count; k must not be present.
-func (s *State) insert(k MsgKey, count int8) {
-	i, _ := s.find(k)
-	s.Msgs = append(s.Msgs, Msg{})
-	copy(s.Msgs[i+1:], s.Msgs[i:])
-	s.Msgs[i] = Msg{Key: k, Count: count}
-}
+func (s *State) insert(k MsgKey, count int8) { s.Msgs = msgbag.Insert(s.Msgs, k, count) }
 
 // setCount sets the count of an existing record.
-func (s *State) setCount(k MsgKey, count int8) {
-	i, ok := s.find(k)
-	if !ok {
-		panic("spec: setCount of a message never sent")
-	}
-	s.Msgs[i].Count = count
-}
+func (s *State) setCount(k MsgKey, count int8) { msgbag.SetCount(s.Msgs, k, count) }
 
 // Deliverable reports whether k is receivable (count >= 1).
-func (s *State) Deliverable(k MsgKey) bool {
-	i, ok := s.find(k)
-	return ok && s.Msgs[i].Count >= 1
-}
+func (s *State) Deliverable(k MsgKey) bool { return msgbag.Deliverable(s.Msgs, k) }
 
 // IsEarliestMsg: no other deliverable message of the same type, recovery
 // flag, cid and bookie has a smaller entry id.

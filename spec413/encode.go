@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bkcheck/bkcheck/internal/msgbag"
 	"github.com/bkcheck/bkcheck/state"
 )
 
@@ -55,11 +56,7 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		}
 		dst = append(dst, byte(w.HasEntry), byte(w.NoSuchEntry), w.RecoveryPhase)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(s.Msgs)))
-	for _, msg := range s.Msgs {
-		dst = binary.AppendUvarint(dst, uint64(msg.Key)<<2|uint64(msg.Count+1))
-	}
-	return dst
+	return msgbag.Append(dst, s.Msgs)
 }
 
 // ErrMalformed is wrapped by every decoding error.
@@ -157,28 +154,15 @@ func (m *Model) Decode(enc []byte, s *State) error {
 			break
 		}
 	}
-	n := r.Uvarint()
-	if r.Err() == nil && n > uint64(r.Remaining()) {
-		r.fail("message count %d exceeds the remaining input", n)
-	}
-	for i := uint64(0); i < n && r.Err() == nil; i++ {
-		v := r.Uvarint()
-		k, cnt := MsgKey(v>>2), int8(v&3)-1
+	s.Msgs = msgbag.Read(&r.Reader, msgs, msgKeyBits, func(k MsgKey) string {
 		switch {
-		case r.Err() != nil:
-		case v>>2 >= 1<<msgKeyBits || !k.valid():
-			r.fail("message %d has an invalid record", i)
-		case cnt > 1:
-			r.fail("message %d has delivery count %d", i, cnt)
+		case !k.valid():
+			return "has an invalid record"
 		case k.Bookie() >= m.P.Bookies:
-			r.fail("message %d names an unknown bookie", i)
-		case len(msgs) > 0 && msgs[len(msgs)-1].Key >= k:
-			r.fail("messages not in canonical order")
-		default:
-			msgs = append(msgs, Msg{Key: k, Count: cnt})
+			return "names an unknown bookie"
 		}
-	}
-	s.Msgs = msgs
+		return ""
+	})
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}

@@ -1,5 +1,7 @@
 package spec413
 
+import "github.com/bkcheck/bkcheck/internal/msgbag"
+
 // This file is MessagePassing_v4_13.tla: messages are a history, a function
 // from the whole message record to a delivery count in {-1, 0, 1}. Records
 // are never removed and can be sent once; loss is decided at send time (-1,
@@ -57,10 +59,7 @@ const (
 )
 
 // Msg is one element of the message history.
-type Msg struct {
-	Key   MsgKey
-	Count int8 // -1 lost, 0 processed, 1 deliverable
-}
+type Msg = msgbag.Msg[MsgKey]
 
 func flag(b bool) MsgKey {
 	if b {
@@ -167,42 +166,14 @@ func (k MsgKey) valid() bool {
 // channel is what IsEarliestMsg compares: type, recovery flag and bookie.
 func (k MsgKey) channel() MsgKey { return k & (7<<shType | 7<<shBookie | 1<<shRecovery) }
 
-// find returns the index of k in the sorted history and whether it is there.
-func (s *State) find(k MsgKey) (int, bool) {
-	lo, hi := 0, len(s.Msgs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.Msgs[m].Key < k {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(s.Msgs) && s.Msgs[lo].Key == k
-}
-
 // Sent reports whether k \in DOMAIN messages.
-func (s *State) Sent(k MsgKey) bool {
-	_, ok := s.find(k)
-	return ok
-}
+func (s *State) Sent(k MsgKey) bool { return msgbag.Sent(s.Msgs, k) }
 
 // insert adds a record k, which must not be present, with a count.
-func (s *State) insert(k MsgKey, count int8) {
-	i, _ := s.find(k)
-	s.Msgs = append(s.Msgs, Msg{})
-	copy(s.Msgs[i+1:], s.Msgs[i:])
-	s.Msgs[i] = Msg{Key: k, Count: count}
-}
+func (s *State) insert(k MsgKey, count int8) { s.Msgs = msgbag.Insert(s.Msgs, k, count) }
 
 // setCount sets the count of a record that was sent.
-func (s *State) setCount(k MsgKey, count int8) {
-	i, ok := s.find(k)
-	if !ok {
-		panic("spec413: setCount of a message never sent")
-	}
-	s.Msgs[i].Count = count
-}
+func (s *State) setCount(k MsgKey, count int8) { msgbag.SetCount(s.Msgs, k, count) }
 
 // IsEarliestMsg: no other deliverable message of k's type, recovery flag
 // and bookie has a smaller entry id.

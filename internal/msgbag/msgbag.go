@@ -1,0 +1,117 @@
+// Package msgbag is the messages variable of the BookKeeper TLA+ specs as
+// bkcheck's models hold it: every message record ever sent, each with its
+// delivery count as the specs keep it (-1 lost, 0 processed, 1
+// deliverable), in a slice sorted by the record's key. Sorting makes the
+// representation canonical: equal variables are equal slices and encode to
+// equal bytes, which is what fingerprints of encodings rely on.
+//
+// Both models (package spec, the current protocol, and package spec413,
+// release 4.13) pack a record into a uint32 key of their own layout; the
+// bag neither knows nor needs that layout.
+package msgbag
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/bkcheck/bkcheck/state"
+)
+
+// Key is a packed message record.
+type Key interface{ ~uint32 }
+
+// Msg is one record of the bag and its delivery count.
+type Msg[K Key] struct {
+	Key   K
+	Count int8 // -1 lost, 0 processed, 1 deliverable
+}
+
+// Find returns the index of k in the sorted bag ms (where it would go if
+// absent) and whether it is there.
+func Find[K Key](ms []Msg[K], k K) (int, bool) {
+	lo, hi := 0, len(ms)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ms[m].Key < k {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(ms) && ms[lo].Key == k
+}
+
+// Sent reports whether k was ever sent (k \in DOMAIN messages).
+func Sent[K Key](ms []Msg[K], k K) bool {
+	_, ok := Find(ms, k)
+	return ok
+}
+
+// Deliverable reports whether k is receivable (count >= 1).
+func Deliverable[K Key](ms []Msg[K], k K) bool {
+	i, ok := Find(ms, k)
+	return ok && ms[i].Count >= 1
+}
+
+// Insert adds k, which must not be present, with a count, and returns the
+// bag (as append does).
+func Insert[K Key](ms []Msg[K], k K, count int8) []Msg[K] {
+	i, _ := Find(ms, k)
+	ms = append(ms, Msg[K]{})
+	copy(ms[i+1:], ms[i:])
+	ms[i] = Msg[K]{Key: k, Count: count}
+	return ms
+}
+
+// SetCount sets the count of k, which must have been sent: a model that
+// changes the count of a message it never sent is wrong, so it panics.
+func SetCount[K Key](ms []Msg[K], k K, count int8) {
+	i, ok := Find(ms, k)
+	if !ok {
+		panic(fmt.Sprintf("msgbag: count of message %#x set, but it was never sent", uint32(k)))
+	}
+	ms[i].Count = count
+}
+
+// Append appends the canonical encoding of ms to dst: the number of
+// records, then each record as the varint key<<2 | count+1.
+func Append[K Key](dst []byte, ms []Msg[K]) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ms)))
+	for _, m := range ms {
+		dst = binary.AppendUvarint(dst, uint64(m.Key)<<2|uint64(m.Count+1))
+	}
+	return dst
+}
+
+// Read decodes what Append wrote into ms[:0] and returns the bag. It
+// accepts only canonical encodings: keys below 1<<keyBits, counts -1..1,
+// keys strictly increasing, and every key for which check returns "" (a
+// model's own test, such as a known message type and bookie; otherwise
+// the problem, "names an unknown bookie"). The first problem is recorded
+// in r; reading never panics.
+func Read[K Key](r *state.Reader, ms []Msg[K], keyBits uint, check func(K) string) []Msg[K] {
+	ms = ms[:0]
+	n := r.Uvarint()
+	if r.Err() == nil && n > uint64(r.Remaining()) {
+		r.Fail(fmt.Errorf("message count %d exceeds the remaining input", n))
+	}
+	for i := uint64(0); i < n && r.Err() == nil; i++ {
+		v := r.Uvarint()
+		k, cnt := K(v>>2), int8(v&3)-1
+		if r.Err() != nil {
+			break
+		}
+		if v>>2 >= 1<<keyBits {
+			r.Fail(fmt.Errorf("message %d has an invalid record", i))
+		} else if cnt > 1 {
+			r.Fail(fmt.Errorf("message %d has delivery count %d", i, cnt))
+		} else if problem := check(k); problem != "" {
+			r.Fail(fmt.Errorf("message %d %s", i, problem))
+		} else if len(ms) > 0 && ms[len(ms)-1].Key >= k {
+			r.Fail(fmt.Errorf("messages not in canonical order"))
+		} else {
+			ms = append(ms, Msg[K]{Key: k, Count: cnt})
+		}
+	}
+	return ms
+}
