@@ -16,6 +16,7 @@ import (
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
+	"github.com/bkcheck/bkcheck/vocab"
 )
 
 // Report is the outcome of a run: the explorer's verdict and statistics
@@ -23,8 +24,7 @@ import (
 type Report struct {
 	explorer.Result
 	Trace *traces.Trace
-	// Readable is the counterexample in readable form, whatever the model
-	// (Trace, the current model's, is also written as ITF JSON).
+	// Readable is the counterexample in readable form (Trace.Text).
 	Readable *traces.Text
 	// Config is the configuration the run used, defaults filled in (for a
 	// resumed run, the model recorded in its directory and its budget).
@@ -266,13 +266,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: res.Store.TableBytesPerState}
-	rep.Coverage, rep.Uncovered = m.coverage()
+	rep.Coverage = m.Coverage()
+	rep.Uncovered = m.Uncovered(rep.Coverage)
 	if res.Violation != nil {
-		if rep.Trace, rep.Readable, err = m.counterexample(res.Violation); err != nil {
+		if rep.Trace, err = m.Trace(res.Violation); err != nil {
 			return nil, err
 		}
+		rep.Readable = rep.Trace.Text()
 	}
-	if err := m.answerCEL(ctx, cfg, rep); err != nil {
+	if err := m.AnswerCEL(ctx, cfg, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -300,69 +302,48 @@ func openShardedRunDir(cfg Config) error {
 	return nil
 }
 
-// bound is a model bound to its properties: what the explorer searches,
-// and how its counterexamples read.
-type bound interface {
-	explorer.Model
-	// counterexample decodes v: readable, and as a Trace (ITF JSON, the
-	// diagrams) when the model has that form.
-	counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error)
-	// lossBias is LossBias for the model's labels.
-	lossBias(rate float64) func(explorer.Action) float64
-	// simModel is the model bkcheck simulate walks and how its
-	// counterexamples decode.
-	simModel() (explorer.Model, decoder)
-	// coverage is how often each action fired in the search (after it
-	// ended), and the actions the configuration requires that never did.
-	coverage() (map[string]int64, []string)
-	// answerCEL answers the run's CEL properties into rep.
-	answerCEL(ctx context.Context, cfg Config, rep *Report) error
+// Vocabulary implements Bound.
+func (m *Model) Vocabulary() vocab.Model { return spec.Vocabulary(m.spec.P) }
+
+// EncodeState implements Bound.
+func (m *Model) EncodeState(state any) []byte {
+	s := state.(spec.State)
+	return m.spec.Encode(nil, &s)
 }
 
-// A decoder decodes a counterexample as bound.counterexample does.
-type decoder func(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error)
-
-// bind binds the model c names (c is valid, defaults filled in).
-func bind(c ModelConfig) (bound, error) {
-	if c.Model == ModelV413 {
-		return newModel413(c)
-	}
-	return NewModel(c)
+// DecodeState implements Bound.
+func (m *Model) DecodeState(enc []byte) (any, error) {
+	var s spec.State
+	err := m.spec.Decode(enc, &s)
+	return s, err
 }
 
-func (m *Model) counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error) {
-	tr, err := m.DecodeTrace(v)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tr, tr.Text(), nil
-}
+// Label implements Bound.
+func (m *Model) Label(action any) explorer.Action { return ToLabel(action.(spec.Action)) }
 
-func (m *Model) lossBias(rate float64) func(explorer.Action) float64 { return LossBias(rate) }
+// ActionOf implements Bound.
+func (m *Model) ActionOf(l explorer.Action) any { return FromLabel(l) }
 
-func (m *Model) coverage() (map[string]int64, []string) {
-	c := m.Coverage()
-	return c, m.Uncovered(c)
-}
+// LossBias implements Bound (package LossBias).
+func (m *Model) LossBias(rate float64) func(explorer.Action) float64 { return LossBias(rate) }
 
-// DecodeTrace turns the explorer's encoded counterexample into a protocol trace.
-func (m *Model) DecodeTrace(v *explorer.ViolationInfo) (*traces.Trace, error) {
-	tr := &traces.Trace{Params: m.spec.P, Invariant: v.Invariant, Deadlock: v.Deadlock, Terminal: v.Terminal}
+// statement is the one-line statement of the named invariant.
+func (m *Model) statement(name string) string {
 	for _, inv := range m.invs {
-		if inv.Name == v.Invariant {
-			tr.Statement = inv.Statement
+		if inv.Name == name {
+			return inv.Statement
 		}
 	}
-	if v.Deadlock {
-		tr.Statement = "a reachable state has no successor"
+	return ""
+}
+
+// Trace implements Bound: the explorer's encoded counterexample as a
+// protocol trace, with what a CEL property's trace says about it.
+func (m *Model) Trace(v *explorer.ViolationInfo) (*traces.Trace, error) {
+	tr, err := buildTrace(m, v, m.statement)
+	if err != nil {
+		return nil, err
 	}
-	defer m.describeCEL(tr)
-	for i, st := range v.Trace {
-		var s spec.State
-		if err := m.spec.Decode(st.State, &s); err != nil {
-			return nil, fmt.Errorf("decoding trace step %d: %w", i+1, err)
-		}
-		tr.Steps = append(tr.Steps, traces.Step{Initial: st.Initial, Action: FromLabel(st.Action), State: s})
-	}
+	m.describeCEL(tr)
 	return tr, nil
 }

@@ -31,14 +31,14 @@ func TestViolationTraceReplays(t *testing.T) {
 	}
 	sm := m.Spec()
 	init := sm.Init()
-	if sm.Encode(nil, &init) == nil || string(sm.Encode(nil, &init)) != string(sm.Encode(nil, &tr.Steps[0].State)) {
+	if sm.Encode(nil, &init) == nil || string(sm.Encode(nil, &init)) != string(sm.Encode(nil, specState(tr.Steps[0].State))) {
 		t.Fatal("trace does not start in the initial state")
 	}
 	var scratch spec.State
 	for i := 1; i < len(tr.Steps); i++ {
-		want := string(sm.Encode(nil, &tr.Steps[i].State))
+		want := string(sm.Encode(nil, specState(tr.Steps[i].State)))
 		found := false
-		prev := tr.Steps[i-1].State
+		prev := tr.Steps[i-1].State.(spec.State)
 		sm.Next(&prev, &scratch, func(a spec.Action, s *spec.State) {
 			if a == tr.Steps[i].Action && string(sm.Encode(nil, s)) == want {
 				found = true
@@ -50,7 +50,7 @@ func TestViolationTraceReplays(t *testing.T) {
 	}
 	for i, st := range tr.Steps {
 		e := m.NewExpander()
-		if err := e.Load(sm.Encode(nil, &st.State)); err != nil {
+		if err := e.Load(sm.Encode(nil, specState(st.State))); err != nil {
 			t.Fatal(err)
 		}
 		bad := e.Check() != ""

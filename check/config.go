@@ -1,11 +1,11 @@
 package check
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bkcheck/bkcheck/explorer"
@@ -155,9 +155,18 @@ type Sharding struct {
 	Shards int    `name:"shards" unit:"N" help:"be one of N shards, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_PROCID (Slurm)"`
 }
 
-// Resolve returns the shard index (0-based) and count: 0 of 1 when the
-// search is not sharded.
+// Resolve returns the shard index (0-based) and count of a search: 0 of 1
+// when it is not sharded. With --shards N the index comes from a Kubernetes
+// Indexed Job or Slurm (SearchShardSources).
 func (s Sharding) Resolve() (index, shards int, err error) {
+	return s.ResolveFrom(SearchShardSources...)
+}
+
+// ResolveFrom is Resolve with the index taken, when --shard is not given,
+// from the first of sources that is set; it is the one resolver of --shard
+// and --shards (bkcheck sweep passes its own sources). --shards N without
+// a source set is an error; neither given is 0 of 1.
+func (s Sharding) ResolveFrom(sources ...ShardSource) (index, shards int, err error) {
 	switch {
 	case s.Shard != "":
 		var i, n int
@@ -168,24 +177,67 @@ func (s Sharding) Resolve() (index, shards int, err error) {
 			return 0, 0, fmt.Errorf("says %d shards, --shards %d", n, s.Shards)
 		}
 		return i - 1, n, nil
-	case s.Shards > 0:
-		for _, env := range []string{"JOB_COMPLETION_INDEX", "SLURM_PROCID"} {
-			if v, ok := os.LookupEnv(env); ok {
-				i, err := strconv.Atoi(v)
-				if err != nil || i < 0 || i >= s.Shards {
-					return 0, 0, fmt.Errorf("%s=%q is not a shard index below %d", env, v, s.Shards)
-				}
-				if nt, ok := os.LookupEnv("SLURM_NTASKS"); ok && env == "SLURM_PROCID" && nt != strconv.Itoa(s.Shards) {
-					return 0, 0, fmt.Errorf("SLURM_NTASKS=%s but --shards %d", nt, s.Shards)
-				}
-				return i, s.Shards, nil
-			}
-		}
-		return 0, 0, errors.New("needs JOB_COMPLETION_INDEX or SLURM_PROCID in the environment (or give --shard i/N)")
 	case s.Shards < 0:
 		return 0, 0, fmt.Errorf("must be >= 1 (got %d)", s.Shards)
 	}
+	var names []string
+	for _, src := range sources {
+		i, n, ok, err := src.Read(s.Shards)
+		if err != nil {
+			return 0, 0, err
+		}
+		if ok {
+			return i, n, nil
+		}
+		names = append(names, src.Name)
+	}
+	if s.Shards > 0 {
+		return 0, 0, fmt.Errorf("needs %s in the environment (or give --shard i/N)", strings.Join(names, " or "))
+	}
 	return 0, 1, nil
+}
+
+// A ShardSource reads the shard a scheduler gives a process in its
+// environment. Read is given --shards (0 when not given) and reports
+// ok = false when its variables are absent or it needs --shards.
+type ShardSource struct {
+	Name string // the variable holding the index, for messages
+	Read func(shards int) (index, n int, ok bool, err error)
+}
+
+// SearchShardSources are where a sharded search (--shards N) finds its
+// index: a Kubernetes Indexed Job (JOB_COMPLETION_INDEX) or the tasks of a
+// Slurm step (SLURM_PROCID, with SLURM_NTASKS = N).
+var SearchShardSources = []ShardSource{IndexedJobShard, {Name: "SLURM_PROCID", Read: slurmProcShard}}
+
+// IndexedJobShard is a Kubernetes Indexed Job: JOB_COMPLETION_INDEX,
+// 0-based, of --shards N.
+var IndexedJobShard = ShardSource{Name: "JOB_COMPLETION_INDEX", Read: func(shards int) (int, int, bool, error) {
+	return envShard("JOB_COMPLETION_INDEX", shards)
+}}
+
+func slurmProcShard(shards int) (int, int, bool, error) {
+	i, n, ok, err := envShard("SLURM_PROCID", shards)
+	if ok && err == nil {
+		if nt, set := os.LookupEnv("SLURM_NTASKS"); set && nt != strconv.Itoa(shards) {
+			return 0, 0, false, fmt.Errorf("SLURM_NTASKS=%s but --shards %d", nt, shards)
+		}
+	}
+	return i, n, ok, err
+}
+
+// envShard reads a 0-based shard index of shards from env, when shards is
+// given and env is set.
+func envShard(env string, shards int) (int, int, bool, error) {
+	v, set := os.LookupEnv(env)
+	if shards <= 0 || !set {
+		return 0, 0, false, nil
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 0 || i >= shards {
+		return 0, 0, false, fmt.Errorf("%s=%q is not a shard index below %d", env, v, shards)
+	}
+	return i, shards, true, nil
 }
 
 // Config is everything one exhaustive check needs.
@@ -287,8 +339,8 @@ func (c Config) Validate() error {
 	return probs.Err()
 }
 
-// MinMemory is the smallest memory budget accepted.
-const MinMemory = schema.Size(64 << 20)
+// MinMemory is the smallest memory budget accepted: the explorer's.
+const MinMemory = schema.Size(explorer.MinMemory)
 
 // storeBudget is the memory budget of a search on disk: its fingerprint
 // table, buffers and Badger's caches.

@@ -11,7 +11,7 @@ import (
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
-	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -51,7 +51,7 @@ func (c ModelConfig) validateBuiltins() error {
 // CELProperties parses and type-checks c's CEL properties against its
 // parameters (EnsureDefaults first); nil when there are none. Its error is a
 // schema.Problems naming each faulty property's setting.
-func (c ModelConfig) CELProperties() (*properties.Set, error) {
+func (c ModelConfig) CELProperties() (properties.PropertySet, error) {
 	if c.Settings.Empty() {
 		return nil, nil
 	}
@@ -66,7 +66,13 @@ func (c ModelConfig) CELProperties() (*properties.Set, error) {
 	if n := len(c.Settings.Eventually); n > maxEventually {
 		probs.Add("eventually", "at most %d eventually properties per run (got %d)", maxEventually, n)
 	}
-	set, err := properties.Compile(c.Params, defs)
+	var set properties.PropertySet
+	if c.Model == ModelV413 {
+		// The model has no typed view: properties read its ITF values.
+		set, err = properties.CompileModel(spec413.Vocabulary(c.Params413()), defs)
+	} else {
+		set, err = properties.Compile(c.Params, defs)
+	}
 	probs.Merge(err)
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -80,14 +86,14 @@ const maxEventually = 64
 
 // celProps is a run's CEL properties as the model checks them.
 type celProps struct {
-	set        *properties.Set
+	set        properties.PropertySet
 	invariants []int // indices into set.Props, by kind
 	terminal   []int
 	eventually []int
 	probes     []int
 	probeSeen  []atomic.Bool // by position in probes: held in some state checked
 	// target >= 0 makes a probe's witness search: Check reports
-	// set.Props[target] where it holds, and nothing else is checked.
+	// set.Properties()[target] where it holds, and nothing else is checked.
 	target int
 	// stopAtProbes makes Check report a probe that holds, as a violation
 	// would be (simulation: the walk is the probe's witness).
@@ -95,12 +101,12 @@ type celProps struct {
 	leadsTo      bool // some eventually property is P ~> Q
 }
 
-func newCELProps(set *properties.Set) *celProps {
+func newCELProps(set properties.PropertySet) *celProps {
 	if set == nil {
 		return nil
 	}
 	cp := &celProps{set: set, target: -1}
-	for i, p := range set.Props {
+	for i, p := range set.Properties() {
 		if p.Trigger >= 0 {
 			cp.leadsTo = true
 		}
@@ -122,14 +128,14 @@ func newCELProps(set *properties.Set) *celProps {
 // celChecker is an expander's share of the CEL properties.
 type celChecker struct {
 	cp *celProps
-	ev *properties.Evaluator
+	ev properties.StateEvaluator
 }
 
 func (cp *celProps) newChecker() *celChecker {
 	if cp == nil {
 		return nil
 	}
-	ev, err := cp.set.NewEvaluator()
+	ev, err := cp.set.NewStateEvaluator()
 	if err != nil {
 		panic(err) // the set compiled: its programs plan
 	}
@@ -145,23 +151,24 @@ func (cc *celChecker) holds(i int) bool {
 
 // check is Check's CEL part on the loaded state: the name of the first
 // invariant that fails; probes that hold are flagged.
-func (cc *celChecker) check(s *spec.State) string {
-	cc.ev.Load(s)
+// s is the model's state (a *spec.State is read in place).
+func (cc *celChecker) check(s any) string {
+	cc.ev.LoadState(s)
 	cp := cc.cp
 	if cp.target >= 0 {
 		if cc.holds(cp.target) {
-			return cp.set.Props[cp.target].Name
+			return cp.set.Properties()[cp.target].Name
 		}
 		return ""
 	}
 	for _, i := range cp.invariants {
 		if !cc.holds(i) {
-			return cp.set.Props[i].Name
+			return cp.set.Properties()[i].Name
 		}
 	}
 	for j, i := range cp.probes {
 		if cp.stopAtProbes && cc.holds(i) {
-			return cp.set.Props[i].Name
+			return cp.set.Properties()[i].Name
 		}
 		if !cp.probeSeen[j].Load() && cc.holds(i) {
 			cp.probeSeen[j].Store(true)
@@ -171,17 +178,34 @@ func (cc *celChecker) check(s *spec.State) string {
 }
 
 // checkTerminal is CheckTerminal's CEL part.
-func (cc *celChecker) checkTerminal(s *spec.State) string {
+func (cc *celChecker) checkTerminal(s any) string {
 	if cc.cp.target >= 0 {
 		return ""
 	}
-	cc.ev.Load(s)
+	cc.ev.LoadState(s)
 	for _, i := range cc.cp.terminal {
 		if !cc.holds(i) {
-			return cc.cp.set.Props[i].Name
+			return cc.cp.set.Properties()[i].Name
 		}
 	}
 	return ""
+}
+
+// answerChecked answers r, an invariant or terminal property the search
+// itself checked: violated if the run's violation is r's, holds if the
+// search completed without one, else unknown.
+func answerChecked(rep *Report, r *PropertyResult) {
+	switch {
+	case rep.Status == explorer.Violation && rep.Violation.Invariant == r.Name:
+		r.Status, r.Trace = Violated, rep.Trace
+	case rep.Status == explorer.OK:
+		r.Status = Holds
+	default:
+		r.Reason = "the search did not complete"
+		if why := propertyFailure(rep, r.Name); why != "" {
+			r.Reason = why
+		}
+	}
 }
 
 // PropertyResult is the answer for one CEL property.
@@ -212,7 +236,7 @@ const (
 func (m *Model) describeCEL(tr *traces.Trace) {
 	if m.cel != nil {
 		if i := m.cel.set.Index(tr.Invariant); i >= 0 {
-			p := m.cel.set.Props[i]
+			p := m.cel.set.Properties()[i]
 			tr.Kind, tr.Expression, tr.Statement = p.Kind.String(), p.Expr, p.Statement
 		}
 	}
@@ -224,7 +248,7 @@ func (m *Model) describeCEL(tr *traces.Trace) {
 // answerCEL completes rep with the CEL properties' answers: probes'
 // witnesses, the eventually pass (which may turn an ok into a violation)
 // and a result for every property.
-func (m *Model) answerCEL(ctx context.Context, cfg Config, rep *Report) error {
+func (m *Model) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
 	cp := m.cel
 	if cp == nil || ctx.Err() != nil {
 		return nil
@@ -235,7 +259,7 @@ func (m *Model) answerCEL(ctx context.Context, cfg Config, rep *Report) error {
 	// got into the level where the search stopped.
 	checked := rep.Depth
 	switch {
-	case rep.Status == explorer.Violation:
+	case rep.Status == explorer.Violation, rep.Status == explorer.Error:
 		checked = len(rep.Violation.Trace) - 1
 	case rep.Status == explorer.Unknown && cfg.MaxDepth > 0 && rep.Depth >= cfg.MaxDepth:
 		checked = cfg.MaxDepth
@@ -243,25 +267,17 @@ func (m *Model) answerCEL(ctx context.Context, cfg Config, rep *Report) error {
 		checked = rep.Depth - 2
 	}
 	results := map[string]*PropertyResult{}
-	for _, p := range cp.set.Props {
+	for _, p := range cp.set.Properties() {
 		if !p.User() {
 			continue
 		}
 		results[p.Name] = &PropertyResult{Name: p.Name, Kind: p.Kind.String(), Expression: p.Expr, Statement: p.Statement, Status: Unknown}
 	}
 	for _, i := range append(append([]int(nil), cp.invariants...), cp.terminal...) {
-		r := results[cp.set.Props[i].Name]
-		switch {
-		case rep.Status == explorer.Violation && rep.Violation.Invariant == r.Name:
-			r.Status, r.Trace = Violated, rep.Trace
-		case rep.Status == explorer.OK:
-			r.Status = Holds
-		default:
-			r.Reason = "the search did not complete"
-		}
+		answerChecked(rep, results[cp.set.Properties()[i].Name])
 	}
 	for j, i := range cp.probes {
-		r := results[cp.set.Props[i].Name]
+		r := results[cp.set.Properties()[i].Name]
 		// A resumed run checked only the states of this session: a probe
 		// not seen in it may have held before the interruption. Its own
 		// search answers it.
@@ -293,13 +309,13 @@ func (m *Model) answerCEL(ctx context.Context, cfg Config, rep *Report) error {
 	if len(cp.eventually) > 0 {
 		if rep.Status != explorer.OK {
 			for _, i := range cp.eventually {
-				results[cp.set.Props[i].Name].Reason = "checked only after a complete search without violation"
+				results[cp.set.Properties()[i].Name].Reason = "checked only after a complete search without violation"
 			}
 		} else if err := m.eventuallyPass(ctx, cfg, rep, results); err != nil {
 			return err
 		}
 	}
-	for _, p := range cp.set.Props {
+	for _, p := range cp.set.Properties() {
 		if p.User() {
 			rep.Properties = append(rep.Properties, *results[p.Name])
 		}
@@ -313,10 +329,10 @@ func (m *Model) witness(ctx context.Context, cfg Config, i int) (*traces.Trace, 
 	tm.invs, tm.cov = nil, &coverageLog{}
 	tm.cel = &celProps{set: m.cel.set, target: i}
 	res, err := explorer.Run(ctx, &tm, searchOptions(cfg))
-	if err != nil || res.Violation == nil {
-		return nil, err
+	if err != nil || res.Status != explorer.Violation {
+		return nil, err // a model error there is the main search's to report
 	}
-	return tm.DecodeTrace(res.Violation)
+	return tm.Trace(res.Violation)
 }
 
 // searchOptions are the options of a run's extra searches (probe
@@ -359,7 +375,7 @@ func (m *Model) eventuallyPass(ctx context.Context, cfg Config, rep *Report, res
 	}
 	stats := res.Stats
 	for _, i := range m.cel.eventually {
-		r := results[m.cel.set.Props[i].Name]
+		r := results[m.cel.set.Properties()[i].Name]
 		r.Graph = &stats
 		switch res.Status {
 		case explorer.OK:
@@ -371,11 +387,14 @@ func (m *Model) eventuallyPass(ctx context.Context, cfg Config, rep *Report, res
 	if res.Status == explorer.Unknown && rep.Status == explorer.OK {
 		rep.Status, rep.Reason = explorer.Unknown, "eventually pass: "+res.Reason
 	}
+	if res.Status == explorer.Error {
+		return m.eventuallyFailed(em, res, rep, results)
+	}
 	if res.Violation == nil {
 		return nil
 	}
 	stripped := em.strip(res.Violation)
-	tr, err := m.DecodeTrace(stripped)
+	tr, err := m.Trace(stripped)
 	if err != nil {
 		return err
 	}
@@ -383,7 +402,7 @@ func (m *Model) eventuallyPass(ctx context.Context, cfg Config, rep *Report, res
 	r.Status, r.Trace = Violated, tr
 	// The other eventually properties are undecided: the pass stopped.
 	for _, i := range m.cel.eventually {
-		if o := results[m.cel.set.Props[i].Name]; o != r {
+		if o := results[m.cel.set.Properties()[i].Name]; o != r {
 			o.Status, o.Reason = Unknown, "the pass stopped at "+r.Name+"'s counterexample"
 		}
 	}
@@ -406,12 +425,12 @@ type eventuallyModel struct {
 	sim bool
 }
 
-// simModel is the model bkcheck simulate walks, and how to decode its
+// SimModel implements Bound: the model bkcheck simulate walks, and how to decode its
 // traces: the product with the eventually properties when the run has
 // probes or eventually properties, else m itself.
-func (m *Model) simModel() (explorer.Model, decoder) {
+func (m *Model) SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*traces.Trace, error)) {
 	if m.cel == nil || len(m.cel.probes)+len(m.cel.eventually) == 0 {
-		return m, m.counterexample
+		return m, m.Trace
 	}
 	sm := *m
 	sm.cov = &coverageLog{}
@@ -419,13 +438,7 @@ func (m *Model) simModel() (explorer.Model, decoder) {
 	cp.stopAtProbes = true
 	sm.cel = cp
 	em := &eventuallyModel{m: &sm, sim: true}
-	return em, func(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error) {
-		tr, err := em.decodeTrace(v)
-		if err != nil {
-			return nil, nil, err
-		}
-		return tr, tr.Text(), nil
-	}
+	return em, em.decodeTrace
 }
 
 const maskBytes = 8
@@ -435,7 +448,7 @@ const maskBytes = 8
 func (em *eventuallyModel) all() uint64 {
 	var mask uint64
 	for j, i := range em.m.cel.eventually {
-		if em.m.cel.set.Props[i].Trigger < 0 {
+		if em.m.cel.set.Properties()[i].Trigger < 0 {
 			mask |= 1 << uint(j)
 		}
 	}
@@ -481,8 +494,8 @@ func (e *eventuallyExpander) Load(enc []byte) error {
 		return err
 	}
 	mask := binary.LittleEndian.Uint64(enc[n:])
-	e.cel.ev.Load(&e.base.cur)
-	props := e.em.m.cel.set.Props
+	e.cel.ev.LoadState(&e.base.cur)
+	props := e.em.m.cel.set.Properties()
 	for j, i := range e.em.m.cel.eventually {
 		bit := uint64(1) << uint(j)
 		switch {
@@ -515,7 +528,7 @@ func (e *eventuallyExpander) CheckTerminal() string {
 	}
 	for j, i := range e.em.m.cel.eventually {
 		if e.pending&(1<<uint(j)) != 0 {
-			return e.em.m.cel.set.Props[i].Name
+			return e.em.m.cel.set.Properties()[i].Name
 		}
 	}
 	return ""
@@ -549,7 +562,7 @@ func (em *eventuallyModel) strip(v *explorer.ViolationInfo) *explorer.ViolationI
 
 // decodeTrace strips the masks and decodes the counterexample.
 func (em *eventuallyModel) decodeTrace(v *explorer.ViolationInfo) (*traces.Trace, error) {
-	return em.m.DecodeTrace(em.strip(v))
+	return em.m.Trace(em.strip(v))
 }
 
 // replayCEL is Replay for the trace of a CEL property (the trace records

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/bkcheck/bkcheck/explorer"
-	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
+	"github.com/bkcheck/bkcheck/vocab"
 )
 
 // ReplayError says which step of a saved trace the model does not confirm.
@@ -17,11 +17,12 @@ type ReplayError struct {
 
 func (e *ReplayError) Error() string { return fmt.Sprintf("step %d: %s", e.Step, e.Reason) }
 
-// Replay checks a saved trace against the model: the first state must be
-// initial, every later state must be reached from the one before by a
-// transition with the recorded action and parameters, no earlier state may
-// violate the trace's invariant, and the last must (or, for a deadlock or a
-// terminal-state property, must have no successor and fail it).
+// Replay checks a saved trace, of any model of the registry, against the
+// model: the first state must be initial, every later state must be
+// reached from the one before by a transition with the recorded action
+// and parameters, no earlier state may violate the trace's invariant, and
+// the last must (or, for a deadlock or a terminal-state property, must
+// have no successor and fail it).
 func Replay(tr *traces.Trace) error {
 	if len(tr.Steps) == 0 {
 		return &ReplayError{Step: 1, Reason: "the trace has no states"}
@@ -29,24 +30,34 @@ func Replay(tr *traces.Trace) error {
 	if tr.Kind != "" {
 		return replayCEL(tr)
 	}
-	invs := []string{tr.Invariant}
-	if tr.Deadlock {
-		invs = []string{}
+	info, err := LookupModel(tr.Model.Descriptor().Name)
+	if err != nil {
+		return err
 	}
-	m, err := NewModel(ModelConfig{Params: tr.Params, Invariants: invs})
+	c := info.config(tr.Model)
+	c.Invariants = []string{tr.Invariant}
+	if tr.Deadlock || tr.Invariant == "" {
+		c.Invariants = []string{}
+	}
+	c.EnsureDefaults()
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("the trace's model: %w", err)
+	}
+	b, err := info.bind(c)
 	if err != nil {
 		return fmt.Errorf("the trace's model: %w", err)
 	}
-	sm := m.Spec()
-	init := sm.Init()
-	if string(sm.Encode(nil, &init)) != string(sm.Encode(nil, &tr.Steps[0].State)) {
-		return &ReplayError{Step: 1, Reason: "not the initial state: " + diffText(tr.Params, &init, &tr.Steps[0].State)}
+	v := b.Vocabulary()
+	var init []byte
+	b.Init(func(enc, _ []byte) { init = append([]byte(nil), enc...) })
+	if string(init) != string(b.EncodeState(tr.Steps[0].State)) {
+		want, _ := b.DecodeState(init)
+		return &ReplayError{Step: 1, Reason: "not the initial state: " + diffText(v, want, tr.Steps[0].State)}
 	}
-	exp := m.NewExpander()
-	var scratch spec.State
+	exp := b.NewExpander()
 	for i := range tr.Steps {
 		st := &tr.Steps[i]
-		if err := exp.Load(sm.Encode(nil, &st.State)); err != nil {
+		if err := exp.Load(b.EncodeState(st.State)); err != nil {
 			return &ReplayError{Step: i + 1, Reason: err.Error()}
 		}
 		last := i == len(tr.Steps)-1
@@ -55,28 +66,31 @@ func Replay(tr *traces.Trace) error {
 			return &ReplayError{Step: i + 1, Reason: fmt.Sprintf("%s already fails here, before the end of the trace", bad)}
 		}
 		if last {
-			return checkEnd(tr, sm, exp.(*expander), bad)
+			return checkEnd(tr, exp, bad)
 		}
 		next := &tr.Steps[i+1]
-		want := string(sm.Encode(nil, &next.State))
-		var sameAction []spec.State
+		want, label := string(b.EncodeState(next.State)), b.Label(next.Action)
+		var sameAction [][]byte
 		found := false
-		sm.Next(&st.State, &scratch, func(a spec.Action, s *spec.State) {
-			if a != next.Action || found {
+		exp.Successors(func(a explorer.Action, enc, _ []byte) {
+			if a != label || found {
 				return
 			}
-			if string(sm.Encode(nil, s)) == want {
+			if string(enc) == want {
 				found = true
 				return
 			}
-			var c spec.State
-			c.CopyFrom(s)
-			sameAction = append(sameAction, c)
+			sameAction = append(sameAction, append([]byte(nil), enc...))
 		})
 		if !found {
-			reason := fmt.Sprintf("%s is not enabled in step %d's state", next.Action, i+1)
+			what := v.ActionString(next.Action)
+			reason := fmt.Sprintf("%s is not enabled in step %d's state", what, i+1)
 			if len(sameAction) > 0 {
-				reason = fmt.Sprintf("%s leads elsewhere: %s", next.Action, diffText(tr.Params, &sameAction[0], &next.State))
+				got, err := b.DecodeState(sameAction[0])
+				if err != nil {
+					return err
+				}
+				reason = fmt.Sprintf("%s leads elsewhere: %s", what, diffText(v, got, next.State))
 			}
 			return &ReplayError{Step: i + 2, Reason: reason}
 		}
@@ -84,7 +98,7 @@ func Replay(tr *traces.Trace) error {
 	return nil
 }
 
-func checkEnd(tr *traces.Trace, sm *spec.Model, e *expander, bad string) error {
+func checkEnd(tr *traces.Trace, e explorer.Expander, bad string) error {
 	n := len(tr.Steps)
 	switch {
 	case tr.Deadlock || tr.Terminal:
@@ -103,16 +117,16 @@ func checkEnd(tr *traces.Trace, sm *spec.Model, e *expander, bad string) error {
 }
 
 // diffText names the variables in which two states differ.
-func diffText(p spec.Params, want, got *spec.State) string {
-	d := traces.Diff(traces.Vars(p, want), traces.Vars(p, got))
-	d2 := traces.Diff(traces.Vars(p, got), traces.Vars(p, want))
+func diffText(v vocab.Model, want, got any) string {
+	d := traces.Diff(v.Rows(want), v.Rows(got))
+	d2 := traces.Diff(v.Rows(got), v.Rows(want))
 	var parts []string
-	for _, v := range d2 {
-		parts = append(parts, fmt.Sprintf("%s = %s (model: %s)", v.Name, valueIn(d, v.Name), v.Value))
+	for _, r := range d2 {
+		parts = append(parts, fmt.Sprintf("%s = %s (model: %s)", r.Name, valueIn(d, r.Name), r.Value))
 	}
 	if len(parts) == 0 {
-		for _, v := range d {
-			parts = append(parts, fmt.Sprintf("%s = %s (model has none)", v.Name, v.Value))
+		for _, r := range d {
+			parts = append(parts, fmt.Sprintf("%s = %s (model has none)", r.Name, r.Value))
 		}
 	}
 	if len(parts) > 4 {

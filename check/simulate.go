@@ -66,18 +66,19 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 	}
 	opt := explorer.SimOptions{Seed: cfg.Seed, Depth: cfg.Depth, Walks: cfg.Traces, Duration: cfg.Duration, Workers: cfg.Workers, CheckDeadlock: cfg.CheckDeadlock}
 	if cfg.LossRate > 0 {
-		opt.Weight = m.lossBias(cfg.LossRate)
+		opt.Weight = m.LossBias(cfg.LossRate)
 	}
-	sm, decode := m.simModel()
+	sm, decode := m.SimModel()
 	res, err := explorer.Simulate(ctx, sm, opt)
 	if err != nil {
 		return nil, err
 	}
 	rep := &SimReport{SimResult: res, Config: cfg}
 	if res.Violation != nil {
-		if rep.Trace, rep.Readable, err = decode(res.Violation); err != nil {
+		if rep.Trace, err = decode(res.Violation); err != nil {
 			return nil, err
 		}
+		rep.Readable = rep.Trace.Text()
 	}
 	return rep, nil
 }

@@ -40,7 +40,7 @@ func TestSimulationFindsTruncation(t *testing.T) {
 	if !reflect.DeepEqual(alone.Violation, a.Violation) {
 		t.Fatal("rerunning the walk seed alone gives another trace")
 	}
-	tr, err := m.DecodeTrace(alone.Violation)
+	tr, err := m.Trace(alone.Violation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func TestSimulationFindsTruncation(t *testing.T) {
 	sm := m.Spec()
 	var scratch spec.State
 	for i := 1; i < len(tr.Steps); i++ {
-		want := string(sm.Encode(nil, &tr.Steps[i].State))
+		want := string(sm.Encode(nil, specState(tr.Steps[i].State)))
 		found := false
-		sm.Next(&tr.Steps[i-1].State, &scratch, func(a spec.Action, s *spec.State) {
+		sm.Next(specState(tr.Steps[i-1].State), &scratch, func(a spec.Action, s *spec.State) {
 			found = found || (a == tr.Steps[i].Action && string(sm.Encode(nil, s)) == want)
 		})
 		if !found {
@@ -108,7 +108,7 @@ func TestLossBias(t *testing.T) {
 	if uniform.Status != explorer.Unknown || biased.Status != explorer.Violation || biased.Violation.Invariant != "NoDivergenceBetweenClientAndMetaData" {
 		t.Fatalf("uniform %v, biased %v", uniform.Status, biased.Status)
 	}
-	tr, err := m.DecodeTrace(biased.Violation)
+	tr, err := m.Trace(biased.Violation)
 	if err != nil {
 		t.Fatal(err)
 	}

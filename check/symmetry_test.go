@@ -118,14 +118,14 @@ func TestSymmetricCounterexampleReplays(t *testing.T) {
 	m, _ := spec.NewModel(p)
 	tr := rep.Trace.Steps
 	init := m.Init()
-	if string(m.Encode(nil, &init)) != string(m.Encode(nil, &tr[0].State)) {
+	if string(m.Encode(nil, &init)) != string(m.Encode(nil, specState(tr[0].State))) {
 		t.Fatal("trace does not start in the initial state")
 	}
 	var scratch spec.State
 	for i := 1; i < len(tr); i++ {
-		want := string(m.Encode(nil, &tr[i].State))
+		want := string(m.Encode(nil, specState(tr[i].State)))
 		found := false
-		m.Next(&tr[i-1].State, &scratch, func(a spec.Action, s *spec.State) {
+		m.Next(specState(tr[i-1].State), &scratch, func(a spec.Action, s *spec.State) {
 			found = found || (a == tr[i].Action && string(m.Encode(nil, s)) == want)
 		})
 		if !found {

@@ -3,14 +3,15 @@ package check
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/traces"
+	"github.com/bkcheck/bkcheck/vocab"
 )
 
 // The models bkcheck checks (--model): the same explorer searches either.
@@ -28,6 +29,9 @@ const (
 var v413Settings = map[string]bool{
 	"model": true, "bookies": true, "write-quorum": true, "ack-quorum": true, "entries": true,
 	"recovery-reads-fence": true, "invariants": true, "check-deadlock": true,
+	// CEL invariants and terminal properties, over the model's ITF values
+	// (properties.CompileModel).
+	"invariant": true, "terminal": true,
 }
 
 // Params413 is the v4.13 model's parameter set: the settings both models
@@ -52,10 +56,15 @@ func (c ModelConfig) validate413() error {
 	ref.EnsureDefaults()
 	for _, f := range ModelSchema.Fields() {
 		if !v413Settings[f.Name] && !ModelSchema.IsZero(&c, f.Name) && ModelSchema.Get(&c, f.Name) != ModelSchema.Get(&ref, f.Name) {
-			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants and --check-deadlock", ModelV413)
+			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants, --invariant, --terminal and --check-deadlock", ModelV413)
 		}
 	}
 	probs.Merge(c.Params413().Validate())
+	if probs.Err() == nil {
+		if _, err := c.CELProperties(); err != nil {
+			probs.Merge(err)
+		}
+	}
 	if _, err := spec413.LookupInvariants(c.Invariants); err != nil {
 		probs.Add("invariants", "%v", err)
 	}
@@ -81,6 +90,7 @@ type model413 struct {
 	m    *spec413.Model
 	invs []spec413.Invariant
 	desc string
+	cel  *celProps // CEL invariants and terminal properties; nil if none
 
 	mu        sync.Mutex
 	expanders []*expander413 // for coverage
@@ -95,7 +105,11 @@ func newModel413(c ModelConfig) (*model413, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model413{m: m, invs: invs, desc: c.describe413()}, nil
+	set, err := c.CELProperties()
+	if err != nil {
+		return nil, err
+	}
+	return &model413{m: m, invs: invs, desc: c.describe413(), cel: newCELProps(set)}, nil
 }
 
 // Init implements explorer.Model.
@@ -119,7 +133,7 @@ func fromLabel413(a explorer.Action) spec413.Action {
 
 // NewExpander implements explorer.Model.
 func (m *model413) NewExpander() explorer.Expander {
-	e := &expander413{m: m, buf: make([]byte, 0, 256)}
+	e := &expander413{m: m, buf: make([]byte, 0, 256), cel: m.cel.newChecker()}
 	m.mu.Lock()
 	m.expanders = append(m.expanders, e)
 	m.mu.Unlock()
@@ -138,6 +152,7 @@ type expander413 struct {
 	buf          []byte
 	emitNext     func(explorer.Action, []byte, []byte)
 	emitFn       func(spec413.Action, *spec413.State) // bound once: Successors does not allocate a closure
+	cel          *celChecker                          // nil without CEL properties
 }
 
 func (e *expander413) Load(enc []byte) error { return e.m.m.Decode(enc, &e.cur) }
@@ -148,12 +163,20 @@ func (e *expander413) Check() string {
 			return inv.Name
 		}
 	}
+	if e.cel != nil {
+		return e.cel.check(e.cur)
+	}
 	return ""
 }
 
 // CheckTerminal implements explorer.Expander: the spec has no property
-// of terminal states.
-func (e *expander413) CheckTerminal() string { return "" }
+// of terminal states; CEL terminal properties are checked here.
+func (e *expander413) CheckTerminal() string {
+	if e.cel != nil {
+		return e.cel.checkTerminal(e.cur)
+	}
+	return ""
+}
 
 func (e *expander413) Successors(emit func(explorer.Action, []byte, []byte)) {
 	e.emitNext = emit
@@ -161,31 +184,90 @@ func (e *expander413) Successors(emit func(explorer.Action, []byte, []byte)) {
 	e.emitNext = nil
 }
 
-// counterexample implements bound: the v4.13 trace has the readable form
-// only.
-func (m *model413) counterexample(v *explorer.ViolationInfo) (*traces.Trace, *traces.Text, error) {
-	tt, err := m.Text(v)
-	return nil, tt, err
+// Vocabulary implements Bound.
+func (m *model413) Vocabulary() vocab.Model { return spec413.Vocabulary(m.m.P) }
+
+// EncodeState implements Bound.
+func (m *model413) EncodeState(state any) []byte {
+	s := state.(spec413.State)
+	return m.m.Encode(nil, &s)
 }
 
-// lossBias implements bound: as LossBias; an ensemble change names the
+// DecodeState implements Bound.
+func (m *model413) DecodeState(enc []byte) (any, error) {
+	var s spec413.State
+	err := m.m.Decode(enc, &s)
+	return s, err
+}
+
+// Label implements Bound.
+func (m *model413) Label(action any) explorer.Action { return toLabel413(action.(spec413.Action)) }
+
+// ActionOf implements Bound.
+func (m *model413) ActionOf(l explorer.Action) any { return fromLabel413(l) }
+
+// Trace implements Bound: a CEL property's trace says which and why.
+func (m *model413) Trace(v *explorer.ViolationInfo) (*traces.Trace, error) {
+	tr, err := buildTrace(m, v, func(name string) string {
+		for _, inv := range m.invs {
+			if inv.Name == name {
+				return inv.Statement
+			}
+		}
+		return ""
+	})
+	if err != nil || m.cel == nil {
+		return tr, err
+	}
+	if i := m.cel.set.Index(tr.Invariant); i >= 0 {
+		p := m.cel.set.Properties()[i]
+		tr.Kind, tr.Expression, tr.Statement = p.Kind.String(), p.Expr, p.Statement
+		if set, ok := m.cel.set.(*properties.ITFSet); ok {
+			if ex, err := set.Explain(i, m.Vocabulary().ITF(tr.Steps[len(tr.Steps)-1].State)); err == nil {
+				tr.Explanation = ex
+			}
+		}
+	}
+	return tr, nil
+}
+
+// LossBias implements Bound: as LossBias; an ensemble change names the
 // replaced bookie apart from the loss pattern, so it is never weighted.
-func (m *model413) lossBias(rate float64) func(explorer.Action) float64 {
+func (m *model413) LossBias(rate float64) func(explorer.Action) float64 {
 	pow := lossOdds(rate)
 	return func(a explorer.Action) float64 { return pow[fromLabel413(a).Lost.Len()] }
 }
 
-// simModel implements bound: simulation walks the model itself.
-func (m *model413) simModel() (explorer.Model, decoder) { return m, m.counterexample }
+// SimModel implements Bound: simulation walks the model itself.
+func (m *model413) SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*traces.Trace, error)) {
+	return m, m.Trace
+}
 
-// answerCEL implements bound: the v4.13 model has no CEL view, and its
-// configuration cannot name CEL properties (validate413).
-func (m *model413) answerCEL(context.Context, Config, *Report) error { return nil }
+// AnswerCEL implements Bound: the answers of the CEL invariants and
+// terminal properties, which the search itself checks (the model takes
+// no probe or eventually property: validate413).
+func (m *model413) AnswerCEL(_ context.Context, _ Config, rep *Report) error {
+	if m.cel == nil {
+		return nil
+	}
+	for _, p := range m.cel.set.Properties() {
+		if !p.User() {
+			continue
+		}
+		r := PropertyResult{Name: p.Name, Kind: p.Kind.String(), Expression: p.Expr, Statement: p.Statement, Status: Unknown}
+		answerChecked(rep, &r)
+		rep.Properties = append(rep.Properties, r)
+	}
+	return nil
+}
 
-// coverage implements bound, as TLC's -coverage counts: transitions
-// generated per action, duplicates included. Every action of the spec is
-// required to fire (the model has no options that add actions).
-func (m *model413) coverage() (map[string]int64, []string) {
+// Uncovered implements Bound: every action of the spec must fire (the
+// model has no options that add actions), so none is required apart.
+func (m *model413) Uncovered(map[string]int64) []string { return nil }
+
+// Coverage implements Bound, as TLC's -coverage counts: transitions
+// generated per action, duplicates included.
+func (m *model413) Coverage() map[string]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]int64{}
@@ -199,34 +281,5 @@ func (m *model413) coverage() (map[string]int64, []string) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
-
-// Text decodes the explorer's counterexample into its readable form.
-func (m *model413) Text(v *explorer.ViolationInfo) (*traces.Text, error) {
-	tt := &traces.Text{Params: m.desc, Invariant: v.Invariant, Deadlock: v.Deadlock, Terminal: v.Terminal}
-	for _, inv := range m.invs {
-		if inv.Name == v.Invariant {
-			tt.Statement = inv.Statement
-		}
-	}
-	if v.Deadlock {
-		tt.Statement = "a reachable state has no successor"
-	}
-	var s spec413.State
-	for i, st := range v.Trace {
-		if err := m.m.Decode(st.State, &s); err != nil {
-			return nil, fmt.Errorf("decoding trace step %d: %w", i+1, err)
-		}
-		step := traces.TextStep{Initial: st.Initial}
-		if !st.Initial {
-			step.Action = fromLabel413(st.Action).String()
-		}
-		m.m.Vars(&s, func(name, value string) { step.Vars = append(step.Vars, traces.Var{Name: name, Value: value}) })
-		tt.Steps = append(tt.Steps, step)
-	}
-	return tt, nil
-}
-
-// ModelNames lists the models --model accepts.
-func ModelNames() string { return strings.Join([]string{ModelCurrent, ModelV413}, ", ") }

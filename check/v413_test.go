@@ -2,12 +2,16 @@ package check
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec413"
+	"github.com/bkcheck/bkcheck/traces"
+	"github.com/google/go-cmp/cmp"
 )
 
 // v413Config is the two-bookie set of the release-4.13 model on which
@@ -30,8 +34,36 @@ func TestV413TraceReplays(t *testing.T) {
 	if rep.Status != explorer.Violation || v == nil || v.Invariant != "NoDivergenceBetweenWriterAndMetaData" || len(v.Trace) != 16 || rep.Depth != 16 {
 		t.Fatalf("status %v, violation %+v, depth %d; want NoDivergenceBetweenWriterAndMetaData in 16 states", rep.Status, v, rep.Depth)
 	}
-	if rep.Trace != nil {
-		t.Error("a v4.13 run has no ITF trace")
+	if rep.Trace == nil || len(rep.Trace.Steps) != 16 {
+		t.Fatal("a v4.13 run gives no trace")
+	}
+	// Its ITF form reads back as the same trace, which replays.
+	path := filepath.Join(t.TempDir(), "v413.itf.json")
+	if err := traces.WriteITFFile(path, rep.Trace); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Model.Descriptor().Name != ModelV413 || back.Model.Params() != rep.Trace.Model.Params() {
+		t.Fatalf("read back as a trace of %s %s", back.Model.Descriptor().Name, back.Model.Params())
+	}
+	for i := range back.Steps {
+		if !cmp.Equal(back.Steps[i], rep.Trace.Steps[i]) {
+			t.Fatalf("step %d reads back differently:\n%s", i+1, cmp.Diff(rep.Trace.Steps[i], back.Steps[i]))
+		}
+	}
+	if err := Replay(back); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	// A trace edited to take another path is refused at the edited step.
+	edited := *back
+	edited.Steps = append([]traces.Step(nil), back.Steps...)
+	edited.Steps[5] = back.Steps[7]
+	var re *ReplayError
+	if err := Replay(&edited); !errors.As(err, &re) || re.Step > 6 {
+		t.Fatalf("an edited trace replays: %v", err)
 	}
 	m, err := newModel413(rep.Config.ModelConfig)
 	if err != nil {

@@ -52,11 +52,12 @@ type candidate struct {
 
 // stateOut is what expanding one state of a chunk produced.
 type stateOut struct {
-	bad     string // violated invariant, "" if none
-	badTerm string // violated terminal property, "" if none
-	nSucc   int64  // successors emitted, duplicates included
-	candEnd int    // this state's candidates end at chunkOut.cands[candEnd]
-	hasNew  bool   // some successor was not in the table (probe mode only)
+	bad     string      // violated invariant, "" if none
+	badTerm string      // violated terminal property, "" if none
+	nSucc   int64       // successors emitted, duplicates included
+	candEnd int         // this state's candidates end at chunkOut.cands[candEnd]
+	hasNew  bool        // some successor was not in the table (probe mode only)
+	err     *ModelError // the model failed on this state (modelerror.go)
 }
 
 // chunkOut is a slot holding the expansion of window states [lo, hi).
@@ -85,6 +86,7 @@ type worker struct {
 	probe  bool // at the depth bound: only learn whether a successor is new
 	nSucc  int64
 	hasNew bool
+	call   string // the model call in progress, for a panic's ModelError
 }
 
 // keyOf is the bytes that identify a state: its key, or its encoding.
@@ -116,20 +118,37 @@ func (w *worker) onSuccessor(a Action, enc, key []byte) {
 }
 
 // expandChunk fills out for the states out.lo..out.hi of cur. It stops
-// after the first state that violates: the commit stops there too.
-func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) error {
+// after the first state that violates, or that the model fails on (a
+// panic, recovered here: the state's stateOut carries it, without
+// successors): the commit stops there too.
+func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) {
 	out.states, out.cands, out.arena = out.states[:0], out.cands[:0], out.arena[:0]
 	w.out, w.probe = out, probe
+	// One deferred recover per chunk, not per state: a panic ends the
+	// chunk anyway.
+	defer func() {
+		if r := recover(); r != nil {
+			out.failed(modelError(w.call, r))
+		}
+		w.out = nil
+		if err == nil {
+			out.group(w.table.Shards())
+		}
+	}()
 	for i := out.lo; i < out.hi; i++ {
+		w.call = CallLoad
 		if err := w.exp.Load(cur.state(i)); err != nil {
 			return fmt.Errorf("explorer: model cannot load a state it produced: %w", err)
 		}
 		var so stateOut
+		w.call = CallCheck
 		if so.bad = w.exp.Check(); so.bad == "" {
 			w.nSucc, w.hasNew = 0, false
+			w.call = CallSuccessors
 			w.exp.Successors(w.emit)
 			so.nSucc, so.hasNew = w.nSucc, w.hasNew
 			if so.nSucc == 0 {
+				w.call = CallCheckTerminal
 				so.badTerm = w.exp.CheckTerminal()
 			}
 		}
@@ -139,9 +158,21 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) error {
 			break
 		}
 	}
-	w.out = nil
-	out.group(w.table.Shards())
 	return nil
+}
+
+// failed records that the model failed on the state after those in
+// c.states, dropping the candidates that state emitted before it failed.
+func (c *chunkOut) failed(merr *ModelError) {
+	candStart, arenaStart := 0, 0
+	if n := len(c.states); n > 0 {
+		candStart = c.states[n-1].candEnd
+	}
+	if candStart > 0 {
+		arenaStart = int(c.cands[candStart-1].end)
+	}
+	c.cands, c.arena = c.cands[:candStart], c.arena[:arenaStart]
+	c.states = append(c.states, stateOut{candEnd: candStart, err: merr})
 }
 
 // group fills order and bounds: a stable counting sort by shard.
@@ -205,24 +236,27 @@ func (c *chunkOut) place(p placer) (bool, error) {
 // initial calls add for every distinct initial state, in the order the
 // model emits them, with its index among all the initial states it emits
 // (what a trace replays), counting Generated and Distinct in st until
-// maxStates (if > 0) is reached; it reports whether it was.
-func initial(m Model, fpr state.Fingerprinter, maxStates int64, st *Stats, add func(i uint32, enc []byte, fp state.FP)) (full bool) {
+// maxStates (if > 0) is reached; it reports whether it was, or how the
+// model failed if it panicked.
+func initial(m Model, fpr state.Fingerprinter, maxStates int64, st *Stats, add func(i uint32, enc []byte, fp state.FP)) (full bool, merr *ModelError) {
 	seen := state.NewSet(1, fpr.Wide(), 0)
 	var idx uint32
-	m.Init(func(enc, key []byte) {
-		i := idx
-		idx++
-		if full {
-			return
-		}
-		st.Generated++
-		if fp := fpr.Of(keyOf(enc, key)); seen.Add(fp) {
-			st.Distinct++
-			add(i, enc, fp)
-			full = maxStates > 0 && st.Distinct >= maxStates
-		}
+	merr = catch(CallInit, func() {
+		m.Init(func(enc, key []byte) {
+			i := idx
+			idx++
+			if full {
+				return
+			}
+			st.Generated++
+			if fp := fpr.Of(keyOf(enc, key)); seen.Add(fp) {
+				st.Distinct++
+				add(i, enc, fp)
+				full = maxStates > 0 && st.Distinct >= maxStates
+			}
+		})
 	})
-	return full
+	return full, merr
 }
 
 // level is a BFS level, or one window of it: encodings packed into
@@ -291,14 +325,20 @@ type expander struct {
 	counts  []int
 }
 
-func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set) *expander {
+// newExpander makes the workers, one Expander each; it reports how the
+// model failed if NewExpander panicked.
+func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set) (*expander, *ModelError) {
 	x := &expander{workers: make([]*worker, opt.Workers), chunks: make([]chunkOut, opt.Workers*chunksPerWorker)}
 	for i := range x.workers {
-		w := &worker{exp: m.NewExpander(), fpr: fpr, table: table, deadlock: opt.CheckDeadlock}
+		var exp Expander
+		if merr := catch(CallNewExpander, func() { exp = m.NewExpander() }); merr != nil {
+			return nil, merr
+		}
+		w := &worker{exp: exp, fpr: fpr, table: table, deadlock: opt.CheckDeadlock}
 		w.emit = w.onSuccessor
 		x.workers[i] = w
 	}
-	return x
+	return x, nil
 }
 
 // setTable points the workers at another table (a shard's table of sent

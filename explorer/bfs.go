@@ -32,11 +32,15 @@ import (
 //     counted in Generated) but its successors are only probed; Unknown if
 //     any is unvisited, else the search is complete and OK.
 //   - Cancellation: whatever was committed, Unknown "interrupted".
+//   - The model fails (panics) on a state of level d: as a violation found
+//     there, with the verdict Error (modelerror.go); in Init or
+//     NewExpander: Error with all figures 0 and no trace.
 //
 // Run returns an error only for invalid options, a misbehaving model (a
 // state it cannot decode, a trace it cannot replay) or, on disk, an I/O
-// error. Cancelling ctx is not an error: the result is Unknown with
-// Reason "interrupted".
+// error. A model that panics is not an error but the Error verdict.
+// Cancelling ctx is not an error: the result is Unknown with Reason
+// "interrupted".
 func Run(ctx context.Context, m Model, opt Options) (Result, error) {
 	if m == nil {
 		return Result{}, errors.New("explorer: nil model")
@@ -96,8 +100,14 @@ func runInMemory(ctx context.Context, m Model, opt Options) (Result, error) {
 		s.links = state.NewLinkLog()
 	}
 	defer s.links.Close()
-	s.x = newExpander(m, opt, fpr, s.table)
-	res, err := s.run(ctx)
+	var res Result
+	var err error
+	if x, merr := newExpander(m, opt, fpr, s.table); merr != nil {
+		res = errorResult(merr)
+	} else {
+		s.x = x
+		res, err = s.run(ctx)
+	}
 	if err == nil {
 		err = s.links.Err()
 	}
@@ -143,10 +153,15 @@ func (s *memSearch) run(ctx context.Context) (Result, error) {
 		return s.result(Unknown, "interrupted")
 	}
 	cur := newMemLevel(&s.pool)
-	full := initial(s.m, s.fpr, s.opt.MaxStates, &s.stats, func(i uint32, enc []byte, fp state.FP) {
+	full, merr := initial(s.m, s.fpr, s.opt.MaxStates, &s.stats, func(i uint32, enc []byte, fp state.FP) {
 		s.table.Add(fp)
 		s.add(cur, enc, state.NoParent, i)
 	})
+	if merr != nil {
+		res := errorResult(merr)
+		res.Elapsed = time.Since(s.start)
+		return res, nil
+	}
 	if cur.len() > 0 {
 		s.stats.Depth = 1
 	}
@@ -187,8 +202,8 @@ func (s *memSearch) run(ctx context.Context) (Result, error) {
 			var stopped *Result
 			p := placer{
 				state: func(i int, so *stateOut) bool {
-					if bad, kind := so.violation(s.opt.CheckDeadlock); bad != "" {
-						r, err := s.violation(snapshot, s.window.ids[i], bad, kind)
+					if bad, kind, ok := so.violation(s.opt.CheckDeadlock); ok {
+						r, err := s.violation(snapshot, s.window.ids[i], bad, kind, so.err)
 						stopped, stopErr = &r, err
 						return true
 					}
@@ -236,18 +251,21 @@ func (s *memSearch) run(ctx context.Context) (Result, error) {
 	return s.result(OK, "")
 }
 
-// violation reports what the expanded state so violates, if anything:
-// an invariant, a terminal property, or deadlock.
-func (so *stateOut) violation(checkDeadlock bool) (string, violationKind) {
+// violation reports what the expanded state so violates, if anything
+// (ok): an invariant, a terminal property, or deadlock; or that the model
+// failed on it (kindError, so.err says how).
+func (so *stateOut) violation(checkDeadlock bool) (name string, kind violationKind, ok bool) {
 	switch {
+	case so.err != nil:
+		return "", kindError, true
 	case so.bad != "":
-		return so.bad, kindInvariant
+		return so.bad, kindInvariant, true
 	case so.badTerm != "":
-		return so.badTerm, kindTerminal
+		return so.badTerm, kindTerminal, true
 	case so.nSucc == 0 && checkDeadlock:
-		return "Deadlock", kindDeadlock
+		return "Deadlock", kindDeadlock, true
 	}
-	return "", 0
+	return "", 0, false
 }
 
 type violationKind int
@@ -256,9 +274,10 @@ const (
 	kindInvariant violationKind = iota
 	kindDeadlock
 	kindTerminal
+	kindError // the model failed: the Error verdict
 )
 
-func (s *memSearch) violation(snap Stats, seq uint64, name string, kind violationKind) (Result, error) {
+func (s *memSearch) violation(snap Stats, seq uint64, name string, kind violationKind, merr *ModelError) (Result, error) {
 	var path []uint32
 	for seq != state.NoParent {
 		parent, idx, err := s.links.Get(seq)
@@ -274,14 +293,20 @@ func (s *memSearch) violation(snap Stats, seq uint64, name string, kind violatio
 	}
 	snap.Elapsed = time.Since(s.start)
 	s.stats = snap
-	return violationResult(snap, name, kind, trace), nil
+	return violationResult(snap, name, kind, merr, trace), nil
 }
 
-func violationResult(snap Stats, name string, kind violationKind, trace []Step) Result {
-	return Result{
+// violationResult is the verdict on a bad state: Violation, or Error
+// (kindError, merr says how the model failed).
+func violationResult(snap Stats, name string, kind violationKind, merr *ModelError, trace []Step) Result {
+	res := Result{
 		Status: Violation,
 		Stats:  snap,
 		Violation: &ViolationInfo{Invariant: name, Deadlock: kind == kindDeadlock,
-			Terminal: kind == kindTerminal, Trace: trace},
+			Terminal: kind == kindTerminal, Trace: trace, Error: merr},
 	}
+	if kind == kindError {
+		res.Status, res.Reason = Error, merr.Error()
+	}
+	return res
 }

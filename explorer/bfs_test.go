@@ -552,8 +552,10 @@ func TestWorkersMetamorphic(t *testing.T) {
 	}
 }
 
-// ignoreStore compares results by verdict, figures and trace alone.
-var ignoreStore = cmp.Options{cmpopts.IgnoreFields(Stats{}, "Elapsed"), cmpopts.IgnoreFields(Result{}, "Store", "Fingerprint")}
+// ignoreStore compares results by verdict, figures and trace alone (a
+// panic's stack is not part of the verdict).
+var ignoreStore = cmp.Options{cmpopts.IgnoreFields(Stats{}, "Elapsed"), cmpopts.IgnoreFields(Result{}, "Store", "Fingerprint"),
+	cmpopts.IgnoreFields(ModelError{}, "Stack")}
 
 type brokenModel struct{ *funcModel }
 

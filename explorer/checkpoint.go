@@ -46,6 +46,9 @@ type checkpoint struct {
 	Terminal  bool   `json:"terminal,omitempty"`
 	BadDepth  int    `json:"bad_depth,omitempty"`
 	BadRank   int64  `json:"bad_rank,omitempty"`
+	// Error is how the model failed, for status "error"; BadDepth 0
+	// then means it failed computing the initial states.
+	Error *ModelError `json:"error,omitempty"`
 }
 
 // checkpointFormat 2: compressed record files, sorted runs, parent links

@@ -69,6 +69,8 @@ type diskSearch struct {
 	sent *state.Set // fingerprints this shard sent during the level
 	co   *coord
 
+	noExpander *ModelError // the model's NewExpander panicked
+
 	stats  Stats
 	start  time.Time
 	prior  time.Duration
@@ -153,7 +155,7 @@ func openDiskSearch(m Model, opt Options) (*diskSearch, error) {
 	}
 	s.table = state.NewSet(shards, fpr.Wide(), s.tableBudget)
 	s.exact = true
-	s.x = newExpander(m, opt, fpr, s.table)
+	s.x, s.noExpander = newExpander(m, opt, fpr, s.table)
 	return s, nil
 }
 
@@ -299,7 +301,7 @@ func (s *diskSearch) initial() (*checkpoint, *Result, error) {
 	}
 	var rank, own int64
 	var fps []state.FP
-	full := initial(s.m, s.fpr, s.opt.MaxStates, &s.stats, func(i uint32, enc []byte, fp state.FP) {
+	full, merr := initial(s.m, s.fpr, s.opt.MaxStates, &s.stats, func(i uint32, enc []byte, fp state.FP) {
 		if owner(fp, s.shards) == s.shard {
 			lw.add(uint64(rank), i, enc, fp)
 			if s.shards > 1 {
@@ -314,6 +316,12 @@ func (s *diskSearch) initial() (*checkpoint, *Result, error) {
 		s.stats.Depth = 1
 	}
 	s.stats.Queue = rank
+	if merr != nil {
+		// Final, like a violation: recorded, with no state to trace.
+		lw.abort()
+		r, err := s.violation(badState{kind: kindError, err: merr})
+		return nil, &r, err
+	}
 	if full {
 		lw.abort()
 		r, err := s.result(Unknown, maxStatesReason(s.opt.MaxStates))
@@ -339,6 +347,12 @@ func (s *diskSearch) initial() (*checkpoint, *Result, error) {
 func (s *diskSearch) run(ctx context.Context) (Result, error) {
 	if ctx.Err() != nil {
 		return s.result(Unknown, "interrupted")
+	}
+	if s.noExpander != nil {
+		// Nothing is touched: the directory stays as it was.
+		res := errorResult(s.noExpander)
+		res.Elapsed = s.elapsed()
+		return res, nil
 	}
 	cp, done, err := s.begin()
 	if err != nil || done != nil {
@@ -430,12 +444,15 @@ func (s *diskSearch) discardLevel(depth int) {
 	}
 }
 
-// badState is the first state of a level that violates something.
+// badState is the first state of a level that violates something, or
+// that the model failed on (kindError; depth 0: computing the initial
+// states).
 type badState struct {
 	depth int
 	rank  int64
 	name  string
 	kind  violationKind
+	err   *ModelError
 	snap  Stats
 }
 
@@ -944,8 +961,8 @@ func (s *diskSearch) expandLevel(ctx context.Context, depth int, n int64) (level
 		}
 		p := placer{
 			state: func(i int, so *stateOut) bool {
-				if bad, kind := so.violation(s.opt.CheckDeadlock); bad != "" {
-					out.bad = &badState{depth: depth, rank: int64(s.window.ids[i]), name: bad, kind: kind, snap: snapshot}
+				if bad, kind, ok := so.violation(s.opt.CheckDeadlock); ok {
+					out.bad = &badState{depth: depth, rank: int64(s.window.ids[i]), name: bad, kind: kind, err: so.err, snap: snapshot}
 					return true
 				}
 				s.stats.Generated += so.nSucc
@@ -1006,7 +1023,7 @@ func (s *diskSearch) expandLevel(ctx context.Context, depth int, n int64) (level
 }
 
 // violation ends the search at a bad state, rebuilding its trace from the
-// parent links.
+// parent links, and records the verdict in the checkpoint.
 func (s *diskSearch) violation(b badState) (Result, error) {
 	trace, err := s.traceTo(b.depth, b.rank)
 	if err != nil {
@@ -1014,12 +1031,16 @@ func (s *diskSearch) violation(b badState) (Result, error) {
 	}
 	b.snap.Elapsed = s.elapsed()
 	s.stats = b.snap
-	err = s.checkpoint(&checkpoint{Done: true, Status: Violation.String(), Invariant: b.name, LevelTotal: b.snap.Queue,
-		Deadlock: b.kind == kindDeadlock, Terminal: b.kind == kindTerminal, BadDepth: b.depth, BadRank: b.rank})
+	status := Violation
+	if b.kind == kindError {
+		status = Error
+	}
+	err = s.checkpoint(&checkpoint{Done: true, Status: status.String(), Invariant: b.name, LevelTotal: b.snap.Queue,
+		Deadlock: b.kind == kindDeadlock, Terminal: b.kind == kindTerminal, BadDepth: b.depth, BadRank: b.rank, Error: b.err})
 	if err != nil {
 		return Result{}, err
 	}
-	return violationResult(b.snap, b.name, b.kind, trace), nil
+	return violationResult(b.snap, b.name, b.kind, b.err, trace), nil
 }
 
 // finished rebuilds the result of a run that had already ended.
@@ -1028,9 +1049,14 @@ func (s *diskSearch) finished(cp *checkpoint) (Result, error) {
 	case OK.String():
 		s.stats.Queue = 0
 		return s.result(OK, "")
-	case Violation.String():
+	case Violation.String(), Error.String():
 		kind := kindInvariant
 		switch {
+		case cp.Status == Error.String():
+			kind = kindError
+			if cp.Error == nil {
+				return Result{}, fmt.Errorf("explorer: checkpoint %s has status error but no error", checkpointPath(s.dir))
+			}
 		case cp.Deadlock:
 			kind = kindDeadlock
 		case cp.Terminal:
@@ -1041,14 +1067,18 @@ func (s *diskSearch) finished(cp *checkpoint) (Result, error) {
 			return Result{}, err
 		}
 		s.stats.Elapsed = s.elapsed()
-		return violationResult(s.stats, cp.Invariant, kind, trace), nil
+		return violationResult(s.stats, cp.Invariant, kind, cp.Error, trace), nil
 	}
 	return Result{}, fmt.Errorf("explorer: checkpoint has unknown status %q", cp.Status)
 }
 
 // traceTo rebuilds the path to state (depth, rank) from the parent links
-// of every shard and replays it.
+// of every shard and replays it; depth 0 (no state: the model failed
+// computing the initial states) has no trace.
 func (s *diskSearch) traceTo(depth int, rank int64) ([]Step, error) {
+	if depth == 0 {
+		return nil, nil
+	}
 	path := make([]uint32, 0, depth)
 	for d := depth; d >= 1; d-- {
 		parent, idx, err := s.link(d, rank)

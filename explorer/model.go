@@ -30,6 +30,9 @@ type Model interface {
 
 // Expander holds one decoded state and expands it. Keeping the decoded form
 // between Check and Successors means each distinct state is decoded once.
+// A method that panics ends the search with the Error verdict, naming the
+// call and the state (modelerror.go); Check and CheckTerminal report a
+// property they cannot evaluate by panicking with a *PropertyError.
 type Expander interface {
 	// Load decodes enc; later calls refer to this state.
 	Load(enc []byte) error

@@ -9,7 +9,8 @@ import (
 	"github.com/bkcheck/bkcheck/state"
 )
 
-// Status is the three-valued verdict of a search.
+// Status is the verdict of a search: three-valued, and Error when the
+// model itself failed.
 type Status int
 
 const (
@@ -21,6 +22,11 @@ const (
 	// Unknown: the search stopped early (a bound, a budget, cancellation).
 	// Never to be read as OK.
 	Unknown
+	// Error: the model failed (it panicked, or reported a property it
+	// cannot evaluate) on a state; Result.Violation holds the trace to
+	// that state and, in Error, how it failed (modelerror.go). Neither
+	// proved nor refuted, but final: resuming does not continue the search.
+	Error
 )
 
 func (s Status) String() string {
@@ -31,6 +37,8 @@ func (s Status) String() string {
 		return "violation"
 	case Unknown:
 		return "unknown"
+	case Error:
+		return "error"
 	}
 	return "invalid"
 }
@@ -97,7 +105,7 @@ type Options struct {
 const DefaultMemory int64 = 2 << 30
 
 // MinMemory is the smallest budget of a search on disk.
-const MinMemory int64 = 32 << 20
+const MinMemory int64 = 64 << 20
 
 // EnsureDefaults fills in what o leaves unsaid: one worker per core, the
 // fingerprint width, the memory budget.
@@ -177,18 +185,22 @@ type Step struct {
 
 // ViolationInfo says what failed and how to get there.
 type ViolationInfo struct {
-	Invariant string // name of the violated invariant, or "Deadlock"
+	Invariant string // name of the violated invariant, or "Deadlock"; "" for an Error
 	Deadlock  bool
 	Terminal  bool   // a property of terminal states failed in a state without successor
 	Trace     []Step // shortest path from an initial state to the bad state
+	// Error, set when the verdict is Error, says how the model failed on
+	// the last state of Trace (Trace is empty if it failed computing the
+	// initial states).
+	Error *ModelError
 }
 
 // Result is what a search ends with.
 type Result struct {
 	Status
 	Stats
-	Violation *ViolationInfo // set when Status == Violation
-	Reason    string         // why the search stopped early when Status == Unknown
+	Violation *ViolationInfo // set when Status == Violation or Error
+	Reason    string         // why the search stopped early when Status == Unknown; for Error, Violation.Error's text
 	// Fingerprint is the fingerprint width the search used, in bits.
 	Fingerprint int
 	// Store describes where the search kept its states.

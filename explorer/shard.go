@@ -182,9 +182,10 @@ type expandedMarker struct {
 }
 
 type badMarker struct {
-	Rank int64  `json:"rank"`
-	Name string `json:"name"`
-	Kind int    `json:"kind"`
+	Rank  int64       `json:"rank"`
+	Name  string      `json:"name"`
+	Kind  int         `json:"kind"`
+	Error *ModelError `json:"error,omitempty"` // kindError: how the model failed
 }
 
 type mergedMarker struct {
@@ -254,7 +255,7 @@ func (s *diskSearch) runSharded(ctx context.Context, cp *checkpoint) (Result, er
 			return Result{}, err
 		}
 		if bad != nil {
-			return s.violation(badState{depth: depth, rank: bad.Rank, name: bad.Name, kind: violationKind(bad.Kind), snap: snapshot})
+			return s.violation(badState{depth: depth, rank: bad.Rank, name: bad.Name, kind: violationKind(bad.Kind), err: bad.Error, snap: snapshot})
 		}
 		s.stats.Generated = snapshot.Generated + gen
 
@@ -324,9 +325,8 @@ func (s *diskSearch) runSharded(ctx context.Context, cp *checkpoint) (Result, er
 
 // outbox is a batch file for one owner.
 type outbox struct {
-	w          *state.RecWriter
-	n          int64
-	lastParent uint64
+	w *state.RecWriter
+	n int64
 }
 
 // expandShard expands this shard's part of level depth, sending each
@@ -398,8 +398,8 @@ func (s *diskSearch) expandShard(ctx context.Context, depth int, own int64) (exp
 		}
 		p := placer{
 			state: func(i int, so *stateOut) bool {
-				if bad, kind := so.violation(s.opt.CheckDeadlock); bad != "" {
-					e.Bad = &badMarker{Rank: int64(s.window.ids[i]), Name: bad, Kind: int(kind)}
+				if bad, kind, ok := so.violation(s.opt.CheckDeadlock); ok {
+					e.Bad = &badMarker{Rank: int64(s.window.ids[i]), Name: bad, Kind: int(kind), Error: so.err}
 					return true
 				}
 				e.Generated += so.nSucc

@@ -69,7 +69,9 @@ func (o SimOptions) Validate() error {
 
 // SimResult summarises a simulation. A violation is always a real
 // execution of the model; its absence proves nothing (Status is then
-// Unknown, never OK).
+// Unknown, never OK). A walk on which the model fails (it panics) ends
+// the simulation with Status Error, Violation holding the walk up to the
+// state it failed on and Violation.Error how (modelerror.go).
 type SimResult struct {
 	Status     Status
 	Walks      int64   // walks completed
@@ -78,13 +80,13 @@ type SimResult struct {
 	MeanLength float64 // mean states per walk
 	Elapsed    time.Duration
 	Violation  *ViolationInfo
-	WalkSeed   uint64 // the seed of the violating walk: rerun it with Seed=WalkSeed, Walks=1
+	WalkSeed   uint64 // the seed of the violating (or failing) walk: rerun it with Seed=WalkSeed, Walks=1
 }
 
 // batchWalks is how many walks run between checks for a violation: walks
-// are committed batch by batch, and the violation of the lowest-numbered
-// walk in the first batch that has one is reported, so the result does not
-// depend on the number of workers.
+// are committed batch by batch, and the violation (or model failure) of
+// the lowest-numbered walk in the first batch that has one is reported, so
+// the result does not depend on the number of workers.
 const batchWalks = 256
 
 // Simulate runs random walks from the initial states. Each walk picks a
@@ -98,7 +100,19 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 	}
 	start := time.Now()
 	var inits [][]byte
-	m.Init(func(enc, _ []byte) { inits = append(inits, bytes.Clone(enc)) })
+	merr := catch(CallInit, func() { m.Init(func(enc, _ []byte) { inits = append(inits, bytes.Clone(enc)) }) })
+	exps := make([]Expander, opt.Workers)
+	for i := range exps {
+		if merr == nil {
+			merr = catch(CallNewExpander, func() { exps[i] = m.NewExpander() })
+		}
+	}
+	if merr != nil {
+		return SimResult{Status: Error, Violation: &ViolationInfo{Error: merr}, Elapsed: time.Since(start)}, nil
+	}
+	if len(inits) == 0 {
+		return SimResult{Status: Unknown, Elapsed: time.Since(start)}, nil // no walk can start
+	}
 	seen := newFPSet()
 	var res SimResult
 	type walkOut struct {
@@ -106,10 +120,6 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 		violation *ViolationInfo
 	}
 	outs := make([]walkOut, batchWalks)
-	exps := make([]Expander, opt.Workers)
-	for i := range exps {
-		exps[i] = m.NewExpander()
-	}
 	for batch := int64(0); ; batch++ {
 		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) >= opt.Duration) || (opt.Walks > 0 && res.Walks >= opt.Walks) {
 			break
@@ -148,6 +158,9 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 			res.States += int64(outs[i].steps)
 			if v := outs[i].violation; v != nil {
 				res.Status, res.Violation, res.WalkSeed = Violation, v, opt.Seed+uint64(first+i)
+				if v.Error != nil {
+					res.Status = Error
+				}
 				break
 			}
 		}
@@ -166,24 +179,34 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 	return res, nil
 }
 
-// walk runs one random walk and returns its length and any violation.
-func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet) (int, *ViolationInfo, error) {
+// walk runs one random walk and returns its length and any violation,
+// or the model's failure (a panic, recovered: a ViolationInfo with Error,
+// the walk up to the state it failed on).
+func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet) (n int, v *ViolationInfo, err error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9E3779B97F4A7C15))
 	type succ struct {
 		a   Action
 		enc []byte
 	}
 	var path []Step
+	call := ""
+	defer func() {
+		if r := recover(); r != nil {
+			n, v, err = len(path), &ViolationInfo{Trace: path, Error: modelError(call, r)}, nil
+		}
+	}()
 	cur := inits[rng.IntN(len(inits))]
 	path = append(path, Step{Initial: true, State: cur})
 	var succs []succ
 	var arena []byte
 	var cum []float64 // cumulative weights, when opt.Weight is set
 	for {
+		call = CallLoad
 		if err := exp.Load(cur); err != nil {
 			return len(path), nil, err
 		}
 		seen.add(state.Fingerprint(cur))
+		call = CallCheck
 		if bad := exp.Check(); bad != "" {
 			return len(path), &ViolationInfo{Invariant: bad, Trace: path}, nil
 		}
@@ -191,12 +214,14 @@ func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet
 			return len(path), nil, nil
 		}
 		succs, arena = succs[:0], arena[:0]
+		call = CallSuccessors
 		exp.Successors(func(a Action, enc, _ []byte) {
 			off := len(arena)
 			arena = append(arena, enc...)
 			succs = append(succs, succ{a, arena[off:len(arena):len(arena)]})
 		})
 		if len(succs) == 0 {
+			call = CallCheckTerminal
 			if bad := exp.CheckTerminal(); bad != "" {
 				return len(path), &ViolationInfo{Invariant: bad, Terminal: true, Trace: path}, nil
 			}
@@ -209,6 +234,7 @@ func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet
 		if opt.Weight == nil {
 			pick = succs[rng.IntN(len(succs))]
 		} else {
+			call = CallWeight
 			cum = cum[:0]
 			total := 0.0
 			for _, sc := range succs {

@@ -11,14 +11,21 @@ import (
 // successors its parent emitted (for the initial state, among the initial
 // states). Replaying the indices forwards through the model recovers the
 // actions and encodings exactly: the search stores no state bytes and no
-// fingerprints for this.
-func replay(m Model, path []uint32) ([]Step, error) {
+// fingerprints for this. A model that panics here, though it did not
+// along the same path during the search, is not deterministic: that is an
+// error, not a verdict.
+func replay(m Model, path []uint32) (steps []Step, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			steps, err = nil, fmt.Errorf("explorer: replaying trace: %w (model not deterministic?)", modelError("replay", r))
+		}
+	}()
 	path = slices.Clone(path)
 	slices.Reverse(path)
 	if len(path) == 0 {
 		return nil, fmt.Errorf("explorer: replaying an empty trace")
 	}
-	steps := make([]Step, 0, len(path))
+	steps = make([]Step, 0, len(path))
 	var i uint32
 	m.Init(func(enc, _ []byte) {
 		if i == path[0] {

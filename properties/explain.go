@@ -11,6 +11,7 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
 
+	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -98,9 +99,13 @@ func Explain(tr *traces.Trace) (*traces.Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
-	last := &tr.Steps[len(tr.Steps)-1].State
-	x := &explainer{env: e, a: checked.NativeRep(), v: newView(tr.Params), vars: traces.Vars(tr.Params, last), seen: map[string]bool{}, cache: map[int64]evalResult{}}
-	x.v.load(last)
+	p, ok := spec.ParamsOf(tr.Model)
+	if !ok {
+		return nil, nil // the state view is the current model's
+	}
+	last := tr.Steps[len(tr.Steps)-1].State.(spec.State)
+	x := &explainer{env: e, a: checked.NativeRep(), v: newView(p), vars: p.Rows(&last), seen: map[string]bool{}, cache: map[int64]evalResult{}}
+	x.v.load(&last)
 	val := x.explain(x.a.Expr(), nil, 0)
 	if _, ok := val.(types.Bool); !ok {
 		return nil, fmt.Errorf("%s: %v", tr.Invariant, val)
@@ -420,17 +425,31 @@ func CheckTrace(tr *traces.Trace) (step int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	set, err := Compile(tr.Params, []Def{d})
-	if err != nil {
-		return 0, err
+	// The current model's typed view, or any model's ITF values.
+	var props []*Property
+	var ev StateEvaluator
+	if p, ok := spec.ParamsOf(tr.Model); ok {
+		set, err := Compile(p, []Def{d})
+		if err != nil {
+			return 0, err
+		}
+		if ev, err = set.newEvaluator(explainCostLimit); err != nil {
+			return 0, err
+		}
+		props = set.Props
+	} else {
+		set, err := CompileModel(tr.Model, []Def{d})
+		if err != nil {
+			return 0, err
+		}
+		if ev, err = set.newEvaluator(explainCostLimit); err != nil {
+			return 0, err
+		}
+		props = set.Props
 	}
-	ev, err := set.newEvaluator(explainCostLimit)
-	if err != nil {
-		return 0, err
-	}
-	owed := set.Props[0].Trigger < 0 // plain eventually: owed from the start
+	owed := props[0].Trigger < 0 // plain eventually: owed from the start
 	for i := range tr.Steps {
-		ev.Load(&tr.Steps[i].State)
+		ev.LoadState(tr.Steps[i].State)
 		holds, err := ev.Holds(0)
 		if err != nil {
 			return i + 1, err
@@ -438,7 +457,7 @@ func CheckTrace(tr *traces.Trace) (step int, err error) {
 		last := i == len(tr.Steps)-1
 		switch kind {
 		case Eventually:
-			if t := set.Props[0].Trigger; t >= 0 && !holds {
+			if t := props[0].Trigger; t >= 0 && !holds {
 				trig, err := ev.Holds(t)
 				if err != nil {
 					return i + 1, err

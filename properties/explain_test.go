@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
 func readTrace(t *testing.T, path string) *traces.Trace {
 	t.Helper()
-	tr, err := traces.ReadITFFile(path)
+	tr, err := traces.ReadITFFile(path, spec.ResolveTrace)
 	if err != nil {
 		t.Fatal(err)
 	}

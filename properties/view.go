@@ -10,7 +10,6 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/bkcheck/bkcheck/spec"
-	"github.com/bkcheck/bkcheck/traces"
 )
 
 // The state view: what a property's expression sees. Its variables carry
@@ -123,7 +122,7 @@ func pendingRead(r *rec) string {
 func messageRead(r *rec) string {
 	if r.c == ownerMeta {
 		k, _ := r.message()
-		return "messages[" + traces.FormatMessage(k) + "]"
+		return "messages[" + spec.FormatMessage(k) + "]"
 	}
 	return fmt.Sprintf("clients[%s].read_responses", clientName(r.c))
 }
@@ -160,7 +159,7 @@ func msgField(name string, t *types.Type, doc string, has map[spec.MsgType]bool,
 				ok = k.Fields().Code == spec.CodeReadOnly
 			}
 			if name == "lafr" || name == "lac" {
-				gwq := r.v.p.Variant == "gwq"
+				gwq := r.v.p.HasLAFR()
 				switch {
 				case name == "lafr":
 					ok = ok && gwq

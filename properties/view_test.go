@@ -45,7 +45,7 @@ func TestViewMatchesITF(t *testing.T) {
 		// The states of random walks, as the steps of one trace (the
 		// actions do not matter to the encoding of states).
 		states, _ := sampleStates(t, p, 30)
-		tr := &traces.Trace{Params: p, Invariant: "x", Steps: []traces.Step{{Initial: true, State: states[0]}}}
+		tr := &traces.Trace{Model: spec.Vocabulary(p), Invariant: "x", Steps: []traces.Step{{Initial: true, State: states[0]}}}
 		for _, s := range states[1:] {
 			tr.Steps = append(tr.Steps, traces.Step{State: s, Action: spec.Action{Kind: spec.ClientCreatesLedger, Client: 0, Bookie: -1}})
 		}

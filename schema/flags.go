@@ -63,19 +63,6 @@ func (s *Schema) PrintUsage(w io.Writer, target any) {
 	}
 }
 
-// FlagName renders a setting as a flag: --name, or the spelling the user
-// typed when used maps setting names to the flag names given on the
-// command line (so a problem with "-w 1" is reported as -w, not --w).
-func FlagName(name string, used map[string]string) string {
-	if u, ok := used[name]; ok {
-		if len(u) == 1 {
-			return "-" + u
-		}
-		return "--" + u
-	}
-	return "--" + name
-}
-
 // Given lists the settings of s given on fs's command line: setting name ->
 // the flag name used (the name or the short alias).
 func (s *Schema) Given(fs *flag.FlagSet) map[string]string {

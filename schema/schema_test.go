@@ -25,6 +25,7 @@ type sample struct {
 	Big     uint64        `name:"big" help:"a big number"`
 	Memory  Size          `name:"memory" help:"a size"`
 	Ignored func()        `name:"-"`
+	//lint:ignore U1000 the schema must skip unexported fields; this one is there to be skipped
 	private int
 }
 

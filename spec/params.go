@@ -191,13 +191,6 @@ func (p Params) Validate() error {
 	return probs.Err()
 }
 
-// IsValidationError reports whether err (or an error it wraps) is a
-// parameter problem, which the command line reports as a usage error.
-func IsValidationError(err error) bool {
-	_, ok := schema.AsProblems(err)
-	return ok
-}
-
 // String renders p as settings: the core parameters always, the
 // extensions when they are on.
 func (p Params) String() string {

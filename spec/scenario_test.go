@@ -104,7 +104,7 @@ func (sc *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		return sc.successors()
 	case "state":
 		var b strings.Builder
-		for _, v := range traces.Vars(sc.p, &sc.s) {
+		for _, v := range sc.p.Rows(&sc.s) {
 			fmt.Fprintf(&b, "%s = %s\n", v.Name, v.Value)
 		}
 		return b.String()
@@ -160,10 +160,10 @@ func (sc *scenario) apply(t *testing.T, d *datadriven.TestData) string {
 			fmt.Fprintf(&b, "error: %s is ambiguous: %d successors with this label lead to %d different states\n", label, len(match), len(distinct))
 			return b.String()
 		}
-		before := traces.Vars(sc.p, &sc.s)
+		before := sc.p.Rows(&sc.s)
 		sc.s.CopyFrom(&match[0].state)
 		fmt.Fprintf(&b, "> %s\n", label)
-		for _, v := range traces.Diff(before, traces.Vars(sc.p, &sc.s)) {
+		for _, v := range traces.Diff(before, sc.p.Rows(&sc.s)) {
 			fmt.Fprintf(&b, "  %s = %s\n", v.Name, v.Value)
 		}
 	}

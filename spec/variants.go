@@ -56,30 +56,44 @@ type Variant struct {
 	Actions []ActionKind
 }
 
+// The variants' names (--variant): code outside this package names a
+// variant through these, never by its string.
+const (
+	VariantReference             = "reference"
+	VariantNoRecoveryFence       = "no-recovery-fence"
+	VariantGWQ                   = "gwq"
+	VariantNoLacFloor            = "no-lac-floor"
+	VariantCorruptReadNosuch     = "corrupt-read-nosuch"
+	VariantSplitAddCheck         = "split-add-check"
+	VariantStaleAcksAfterChange  = "stale-acks-after-change"
+	VariantDeleteForgetsFence    = "delete-forgets-fence"
+	VariantIntegrityFencesClosed = "integrity-fences-closed"
+)
+
 // Variants lists the protocol variants bkcheck knows; the first is the default.
 var Variants = []Variant{
 	{
-		Name:               "reference",
+		Name:               VariantReference,
 		Description:        "the protocol as specified in BookKeeperProtocol.tla (release 4.14 onwards): recovery reads fence",
 		Source:             "github.com/Vanlightly/bookkeeper-tlaplus BookKeeperProtocol.tla @ fe199dc",
 		RecoveryReadsFence: true,
 	},
 	{
-		Name:               "no-recovery-fence",
+		Name:               VariantNoRecoveryFence,
 		Description:        "recovery reads do not fence, as in releases up to 4.13: an entry half-written before fencing can be acknowledged while recovery decides it does not exist (ledger truncation)",
 		Source:             "the spec's toggle: fence |-> FALSE in GetRecoveryReadRequests; PendingReadOp before PR #2616 (4.14.0)",
 		Issue:              "apache/bookkeeper#2614",
 		RecoveryReadsFence: false,
 	},
 	{
-		Name:                  "gwq",
+		Name:                  VariantGWQ,
 		Description:           "Guaranteed Write Quorum: entries of closed ledgers and of all but the last fragment reach Qw (LAFR tracking, fragments start at LAFR+1, pinned bookies, close only without pending adds, fencing returns LAFR, any timed-out subset replaced)",
 		Source:                "tweaks/ProtocolWithGuaranteedWriteQuorum.tla (Vanlightly/bookkeeper-tlaplus) and the blog post 'Tweaking the BookKeeper protocol - Guaranteeing write quorum', applied to the 2024 reference spec",
 		RecoveryReadsFence:    true,
 		GuaranteedWriteQuorum: true,
 	},
 	{
-		Name:               "no-lac-floor",
+		Name:               VariantNoLacFloor,
 		Description:        "recovery starts from the fenced LAC even when it is below the last fragment's first entry, as up to 4.13: with several fragments it writes back entries of earlier fragments, and a recovery ensemble change then proposes a fragment that starts before the last one (invalid metadata; BookKeeper's close fails for ever)",
 		Source:             "LedgerRecoveryOp before PR #2654 (4.14.0)",
 		Issue:              "apache/bookkeeper#2615",
@@ -87,7 +101,7 @@ var Variants = []Variant{
 		NoLACFloor:         true,
 	},
 	{
-		Name:                     "corrupt-read-nosuch",
+		Name:                     VariantCorruptReadNosuch,
 		Description:              "a bookie whose entry log cannot be read (--corrupt-reads) answers NoSuchEntry for an entry its index has, as before 4.14.6/4.15.1/4.16.0: one false negative can end recovery reads and truncate the ledger",
 		Source:                   "EntryLogger.internalReadEntry before PR #2909",
 		Issue:                    "apache/bookkeeper#2908",
@@ -95,7 +109,7 @@ var Variants = []Variant{
 		CorruptReadAsNoSuchEntry: true,
 	},
 	{
-		Name:               "split-add-check",
+		Name:               VariantSplitAddCheck,
 		Description:        "a bookie checks 'not fenced' and stores an add in two steps; a fencing read between them returns the LAC before the entry and the add is still acknowledged (two handles for one ledger, before 4.17.4/4.18.0)",
 		Source:             "HandleFactoryImpl.getHandle before PR #4701",
 		Issue:              "apache/bookkeeper PR #4701",
@@ -104,7 +118,7 @@ var Variants = []Variant{
 		Actions:            []ActionKind{BookieChecksAdd},
 	},
 	{
-		Name:                 "stale-acks-after-change",
+		Name:                 VariantStaleAcksAfterChange,
 		Description:          "after an ensemble change the writer still counts acks from the bookies it replaced: an entry can be acknowledged on bookies the metadata no longer assigns it to",
 		Source:               "PendingAddOp.unsetSuccessAndSendWriteRequest / LedgerHandle.sendAddSuccessCallbacks (issues #4651, #4097, #3005; PR #4194 open)",
 		Issue:                "apache/bookkeeper#4651",
@@ -112,7 +126,7 @@ var Variants = []Variant{
 		StaleAcksAfterChange: true,
 	},
 	{
-		Name:               "delete-forgets-fence",
+		Name:               VariantDeleteForgetsFence,
 		Description:        "a bookie that garbage-collects a deleted ledger forgets its fence (--delete-ledger): a stale writer's add to the deleted ledger is accepted, as before 4.16.7/4.17.2/4.18.0",
 		Source:             "HandleFactoryImpl before PR #4462 (recentlyFencedAndDeletedLedgers)",
 		Issue:              "apache/bookkeeper PR #4462",
@@ -120,7 +134,7 @@ var Variants = []Variant{
 		DeleteForgetsFence: true,
 	},
 	{
-		Name:                  "integrity-fences-closed",
+		Name:                  VariantIntegrityFencesClosed,
 		Description:           "the data-integrity check fences closed ledgers too, as the BP-46 text says (the code fences only open ledgers in their last ensemble): a candidate fix for re-formatted bookies that hold no fence (#4812)",
 		Source:                "BP-46 'Running without journal' (site3/.../BP-46-run-without-journal.md); DataIntegrityCheckImpl.processPreBoot",
 		Issue:                 "apache/bookkeeper#4812",

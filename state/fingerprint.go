@@ -93,9 +93,6 @@ func NewFingerprinter(bits int) Fingerprinter {
 	panic(fmt.Sprintf("state: unsupported fingerprint width %d", bits))
 }
 
-// Bits is the width.
-func (f Fingerprinter) Bits() int { return f.bits }
-
 // Wide reports whether fingerprints have a Lo part (more than 64 bits).
 func (f Fingerprinter) Wide() bool { return f.loMask != 0 }
 

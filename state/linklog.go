@@ -92,9 +92,6 @@ func (l *LinkLog) Get(seq uint64) (parent uint64, idx uint32, err error) {
 // Err is the first write error.
 func (l *LinkLog) Err() error { return l.err }
 
-// Bytes is the memory the log holds (not its file).
-func (l *LinkLog) Bytes() int64 { return 8*int64(cap(l.parents)) + 4*int64(cap(l.idxs)) }
-
 // Close releases the log.
 func (l *LinkLog) Close() error {
 	var err error

@@ -253,7 +253,6 @@ type RunWriter struct {
 	meta *runMeta
 	buf  []FP
 	wb   *badger.WriteBatch
-	enc  []byte
 	err  error
 }
 
@@ -327,15 +326,6 @@ func (st *RunStore) Sync() error {
 		return fmt.Errorf("state: syncing the run store: %w", err)
 	}
 	return nil
-}
-
-// Abort forgets the run; its blocks are deleted when the store is next
-// opened (or by Truncate).
-func (w *RunWriter) Abort() {
-	if w.wb != nil {
-		w.wb.Cancel()
-		w.wb = nil
-	}
 }
 
 // Truncate deletes every run of a level above level, durably.
@@ -464,9 +454,6 @@ func (st *RunStore) Each(f func(FP)) error {
 	}
 	return nil
 }
-
-// DiskBytes is the disk space of the store's files.
-func (st *RunStore) DiskBytes() int64 { return DirBytes(st.dir) }
 
 // Close closes the database.
 func (st *RunStore) Close() error {

@@ -122,35 +122,53 @@ type Shard struct{ I, N int }
 
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
 
-// ParseShard reads "i/n".
-func ParseShard(text string) (Shard, error) {
-	var s Shard
-	if _, err := fmt.Sscanf(text, "%d/%d", &s.I, &s.N); err != nil || s.I < 1 || s.I > s.N {
-		return s, fmt.Errorf("must be i/n with 1 <= i <= n (got %q)", text)
+// ResolveShard is the slice given by --shard i/n, or by --shards n and a
+// scheduler: a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, 0-based,
+// with n the job's completions) or a Slurm job array (SLURM_ARRAY_TASK_ID
+// relative to SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT tasks; no
+// --shards needed). Neither: the whole sweep, 1/1. It is check's resolver
+// of --shard and --shards, with a job array instead of a Slurm step.
+func ResolveShard(shard string, shards int) (Shard, error) {
+	i, n, err := check.Sharding{Shard: shard, Shards: shards}.ResolveFrom(check.IndexedJobShard, SlurmArrayShard)
+	if err != nil {
+		return Shard{}, err
 	}
-	return s, nil
+	return Shard{i + 1, n}, nil
 }
 
-// ShardFromEnv reads the slice from a scheduler: a Kubernetes Indexed Job
-// (JOB_COMPLETION_INDEX, 0-based, with shards = the job's completions) or
-// a Slurm job array (SLURM_ARRAY_TASK_ID relative to SLURM_ARRAY_TASK_MIN,
-// and SLURM_ARRAY_TASK_COUNT).
-func ShardFromEnv(shards int) (Shard, bool) {
-	if idx, err := strconv.Atoi(os.Getenv("JOB_COMPLETION_INDEX")); err == nil && shards > 0 {
-		return Shard{idx + 1, shards}, true
+// SlurmArrayShard is a task of a Slurm job array.
+var SlurmArrayShard = check.ShardSource{Name: "SLURM_ARRAY_TASK_ID", Read: func(shards int) (int, int, bool, error) {
+	v, set := os.LookupEnv("SLURM_ARRAY_TASK_ID")
+	if !set {
+		return 0, 0, false, nil
 	}
-	if id, err := strconv.Atoi(os.Getenv("SLURM_ARRAY_TASK_ID")); err == nil {
-		lo, _ := strconv.Atoi(os.Getenv("SLURM_ARRAY_TASK_MIN"))
-		cnt, err := strconv.Atoi(os.Getenv("SLURM_ARRAY_TASK_COUNT"))
-		if err != nil {
-			cnt = shards
-		}
-		if cnt > 0 {
-			return Shard{id - lo + 1, cnt}, true
+	id, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("SLURM_ARRAY_TASK_ID=%q is not a task number", v)
+	}
+	lo := 0
+	if m, set := os.LookupEnv("SLURM_ARRAY_TASK_MIN"); set {
+		if lo, err = strconv.Atoi(m); err != nil {
+			return 0, 0, false, fmt.Errorf("SLURM_ARRAY_TASK_MIN=%q is not a task number", m)
 		}
 	}
-	return Shard{}, false
-}
+	n := shards
+	if c, set := os.LookupEnv("SLURM_ARRAY_TASK_COUNT"); set {
+		if n, err = strconv.Atoi(c); err != nil || n < 1 {
+			return 0, 0, false, fmt.Errorf("SLURM_ARRAY_TASK_COUNT=%q is not a task count", c)
+		}
+		if shards != 0 && shards != n {
+			return 0, 0, false, fmt.Errorf("SLURM_ARRAY_TASK_COUNT=%d but --shards %d", n, shards)
+		}
+	}
+	if n < 1 {
+		return 0, 0, false, errors.New("SLURM_ARRAY_TASK_ID without SLURM_ARRAY_TASK_COUNT needs --shards")
+	}
+	if i := id - lo; i < 0 || i >= n {
+		return 0, 0, false, fmt.Errorf("SLURM_ARRAY_TASK_ID=%d is not a slice of %d tasks from %d", id, n, lo)
+	}
+	return id - lo, n, true, nil
+}}
 
 // Point is one point of a sweep and its result: a row of the table.
 type Point struct {

@@ -61,11 +61,6 @@ type htmlStep struct {
 	Vars   []htmlVar `json:"vars"`
 }
 
-type htmlParticipant struct {
-	ID    string `json:"id"`
-	Label string `json:"label"`
-}
-
 // htmlProperty is what the page says about the property.
 type htmlProperty struct {
 	Name       string    `json:"name"`
@@ -84,21 +79,12 @@ type htmlProperty struct {
 // last step, the values that decide the verdict; keyboard stepping
 // (arrows, j/k, Home/End) and #step-N links.
 func RenderHTML(w io.Writer, t *Trace) error {
-	p := t.Params
 	verdict := "the last state " + t.What()
-	var parts []htmlParticipant
-	last := &t.Steps[len(t.Steps)-1].State
-	for c := 0; c < p.Clients; c++ {
-		parts = append(parts, htmlParticipant{fmt.Sprintf("c%d", c+1), fmt.Sprintf("c%d (%s)", c+1, clientRole(&last.Clients[c]))})
-	}
-	parts = append(parts, htmlParticipant{"meta", "metadata"})
-	for b := 0; b < p.Bookies; b++ {
-		parts = append(parts, htmlParticipant{fmt.Sprintf("b%d", b+1), fmt.Sprintf("b%d", b+1)})
-	}
+	parts := t.Model.Participants(t.Steps[len(t.Steps)-1].State)
 	var steps []htmlStep
 	var prev []Var
 	for i, st := range t.Steps {
-		vars := Vars(p, &st.State)
+		vars := t.Model.Rows(st.State)
 		changed := map[string]bool{}
 		if i > 0 {
 			for _, v := range Diff(prev, vars) {
@@ -107,7 +93,7 @@ func RenderHTML(w io.Writer, t *Trace) error {
 		}
 		hs := htmlStep{Action: "Init", Events: []Event{}}
 		if !st.Initial {
-			hs.Action = st.Action.String()
+			hs.Action = t.Model.ActionString(st.Action)
 			if ev := stepEvents(t, i); ev != nil {
 				hs.Events = ev
 			}
@@ -151,7 +137,7 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	return viewer.Execute(w, map[string]any{
 		"What":    what,
 		"Title":   fmt.Sprintf("%s, %d states", title, len(t.Steps)),
-		"Params":  p.String(),
+		"Params":  t.Model.Params(),
 		"Verdict": verdict,
 		// The JSON sits in a <script type="application/json"> element.
 		// encoding/json escapes <, > and & (and U+2028/9), so no string

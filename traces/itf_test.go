@@ -36,16 +36,22 @@ func TestITFRoundTrip(t *testing.T) {
 		if err := EncodeITF(&buf, tr); err != nil {
 			t.Fatal(err)
 		}
-		got, err := DecodeITF(bytes.NewReader(buf.Bytes()))
+		got, err := DecodeITF(bytes.NewReader(buf.Bytes()), spec.ResolveTrace)
 		if err != nil {
-			t.Fatalf("%v: %v", tr.Params, err)
+			t.Fatalf("%v: %v", tr.Model.Params(), err)
 		}
-		want := *tr
-		if want.Params.Variant == "" {
-			want.Params.Variant = "reference"
+		wp, _ := spec.ParamsOf(tr.Model)
+		gp, _ := spec.ParamsOf(got.Model)
+		if wp.Variant == "" {
+			wp.Variant = "reference"
 		}
-		if diff := cmp.Diff(&want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("%v: round trip differs (-want +got):\n%s", tr.Params, diff)
+		if diff := cmp.Diff(wp, gp); diff != "" {
+			t.Fatalf("%v: parameters differ (-want +got):\n%s", tr.Model.Params(), diff)
+		}
+		want, back := *tr, *got
+		want.Model, back.Model = nil, nil
+		if diff := cmp.Diff(&want, &back, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("%v: round trip differs (-want +got):\n%s", tr.Model.Params(), diff)
 		}
 		for _, want := range []string{`"#set"`, `"#map"`, `"mbt::actionTaken"`, `"mbt::nondetPicks"`, `"#meta"`, `"vars"`} {
 			if !strings.Contains(buf.String(), want) {
@@ -68,7 +74,7 @@ func TestITFMalformed(t *testing.T) {
 		"bad action":  strings.Replace(good, `"ClientCreatesLedger"`, `"ClientEatsLedger"`, 1),
 		"not bkcheck": strings.Replace(good, `"source": "bkcheck"`, `"source": "tlc"`, 1),
 	} {
-		if _, err := DecodeITF(strings.NewReader(in)); err == nil || !errors.Is(err, ErrITF) {
+		if _, err := DecodeITF(strings.NewReader(in), spec.ResolveTrace); err == nil || !errors.Is(err, ErrITF) {
 			t.Errorf("%s: got %v, want an ErrITF", name, err)
 		}
 	}
@@ -101,7 +107,7 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		t, err := DecodeITF(bytes.NewReader(b))
+		t, err := DecodeITF(bytes.NewReader(b), spec.ResolveTrace)
 		if err != nil {
 			tb.Fatalf("%s: %v", path, err)
 		}
@@ -116,7 +122,7 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	add(&Trace{Params: spec.DefaultParams(), Invariant: "TypeOK", Steps: []Step{{Initial: true, State: m.Init()}}})
+	add(&Trace{Model: spec.Vocabulary(m.P), Invariant: "TypeOK", Steps: []Step{{Initial: true, State: m.Init()}}})
 	return seeds
 }
 
@@ -138,7 +144,7 @@ func TestFuzzSeedsSmallAndValid(t *testing.T) {
 		if string(b) == emptyTraceSeed {
 			continue // invalid on purpose
 		}
-		if _, err := DecodeITF(bytes.NewReader(b)); err != nil {
+		if _, err := DecodeITF(bytes.NewReader(b), spec.ResolveTrace); err != nil {
 			t.Errorf("seed %d does not decode: %v", i, err)
 		}
 	}
@@ -164,7 +170,7 @@ func FuzzDecodeITF(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := DecodeITF(bytes.NewReader(data))
+		tr, err := DecodeITF(bytes.NewReader(data), spec.ResolveTrace)
 		if err != nil {
 			return
 		}
@@ -194,7 +200,7 @@ func TestITFMutationsNeverPanic(t *testing.T) {
 		for k := 0; k < 1+next(4); k++ {
 			m[next(len(m))] = "0123456789{}[]\",:-eE. abtfnul"[next(29)]
 		}
-		tr, err := DecodeITF(bytes.NewReader(m))
+		tr, err := DecodeITF(bytes.NewReader(m), spec.ResolveTrace)
 		if err != nil {
 			if !errors.Is(err, ErrITF) {
 				t.Fatalf("mutation %d: error %v does not wrap ErrITF", i, err)
@@ -218,16 +224,18 @@ func TestDecodeLegacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	tr, err := DecodeITF(fh)
+	tr, err := DecodeITF(fh, spec.ResolveTrace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Params.Reformat != 1 || tr.Params.DataIntegrity || len(tr.Steps) != 6 {
-		t.Fatalf("params %v, %d steps", tr.Params, len(tr.Steps))
+	p, _ := spec.ParamsOf(tr.Model)
+	if p.Reformat != 1 || p.DataIntegrity || len(tr.Steps) != 6 {
+		t.Fatalf("params %v, %d steps", p, len(tr.Steps))
 	}
 	found := false
 	for _, st := range tr.Steps {
-		found = found || st.Action.Kind == spec.BookieRejoinsEmpty
+		a, _ := st.Action.(spec.Action)
+		found = found || a.Kind == spec.BookieRejoinsEmpty
 	}
 	if !found {
 		t.Error("0.1's BookieLosesData did not decode as BookieRejoinsEmpty")

@@ -20,7 +20,7 @@ func walk(t *testing.T, p spec.Params, kinds []spec.ActionKind, lost []spec.Book
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &Trace{Params: m.P, Invariant: "Example", Statement: "an example statement"}
+	tr := &Trace{Model: spec.Vocabulary(m.P), Invariant: "Example", Statement: "an example statement"}
 	cur := m.Init()
 	tr.Steps = append(tr.Steps, Step{Initial: true, State: cur})
 	var scratch spec.State
@@ -66,8 +66,7 @@ func TestRenderTextGolden(t *testing.T) {
 
 func TestDiffShowsOnlyChanges(t *testing.T) {
 	tr := walk(t, spec.DefaultParams(), []spec.ActionKind{spec.ClientCreatesLedger}, []spec.Bookies{0})
-	p := tr.Params
-	d := Diff(Vars(p, &tr.Steps[0].State), Vars(p, &tr.Steps[1].State))
+	d := Diff(tr.Model.Rows(tr.Steps[0].State), tr.Model.Rows(tr.Steps[1].State))
 	var names []string
 	for _, v := range d {
 		names = append(names, v.Name)

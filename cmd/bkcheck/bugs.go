@@ -2,23 +2,28 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 
 	"github.com/bkcheck/bkcheck/bugs"
+	"github.com/bkcheck/bkcheck/schema"
 )
+
+// bugsSettings are the switches of bkcheck bugs.
+type bugsSettings struct {
+	Out string `name:"out" unit:"FILE" help:"the page to write (its directory must exist); traces go to traces/bugs/ beside it"`
+}
+
+var bugsSchema = schema.MustOf(bugsSettings{})
+
+func bugsFlags() []section {
+	return []section{{"Page", schema.Target{S: bugsSchema, V: &bugsSettings{Out: defaultPage("bugs")}}}}
+}
 
 // runBugs is `bkcheck bugs [--out FILE]`: it reproduces every historical
 // bug of package bugs, checks each fix, and writes docs/bugs.md with the
 // traces beside it. As with guarantees, nothing is written unless every
 // bug was run.
-func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	pc := newPageCommand("bugs", stdout, stderr)
-	pc.cl.parse(args)
-	if pc.cl.help {
-		fmt.Fprintln(stdout, "usage: bkcheck bugs [--out FILE]")
-		return exitOK
-	}
+func runBugs(ctx context.Context, inv *invocation) int {
+	pc := newPageCommand("bugs", settingsOf[bugsSettings](inv.cl).Out, inv)
 	if code := pc.validate(); code != exitOK {
 		return code
 	}

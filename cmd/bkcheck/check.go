@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -27,23 +26,32 @@ type checkOnly struct {
 
 var checkOnlySchema = schema.MustOf(checkOnly{})
 
+// checkFlags are the settings of bkcheck check, with their defaults.
+func checkFlags() []section {
+	cfg, out := check.DefaultConfig(), defaultOutput()
+	return []section{
+		{"Model, search and store", schema.Target{S: check.ConfigSchema, V: &cfg}},
+		{"Output", schema.Target{S: outputSchema, V: &out}},
+		{"Check", schema.Target{S: checkOnlySchema, V: &checkOnly{}}},
+		fileSection(),
+	}
+}
+
 // checkCommand is bkcheck check's resolved command line.
 type checkCommand struct {
-	cfg  check.Config
-	out  outputSettings
-	only checkOnly
+	cfg  *check.Config
+	out  *outputSettings
+	only *checkOnly
 	cl   *commandLine
 }
 
-func parseCheck(args []string) *checkCommand {
-	c := &checkCommand{cfg: check.DefaultConfig(), out: defaultOutput()}
-	c.cl = parseCommandLine("bkcheck check", args,
-		schema.Target{S: check.ConfigSchema, V: &c.cfg},
-		schema.Target{S: outputSchema, V: &c.out},
-		schema.Target{S: checkOnlySchema, V: &c.only})
-	if c.cl.help {
-		return c
-	}
+// parseCheck parses and resolves the arguments of bkcheck check.
+func parseCheck(args []string) *checkCommand { return resolveCheck(lookupCommand("check").parse(args)) }
+
+// resolveCheck completes a parsed command line of bkcheck check: the
+// parameter-set file, the resumed run, the defaults, and every problem.
+func resolveCheck(cl *commandLine) *checkCommand {
+	c := &checkCommand{cfg: settingsOf[check.Config](cl), out: settingsOf[outputSettings](cl), only: settingsOf[checkOnly](cl), cl: cl}
 	c.cl.applyFile()
 	if len(c.cl.args) > 0 {
 		c.cl.probs.Add("", "unexpected arguments: %v", c.cl.args)
@@ -51,7 +59,7 @@ func parseCheck(args []string) *checkCommand {
 	if c.only.Resume != "" {
 		c.adoptRun()
 	}
-	cfg := schema.Target{S: check.ConfigSchema, V: &c.cfg}
+	cfg := schema.Target{S: check.ConfigSchema, V: c.cfg}
 	c.cfg.EnsureDefaults()
 	c.cl.noDefaultsOverride(cfg)
 	c.cl.validate(c.cfg.Validate())
@@ -129,20 +137,15 @@ func resolveTracePath(given, dir string) string {
 	}
 }
 
-const checkSynopsis = "bkcheck check [flags]   (explore every reachable state of one parameter set)"
-
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := parseCheck(args)
-	if c.cl.help {
-		c.cl.usage(stdout, checkSynopsis, "Model, search and store", "Output", "Check")
-		return exitOK
-	}
+func runCheck(ctx context.Context, inv *invocation) int {
+	c := resolveCheck(inv.cl)
+	stdout, stderr := inv.stdout, inv.stderr
 	c.checkLocalShards()
 	if code := c.cl.report(stderr); code != exitOK {
 		return code
 	}
 	if c.only.LocalShards > 1 {
-		return runLocalShards(ctx, c, args, stdout, stderr)
+		return runLocalShards(ctx, c, inv.args, stdout, stderr)
 	}
 	if c.cfg.Memory > 0 {
 		debug.SetMemoryLimit(int64(c.cfg.Memory))
@@ -164,8 +167,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	out.checkStart(c.cfg)
-	rep, err := check.Run(ctx, c.cfg)
+	out.checkStart(*c.cfg)
+	rep, err := check.Run(ctx, *c.cfg)
 	prog.done()
 	if err != nil && rep == nil {
 		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
@@ -191,7 +194,6 @@ func finishCheck(out *reporter, rep *check.Report, runErr error, tracePath strin
 		}
 	}
 	writeErr = errors.Join(writeErr, out.writeWitnesses(rep, tracePath))
-	out.printedOnly = rep.Trace == nil
 	out.checkResult(rep, interrupted)
 	for _, e := range []error{writeErr, runErr} {
 		if e != nil {
@@ -210,6 +212,8 @@ func checkExitCode(rep *check.Report, interrupted bool) int {
 	switch {
 	case rep.Status == explorer.OK:
 		return exitOK
+	case rep.Status == explorer.Error:
+		return errorExitCode(rep.ModelError())
 	case rep.Status == explorer.Violation && rep.Violation.Deadlock:
 		return exitDeadlock
 	case rep.Status == explorer.Violation && rep.Violation.Terminal:

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
@@ -41,27 +40,43 @@ func settingsTable(targets ...schema.Target) string {
 // TestReadmeSettings keeps the README's table of the settings of bkcheck
 // check equal to their declarations.
 func TestReadmeSettings(t *testing.T) {
-	cfg, out, only, file := check.DefaultConfig(), defaultOutput(), checkOnly{}, fileSettings{}
-	table := settingsTable(schema.Target{S: check.ConfigSchema, V: &cfg}, schema.Target{S: outputSchema, V: &out},
-		schema.Target{S: checkOnlySchema, V: &only}, schema.Target{S: fileSchema, V: &file})
+	var targets []schema.Target
+	for _, s := range lookupCommand("check").sections() {
+		targets = append(targets, s.Target)
+	}
+	readmeBlock(t, "settings:check", settingsTable(targets...), "TestReadmeSettings")
+}
+
+// TestReadmeCommands keeps the README's list of commands equal to the
+// command table.
+func TestReadmeCommands(t *testing.T) {
+	readmeBlock(t, "commands", commandsTable(), "TestReadmeCommands")
+}
+
+// readmeBlock checks that the README's <!-- marker --> ... <!-- end -->
+// block holds text, and rewrites it with -update-docs.
+func readmeBlock(t *testing.T, marker, text, test string) {
+	t.Helper()
 	path := filepath.Join("..", "..", "README.md")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`(?s)(<!-- settings:check -->\n)(.*?)(<!-- end -->)`)
+	re := regexp.MustCompile(`(?s)(<!-- ` + regexp.QuoteMeta(marker) + ` -->\n)(.*?)(<!-- end -->)`)
 	m := re.FindSubmatch(b)
 	if m == nil {
-		t.Fatal("README.md has no <!-- settings:check --> ... <!-- end --> block")
+		t.Fatalf("README.md has no <!-- %s --> ... <!-- end --> block", marker)
 	}
-	if string(m[2]) == table {
+	if string(m[2]) == text {
 		return
 	}
 	if *updateDocs {
-		os.WriteFile(path, re.ReplaceAll(b, []byte("${1}"+strings.ReplaceAll(table, "$", "$$")+"${3}")), 0o644)
+		if err := os.WriteFile(path, re.ReplaceAll(b, []byte("${1}"+strings.ReplaceAll(text, "$", "$$")+"${3}")), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
-	t.Errorf("README.md's settings table is stale; regenerate with: go test ./cmd/bkcheck -run TestReadmeSettings -update-docs")
+	t.Errorf("README.md's <!-- %s --> block is stale; regenerate with: go test ./cmd/bkcheck -run %s -update-docs", marker, test)
 }
 
 // TestDocsStandAlone: the repository's docs are for its users; every

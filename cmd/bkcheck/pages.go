@@ -27,27 +27,20 @@ type generatedPage struct {
 // written only once every part of it was answered.
 type pageCommand struct {
 	name   string // "bugs": the command, and traces/bugs/ beside the page
+	out    string // the page to write
 	cl     *commandLine
-	out    *flagSwitch
 	stdout io.Writer
 	stderr io.Writer
 }
 
-func newPageCommand(name string, stdout, stderr io.Writer) *pageCommand {
-	cl := newCommandLine("bkcheck " + name)
-	out := cl.addSwitch("out", fmt.Sprintf("the page to write (its directory must exist); traces go to traces/%s/ beside it (default %s)", name, defaultPage(name)), false)
-	return &pageCommand{name: name, cl: cl, out: out, stdout: stdout, stderr: stderr}
+func newPageCommand(name, out string, inv *invocation) *pageCommand {
+	return &pageCommand{name: name, out: out, cl: inv.cl, stdout: inv.stdout, stderr: inv.stderr}
 }
 
 func defaultPage(name string) string { return "docs/" + name + ".md" }
 
 // path is the page to write.
-func (pc *pageCommand) path() string {
-	if pc.out.isSet {
-		return pc.out.value
-	}
-	return defaultPage(pc.name)
-}
+func (pc *pageCommand) path() string { return pc.out }
 
 // validate adds the common problems to those the caller found and reports
 // them all; exitOK means go on.

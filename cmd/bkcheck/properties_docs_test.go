@@ -101,7 +101,7 @@ func exampleVerdict(t *testing.T, args []string) (string, *traces.Trace) {
 	if len(c.cl.probs) > 0 {
 		t.Fatalf("%s: %v", exampleCommand(args), c.cl.probs)
 	}
-	rep, err := check.Run(context.Background(), c.cfg)
+	rep, err := check.Run(context.Background(), *c.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

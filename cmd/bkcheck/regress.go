@@ -3,26 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/bkcheck/bkcheck/bugs"
 	"github.com/bkcheck/bkcheck/regress"
+	"github.com/bkcheck/bkcheck/schema"
 )
+
+// regressSettings are the switches of bkcheck regress.
+type regressSettings struct {
+	All    bool `name:"all" help:"also run the cases marked slow"`
+	NoBugs bool `name:"no-bugs" help:"leave out BookKeeper's historical bugs (docs/bugs.md), which run after DIR's cases"`
+}
+
+var regressSchema = schema.MustOf(regressSettings{})
+
+func regressFlags() []section {
+	return []section{{"Suite", schema.Target{S: regressSchema, V: &regressSettings{}}}}
+}
 
 // runRegress is `bkcheck regress [--all] [--no-bugs] [DIR]`: every run of
 // every *.toml file in DIR (default testdata/regress) and every historical
 // bug of package bugs (found under its configuration, and its fix's
 // verdict) against its expectations; every drift is reported and makes
 // the exit code 1.
-func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cl := newCommandLine("bkcheck regress")
-	all := cl.addSwitch("all", "also run the cases marked slow", true)
-	noBugs := cl.addSwitch("no-bugs", "leave out BookKeeper's historical bugs (docs/bugs.md), which run after DIR's cases", true)
-	cl.parse(args)
-	if cl.help {
-		fmt.Fprintln(stdout, "usage: bkcheck regress [--all] [--no-bugs] [DIR]   (DIR: testdata/regress by default)")
-		return exitOK
-	}
+func runRegress(ctx context.Context, inv *invocation) int {
+	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
+	s := settingsOf[regressSettings](cl)
 	dir := "testdata/regress"
 	switch len(cl.args) {
 	case 0:
@@ -39,12 +45,12 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "bkcheck regress: %v\n", err)
 		return exitUsage
 	}
-	if !noBugs.isSet {
+	if !s.NoBugs {
 		cases = append(cases, bugs.Cases()...)
 	}
 	drifts, ran, skipped := 0, 0, 0
 	for _, c := range cases {
-		if c.Expect.Slow && !all.isSet {
+		if c.Expect.Slow && !s.All {
 			skipped++
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
+	"github.com/bkcheck/bkcheck/vocab"
 )
 
 // reporter writes a run's start and result, as text for people or as
@@ -23,7 +24,6 @@ type reporter struct {
 	coverage       bool   // --coverage
 	dir            string // run directory, for the resume hint
 	traceFile      string // where the counterexample was written, if anywhere
-	printedOnly    bool   // the counterexample has no ITF form (--model v4.13): it is only printed
 	stdout, stderr io.Writer
 	json           bool
 	enc            *json.Encoder
@@ -69,6 +69,32 @@ type jsonViolation struct {
 	Rerun     string     `json:"rerun,omitempty"`     // simulate
 	TraceFile string     `json:"trace-file,omitempty"`
 	Trace     []jsonStep `json:"trace"`
+	// Error is set for the error verdict: how the model failed on the
+	// trace's last state (the trace is not a counterexample).
+	Error *jsonModelError `json:"error,omitempty"`
+}
+
+// jsonModelError is explorer.ModelError: what the model was asked to
+// do (call), what failed and how.
+type jsonModelError struct {
+	Text     string `json:"text"` // the one-line summary the text output prints
+	Call     string `json:"call"`
+	Property string `json:"property,omitempty"`
+	Message  string `json:"message"`
+	Panic    bool   `json:"panic"`
+	Stack    string `json:"stack,omitempty"`
+}
+
+// withModelError adds the error verdict's failure to v (made if nil).
+func withModelError(v *jsonViolation, e *explorer.ModelError) *jsonViolation {
+	if e == nil {
+		return v
+	}
+	if v == nil {
+		v = &jsonViolation{Trace: []jsonStep{}}
+	}
+	v.Error = &jsonModelError{Text: e.Error(), Call: e.Call, Property: e.Property, Message: e.Message, Panic: e.Panic, Stack: e.Stack}
+	return v
 }
 
 // violationJSON is a counterexample as its steps' changed variables.
@@ -135,6 +161,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 		if rep.Readable != nil {
 			res.Violation = violationJSON(rep.Readable, r.traceFile)
 		}
+		res.Violation = withModelError(res.Violation, rep.ModelError())
 		if r.coverage {
 			res.Coverage, res.Uncovered = rep.Coverage, rep.Uncovered
 		}
@@ -149,6 +176,8 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 		fmt.Fprintln(w, "Model checking completed. No error has been found.")
 	case explorer.Violation:
 		r.violationText(rep.Readable)
+	case explorer.Error:
+		r.errorText(rep.ModelError(), rep.Readable)
 	case explorer.Unknown:
 		if interrupted {
 			fmt.Fprintln(w, "Interrupted: the search was stopped; the verdict is unknown.")
@@ -189,9 +218,83 @@ func (r *reporter) violationText(tr *traces.Text) {
 	if r.traceFile != "" {
 		fmt.Fprintf(w, "Trace written to %s (bkcheck replay / bkcheck trace render read it).\n", r.traceFile)
 	}
-	if r.printedOnly {
-		fmt.Fprintln(w, "No trace file: counterexamples of --model v4.13 are printed only (they have no ITF form).")
+}
+
+// errorText prints the error verdict as TLC prints an evaluation error:
+// what failed, in which state, the behaviour up to that state (as a
+// counterexample prints) and, for a panic, where in the code.
+func (r *reporter) errorText(e *explorer.ModelError, tr *traces.Text) {
+	w := r.stdout
+	fmt.Fprintf(w, "Error: %s\n", e)
+	n := 0
+	if tr != nil {
+		n = len(tr.Steps)
 	}
+	if n == 0 {
+		fmt.Fprintf(w, "The model failed %s: there is no trace.\n", failedWhile(e, 0))
+	} else {
+		reached := "an initial state"
+		if last := tr.Steps[n-1]; !last.Initial {
+			reached = "reached by " + last.Action
+		}
+		fmt.Fprintf(w, "The model failed %s, %s. The behaviour up to that state:\n", failedWhile(e, n), reached)
+		// Render's title speaks of a counterexample; this trace is not one.
+		var b strings.Builder
+		tr.Render(&b)
+		_, body, _ := strings.Cut(b.String(), "\n")
+		fmt.Fprintf(w, "Error trace: %d states; the model failed on the last.\n%s\n", n, body)
+		if r.traceFile != "" {
+			// The ITF file has no field for a failure: read as a
+			// counterexample, it names no invariant.
+			fmt.Fprintf(w, "Trace written to %s (ITF JSON; the file does not record that the model failed).\n", r.traceFile)
+		}
+	}
+	if e.Stack != "" {
+		fmt.Fprintf(w, "Where the model panicked:\n    %s\n", strings.ReplaceAll(strings.TrimSpace(e.Stack), "\n", "\n    "))
+	}
+	fmt.Fprintln(w, "The verdict is error: neither proved nor refuted.")
+}
+
+// failedWhile says what the model was doing when it failed, on state n
+// of the trace.
+func failedWhile(e *explorer.ModelError, n int) string {
+	switch e.Call {
+	case explorer.CallInit:
+		return "computing the initial states"
+	case explorer.CallNewExpander:
+		return "preparing to expand states"
+	case explorer.CallLoad:
+		return fmt.Sprintf("decoding state %d", n)
+	case explorer.CallCheck:
+		if e.Property != "" {
+			return fmt.Sprintf("evaluating %s in state %d", e.Property, n)
+		}
+		return fmt.Sprintf("checking the invariants in state %d", n)
+	case explorer.CallCheckTerminal:
+		if e.Property != "" {
+			return fmt.Sprintf("evaluating %s in state %d, which has no successor", e.Property, n)
+		}
+		return fmt.Sprintf("checking the terminal-state properties in state %d, which has no successor", n)
+	case explorer.CallSuccessors:
+		return fmt.Sprintf("computing the successors of state %d", n)
+	case explorer.CallWeight:
+		return fmt.Sprintf("weighting the successors of state %d", n)
+	}
+	return fmt.Sprintf("in %s on state %d", e.Call, n)
+}
+
+// errorExitCode is the exit code of the error verdict: TLC's for an
+// evaluation error in the spec (75), in an invariant (76) or in a
+// liveness property (77; here a terminal-state property, as 13 is for its
+// violation).
+func errorExitCode(e *explorer.ModelError) int {
+	switch e.Call {
+	case explorer.CallCheck:
+		return exitInvariantError
+	case explorer.CallCheckTerminal:
+		return exitTerminalError
+	}
+	return exitModelFailed
 }
 
 func (r *reporter) simStart(cfg check.SimConfig) {
@@ -226,13 +329,21 @@ func (r *reporter) simResult(rep *check.SimReport) {
 			MeanLength: rep.MeanLength, ElapsedS: rep.Elapsed.Seconds(), StatesPerS: rate}
 		if rep.Readable != nil {
 			res.Violation = violationJSON(rep.Readable, r.traceFile)
-			res.Violation.WalkSeed, res.Violation.Rerun = rep.WalkSeed, rep.RerunCommand()
+			if len(rep.Readable.Steps) > 0 {
+				res.Violation.WalkSeed, res.Violation.Rerun = rep.WalkSeed, rep.RerunCommand()
+			}
 		}
+		res.Violation = withModelError(res.Violation, rep.ModelError())
 		r.enc.Encode(res)
 		return
 	}
 	w := r.stdout
-	if rep.Readable != nil {
+	if e := rep.ModelError(); e != nil {
+		if rep.Readable != nil && len(rep.Readable.Steps) > 0 {
+			fmt.Fprintf(w, "The model fails on walk seed %d; rerun it alone with: %s\n", rep.WalkSeed, rep.RerunCommand())
+		}
+		r.errorText(e, rep.Readable)
+	} else if rep.Readable != nil {
 		verb := "fails"
 		if rep.Readable.Kind == "probe" {
 			verb = "reaches probe " + rep.Readable.Invariant
@@ -255,13 +366,17 @@ func (r *reporter) coverageText(rep *check.Report) {
 	w := r.stdout
 	fmt.Fprintln(w, "Coverage (transitions generated per action):")
 	var never []string
-	for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
-		n := rep.Coverage[k.String()]
+	info, err := check.LookupModel(rep.Config.Model)
+	if err != nil {
+		return // the run bound its model
+	}
+	for _, a := range info.Descriptor.Actions {
+		n := rep.Coverage[a.Name]
 		switch {
 		case n > 0:
-			fmt.Fprintf(w, "  %-44s %s\n", k, group(n))
-		case k < spec.BookieCrashes && !slices.Contains(rep.Config.Exclude, k.String()):
-			never = append(never, k.String()) // an action of the TLA+ spec
+			fmt.Fprintf(w, "  %-44s %s\n", a.Name, group(n))
+		case a.Origin == vocab.FromSpec && !slices.Contains(rep.Config.Exclude, a.Name):
+			never = append(never, a.Name) // an action of the TLA+ spec
 		}
 	}
 	never = append(never, rep.Uncovered...)

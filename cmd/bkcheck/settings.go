@@ -1,9 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,19 +42,23 @@ var fileKeys = []*schema.Schema{check.ConfigSchema, check.SimSchema, outputSchem
 // commandLine is one subcommand's arguments resolved against the schemas
 // of its settings.
 type commandLine struct {
-	cmd     string                 // e.g. "bkcheck check"
-	targets []schema.Target        // where settings go
-	given   map[string]string      // setting -> how it was given: "-w", "--bookies", "bookies in runs.toml"
-	before  map[string]string      // setting -> the text it was given as
-	args    []string               // positional arguments
-	help    bool                   // -h or --help
-	probs   schema.Problems        // everything wrong so far
-	file    fileSettings           // --config, --run
-	extra   map[string]*flagSwitch // flags of the command that are not settings
+	cmd     string            // e.g. "bkcheck check"
+	targets []schema.Target   // where settings go
+	given   map[string]string // setting -> how it was given: "-w", "--bookies", "bookies in runs.toml"
+	before  map[string]string // setting -> the text it was given as
+	args    []string          // positional arguments
+	help    bool              // -h or --help
+	probs   schema.Problems   // everything wrong so far
+	file    *fileSettings     // --config, --run: the target of fileSchema, nil if the command has none
+	extra   []*flagSwitch     // switches declared by addSwitch (runTrace's --format only)
 }
 
-// flagSwitch is a command flag outside any schema (e.g. --all).
+// flagSwitch is a command flag outside any schema. Only runTrace
+// (tracecmd.go) still declares one, --format, which its entry in the
+// command table declares through schema as well (renderSettings); it goes
+// once runTrace reads renderSettings.
 type flagSwitch struct {
+	name  string
 	help  string
 	value string
 	isSet bool
@@ -67,15 +71,19 @@ type flagSwitch struct {
 // problem: every unknown flag and bad value is collected.
 // Its settings may also come from a parameter-set file (--config, --run).
 func parseCommandLine(cmd string, args []string, targets ...schema.Target) *commandLine {
-	cl := newCommandLine(cmd, targets...)
-	cl.targets = append(cl.targets, schema.Target{S: fileSchema, V: &cl.file})
-	return cl.parse(args)
+	return newCommandLine(cmd, append(slices.Clip(targets), schema.Target{S: fileSchema, V: &fileSettings{}})...).parse(args)
 }
 
-// newCommandLine prepares a command line to parse; declare the command's
-// own switches (addSwitch) before parse.
+// newCommandLine prepares a command line to parse. A target of fileSchema
+// makes it take --config and --run (applyFile).
 func newCommandLine(cmd string, targets ...schema.Target) *commandLine {
-	return &commandLine{cmd: cmd, targets: targets, given: map[string]string{}, before: map[string]string{}, extra: map[string]*flagSwitch{}}
+	cl := &commandLine{cmd: cmd, targets: targets, given: map[string]string{}, before: map[string]string{}}
+	for _, t := range targets {
+		if f, ok := t.V.(*fileSettings); ok {
+			cl.file = f
+		}
+	}
+	return cl
 }
 
 func (cl *commandLine) parse(args []string) *commandLine {
@@ -94,7 +102,7 @@ func (cl *commandLine) parse(args []string) *commandLine {
 			cl.help = true
 			continue
 		}
-		if sw, ok := cl.extra[name]; ok {
+		if sw := cl.lookupSwitch(name); sw != nil {
 			if !sw.bool && !hasValue {
 				if i+1 >= len(args) {
 					cl.probs.Add("", "%s needs a value", a)
@@ -153,11 +161,21 @@ var retiredFlags = map[string]string{
 	"data-loss-mode": "limbo is now --data-integrity (BookKeeper's DataIntegrityCheckImpl: fence and limbo only for an open ledger whose last ensemble holds the bookie); blank is the default",
 }
 
-// addSwitch declares a command flag that is not a setting.
+// addSwitch declares a command flag that is not a setting (see
+// flagSwitch: runTrace's alone).
 func (cl *commandLine) addSwitch(name, help string, isBool bool) *flagSwitch {
-	sw := &flagSwitch{help: help, bool: isBool}
-	cl.extra[name] = sw
+	sw := &flagSwitch{name: name, help: help, bool: isBool}
+	cl.extra = append(cl.extra, sw)
 	return sw
+}
+
+func (cl *commandLine) lookupSwitch(name string) *flagSwitch {
+	for _, sw := range cl.extra {
+		if sw.name == name {
+			return sw
+		}
+	}
+	return nil
 }
 
 func (cl *commandLine) lookup(name string) (schema.Target, schema.Field, bool) {
@@ -172,6 +190,9 @@ func (cl *commandLine) lookup(name string) (schema.Target, schema.Field, bool) {
 // applyFile applies --config FILE (and --run NAME): the file's settings
 // that belong to this command, except those the command line gives.
 func (cl *commandLine) applyFile() {
+	if cl.file == nil {
+		return
+	}
 	if cl.file.Config == "" {
 		if cl.file.Run != "" {
 			cl.probs.Add("run", "needs --config")
@@ -229,6 +250,14 @@ func (cl *commandLine) noDefaultsOverride(t schema.Target) {
 	}
 }
 
+// positive reports a count given explicitly (on the command line or in a
+// file) that is not at least 1, where not giving it means a default.
+func (cl *commandLine) positive(name string, n int) {
+	if _, given := cl.given[name]; given && n < 1 {
+		cl.probs.Add(name, "must be >= 1 (got %d)", n)
+	}
+}
+
 // validate adds the problems of err (a schema.Problems from Validate).
 func (cl *commandLine) validate(err error) { cl.probs.Merge(err) }
 
@@ -246,29 +275,3 @@ func (cl *commandLine) report(stderr io.Writer) int {
 	}))
 	return exitUsage
 }
-
-// usage writes the command's flags, section by section.
-func (cl *commandLine) usage(w io.Writer, synopsis string, sections ...string) {
-	fmt.Fprintf(w, "Usage: %s\n", synopsis)
-	for i, t := range cl.targets {
-		title := "Other"
-		if i < len(sections) {
-			title = sections[i]
-		}
-		if t.S == fileSchema {
-			title = "Parameter-set files"
-		}
-		fmt.Fprintf(w, "\n%s:\n", title)
-		t.S.PrintUsage(w, t.V)
-	}
-	if len(cl.extra) > 0 {
-		fmt.Fprintf(w, "\nOther:\n")
-		for name, sw := range cl.extra {
-			fmt.Fprintf(w, "  --%-22s %s\n", name, sw.help)
-		}
-	}
-}
-
-// errUsage marks errors that are the user's (exit 2) in commands that do
-// not go through a commandLine.
-var errUsage = errors.New("usage")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/internal/atomicfile"
@@ -11,26 +10,28 @@ import (
 	"github.com/bkcheck/bkcheck/traces"
 )
 
-const simulateSynopsis = "bkcheck simulate [flags]   (random walks with every invariant checked on every state)"
+// simulateFlags are the settings of bkcheck simulate, with their defaults.
+func simulateFlags() []section {
+	cfg, out := check.DefaultSimConfig(), defaultOutput()
+	return []section{
+		{"Model and walks", schema.Target{S: check.SimSchema, V: &cfg}},
+		{"Output", schema.Target{S: outputSchema, V: &out}},
+		fileSection(),
+	}
+}
 
 // runSimulate is `bkcheck simulate`: random walks with invariants checked
 // on every visited state. A violation is reported with its trace and the
 // command that reruns its walk alone; no violation is unknown, never ok.
-func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, out := check.DefaultSimConfig(), defaultOutput()
-	cl := parseCommandLine("bkcheck simulate", args,
-		schema.Target{S: check.SimSchema, V: &cfg},
-		schema.Target{S: outputSchema, V: &out})
-	if cl.help {
-		cl.usage(stdout, simulateSynopsis, "Model and walks", "Output")
-		return exitOK
-	}
+func runSimulate(ctx context.Context, inv *invocation) int {
+	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
+	cfg, out := settingsOf[check.SimConfig](cl), settingsOf[outputSettings](cl)
 	cl.applyFile()
 	if len(cl.args) > 0 {
 		cl.probs.Add("", "unexpected arguments: %v", cl.args)
 	}
 	cfg.EnsureDefaults()
-	cl.noDefaultsOverride(schema.Target{S: check.SimSchema, V: &cfg})
+	cl.noDefaultsOverride(schema.Target{S: check.SimSchema, V: cfg})
 	cl.validate(cfg.Validate())
 	out.TraceOut = resolveTracePath(out.TraceOut, "")
 	if out.TraceOut != "" {
@@ -42,8 +43,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return code
 	}
 	rep := newReporter(stdout, stderr, out.JSON)
-	rep.simStart(cfg)
-	res, err := check.Simulate(ctx, cfg)
+	rep.simStart(*cfg)
+	res, err := check.Simulate(ctx, *cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "bkcheck simulate: %v\n", err)
 		return exitError
@@ -54,13 +55,14 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			rep.traceFile = out.TraceOut
 		}
 	}
-	rep.printedOnly = res.Trace == nil
 	rep.simResult(res)
 	if writeErr != nil {
 		fmt.Fprintf(stderr, "bkcheck simulate: %v\n", writeErr)
 	}
 	tr := res.Readable
 	switch {
+	case res.ModelError() != nil:
+		return errorExitCode(res.ModelError())
 	case tr != nil && tr.Kind == "probe":
 		return exitOK // a question answered: the walk is its witness
 	case tr != nil && tr.Deadlock:

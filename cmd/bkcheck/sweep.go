@@ -3,75 +3,61 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strconv"
 
+	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/sweep"
 )
 
-const sweepUsage = "usage: bkcheck sweep FILE.toml [--out DIR] [--shard i/n | --shards n] [--jobs J]  |  bkcheck sweep merge DIR... [--out DIR]"
+// sweepSettings are the switches of bkcheck sweep.
+type sweepSettings struct {
+	Out    string `name:"out" unit:"DIR" help:"directory for results.md, results.csv, results.json and the traces, created if missing"`
+	Shard  string `name:"shard" unit:"i/N" help:"run only slice i of N (1-based); not given: from a Slurm job array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT), or from JOB_COMPLETION_INDEX with --shards"`
+	Shards int    `name:"shards" unit:"N" help:"number of slices, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job)"`
+	Jobs   int    `name:"jobs" unit:"J" help:"points checked at once, each with cores/J workers (not given: one per core)"`
+}
 
-// runSweep is `bkcheck sweep FILE.toml` and `bkcheck sweep merge DIR...`.
-func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "merge" {
-		return runSweepMerge(args[1:], stdout, stderr)
-	}
-	cl := newCommandLine("bkcheck sweep")
-	out := cl.addSwitch("out", "directory for results.md, results.csv, results.json and the traces (created if missing; default sweep-results)", false)
-	shardText := cl.addSwitch("shard", "run only slice i of n (i/n, 1-based); default from JOB_COMPLETION_INDEX with --shards, or SLURM_ARRAY_TASK_ID", false)
-	shards := cl.addSwitch("shards", "number of slices, for JOB_COMPLETION_INDEX", false)
-	jobs := cl.addSwitch("jobs", "points checked at once, each with cores/jobs workers (default: one per core)", false)
-	cl.parse(args)
-	if cl.help {
-		fmt.Fprintln(stdout, sweepUsage)
-		cl.usage(stdout, "bkcheck sweep FILE.toml")
-		return exitOK
-	}
+var sweepSchema = schema.MustOf(sweepSettings{})
+
+const defaultSweepOut = "sweep-results"
+
+func sweepFlags() []section {
+	return []section{{"Sweep", schema.Target{S: sweepSchema, V: &sweepSettings{Out: defaultSweepOut}}}}
+}
+
+// runSweep is `bkcheck sweep FILE.toml`.
+func runSweep(ctx context.Context, inv *invocation) int {
+	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
+	s := settingsOf[sweepSettings](cl)
 	if len(cl.args) != 1 {
 		cl.probs.Add("", "give one sweep file (got %d arguments)", len(cl.args))
 	}
-	opt := sweep.Options{Out: "sweep-results", Jobs: runtime.GOMAXPROCS(0)}
-	if out.isSet {
-		opt.Out = out.value
+	cl.positive("jobs", s.Jobs)
+	if s.Shards == 0 {
+		cl.positive("shards", s.Shards) // a negative count ResolveShard reports
 	}
-	if jobs.isSet {
-		n, err := strconv.Atoi(jobs.value)
-		if err != nil || n < 1 {
-			cl.probs.Add("", "--jobs must be a positive integer (got %q)", jobs.value)
-		}
-		opt.Jobs = n
+	opt := sweep.Options{Out: s.Out, Jobs: s.Jobs}
+	if opt.Jobs == 0 {
+		opt.Jobs = runtime.GOMAXPROCS(0)
 	}
-	nShards := 0
-	if shards.isSet {
-		n, err := strconv.Atoi(shards.value)
-		if err != nil || n < 1 {
-			cl.probs.Add("", "--shards must be a positive integer (got %q)", shards.value)
+	shard, err := sweep.ResolveShard(s.Shard, s.Shards)
+	if err != nil {
+		name := "shards"
+		if s.Shard != "" {
+			name = "shard"
 		}
-		nShards = n
+		cl.probs.Add(name, "%v", err)
 	}
-	if shardText.isSet {
-		s, err := sweep.ParseShard(shardText.value)
-		if err != nil {
-			cl.probs.Add("", "--shard %v", err)
-		}
-		opt.Shard = s
-	} else if s, ok := sweep.ShardFromEnv(nShards); ok {
-		if s.I < 1 || s.I > s.N {
-			cl.probs.Add("", "the scheduler's slice %s is out of range", s)
-		}
-		opt.Shard = s
-	}
+	opt.Shard = shard
 	var f *sweep.File
 	if len(cl.args) == 1 {
-		var err error
 		if f, err = sweep.Load(cl.args[0]); err != nil {
 			cl.probs.Add("", "%v", err)
 		}
 	}
 	if code := cl.report(stderr); code != exitOK {
-		fmt.Fprintln(stderr, sweepUsage)
 		return code
 	}
 	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
@@ -90,26 +76,28 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// sweepMergeSettings are the switches of bkcheck sweep merge.
+type sweepMergeSettings struct {
+	Out string `name:"out" unit:"DIR" help:"directory for the merged results, created if missing"`
+}
+
+var sweepMergeSchema = schema.MustOf(sweepMergeSettings{})
+
+func sweepMergeFlags() []section {
+	return []section{{"Merge", schema.Target{S: sweepMergeSchema, V: &sweepMergeSettings{Out: defaultSweepOut}}}}
+}
+
 // runSweepMerge joins the results of several slices into one table. A
 // point that no slice holds makes it fail (exit 1) after writing what it
 // has, so that a lost shard does not go unnoticed.
-func runSweepMerge(args []string, stdout, stderr io.Writer) int {
-	cl := newCommandLine("bkcheck sweep merge")
-	out := cl.addSwitch("out", "directory for the merged results (default sweep-results)", false)
-	cl.parse(args)
-	if cl.help || len(cl.args) == 0 {
-		fmt.Fprintln(stderr, "usage: bkcheck sweep merge SHARD_DIR... [--out DIR]")
-		if cl.help {
-			return exitOK
-		}
-		return exitUsage
+func runSweepMerge(_ context.Context, inv *invocation) int {
+	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
+	dir := settingsOf[sweepMergeSettings](cl).Out
+	if len(cl.args) == 0 {
+		cl.probs.Add("", "give the directories of the slices to merge")
 	}
 	if code := cl.report(stderr); code != exitOK {
 		return code
-	}
-	dir := "sweep-results"
-	if out.isSet {
-		dir = out.value
 	}
 	merged, missing, err := sweep.Merge(cl.args)
 	if err != nil {

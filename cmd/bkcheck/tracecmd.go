@@ -11,7 +11,7 @@ import (
 	"github.com/bkcheck/bkcheck/traces"
 )
 
-func readTrace(path string) (*traces.Trace, error) { return traces.ReadITFFile(path) }
+func readTrace(path string) (*traces.Trace, error) { return check.ReadTrace(path) }
 
 // runReplay is `bkcheck replay FILE`: exit 0 when the model confirms the
 // trace step by step, 1 naming the first step it does not confirm, 2 when
@@ -37,7 +37,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitError
 	}
-	fmt.Fprintf(stdout, "confirmed: %d states, every step a transition of the model (%s), and the last state %s\n", len(tr.Steps), tr.Params, tr.What())
+	fmt.Fprintf(stdout, "confirmed: %d states, every step a transition of the model (%s), and the last state %s\n", len(tr.Steps), tr.Model.Params(), tr.What())
 	return exitOK
 }
 

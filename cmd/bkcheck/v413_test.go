@@ -23,18 +23,28 @@ func TestV413EndToEnd(t *testing.T) {
 	res = lastJSON(t, out)
 	v, _ := res["violation"].(map[string]any)
 	tlc = tlcFigures(t, "tlc413-b2-w2-a2-nofence")
-	if code != exitViolation || v == nil || v["invariant"] != tlc.Invariant || v["length"] != float64(tlc.Length) || res["trace-file"] != nil {
+	if code != exitViolation || v == nil || v["invariant"] != tlc.Invariant || v["length"] != float64(tlc.Length) || res["trace-file"] != trace {
 		t.Fatalf("exit %d, result %v, TLC %+v", code, res, tlc)
 	}
 	if steps, _ := v["trace"].([]any); len(steps) != tlc.Length {
 		t.Fatalf("trace has %d steps", len(steps))
 	}
-	code, out, _ = runArgs(t, base...)
+	// The trace file replays, and renders with the property stated.
+	code, out, errOut = runArgs(t, "replay", trace)
+	if code != exitOK || !strings.Contains(out, "confirmed: 16 states") || !strings.Contains(out, "model=v4.13") {
+		t.Fatalf("replay: exit %d\n%s%s", code, out, errOut)
+	}
+	code, html, errOut := runArgs(t, "trace", "render", trace, "--format", "html")
+	for _, want := range []string{"NoDivergenceBetweenWriterAndMetaData", "once the ledger is closed, w1 has acknowledged no entry beyond its last entry", "w2 (recovery client)"} {
+		if code != exitOK || !strings.Contains(html, want) {
+			t.Fatalf("render: exit %d, the page lacks %q %s", code, want, errOut)
+		}
+	}
+	code, out, _ = runArgs(t, append(base, "--trace-out", "none")...)
 	for _, want := range []string{
 		"bkcheck: checking model=v4.13 bookies=2 write-quorum=2 ack-quorum=2 entries=1 recovery-reads-fence=false",
 		"Invariant NoDivergenceBetweenWriterAndMetaData is violated",
 		"16. W2ClosesLedger",
-		"No trace file: counterexamples of --model v4.13 are printed only",
 	} {
 		if code != exitViolation || !strings.Contains(out, want) {
 			t.Fatalf("exit %d, text output lacks %q:\n%s", code, want, out)

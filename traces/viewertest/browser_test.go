@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -43,7 +44,7 @@ func TestHTMLViewerInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	tr, err := traces.DecodeITF(src)
+	tr, err := traces.DecodeITF(src, spec.ResolveTrace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/bkcheck/bkcheck/properties"
+	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -36,7 +37,7 @@ func page(t *testing.T, tr *traces.Trace) string {
 
 func readITF(t *testing.T, path string) *traces.Trace {
 	t.Helper()
-	tr, err := traces.ReadITFFile(path)
+	tr, err := traces.ReadITFFile(path, spec.ResolveTrace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func testExplains(t *testing.T, tab tabFunc) {
 // diagram.
 func testFits1400(t *testing.T, tab tabFunc) {
 	tr := readITF(t, "../../docs/traces/below-qw-ensemble-change.itf.json")
-	if n := tr.Params.Clients + 1 + tr.Params.Bookies; n != 6 {
+	if n := len(tr.Model.Participants(tr.Steps[len(tr.Steps)-1].State)); n != 6 {
 		t.Fatalf("the trace has %d participants, want 6", n)
 	}
 	path := page(t, tr)
@@ -179,7 +180,7 @@ func testInert(t *testing.T, tab tabFunc) {
 	if err := traces.EncodeITF(&itf, tr); err != nil {
 		t.Fatal(err)
 	}
-	back, err := traces.DecodeITF(&itf)
+	back, err := traces.DecodeITF(&itf, spec.ResolveTrace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/schema"
+)
+
+// A command is one subcommand of bkcheck, declared once in the table
+// commands: run dispatches on its name, and bkcheck help, the command's -h
+// and the README's list of commands (TestReadmeCommands) derive from it.
+type command struct {
+	name     string // as typed after bkcheck: "check", "sweep merge"
+	args     string // its positional arguments, for the usage line: "FILE.toml", "[DIR]"
+	synopsis string // what it does, in one line
+	// flags declares the command's switches: fresh settings holding their
+	// defaults, one section of -h each, every one through package schema.
+	// nil: the command has none.
+	flags func() []section
+	// run runs the command on its command line, parsed against flags.
+	run func(ctx context.Context, inv *invocation) int
+}
+
+// A section is one settings struct of a command, under a title in -h.
+type section struct {
+	title string
+	schema.Target
+}
+
+// An invocation is a command as run: its command line parsed against its
+// flags (problems are left for the command to report with its own), and
+// the arguments as given after the command's name.
+type invocation struct {
+	cmd            *command
+	cl             *commandLine
+	args           []string
+	stdout, stderr io.Writer
+}
+
+// commands is the command table, in the order bkcheck help lists it. It
+// is filled in by init because some commands (help) read it.
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "check", synopsis: "explore every reachable state of one parameter set", flags: checkFlags, run: runCheck},
+		{name: "simulate", synopsis: "random walks: a fast bug hunt on models too large to exhaust", flags: simulateFlags, run: runSimulate},
+		{name: "replay", args: "FILE", synopsis: "re-check a saved trace (.itf.json) against the model, step by step",
+			run: func(_ context.Context, inv *invocation) int { return runReplay(inv.args, inv.stdout, inv.stderr) }},
+		{name: "regress", args: "[DIR]", synopsis: "run the regression suite (DIR/*.toml, by default testdata/regress, and docs/bugs.md's bugs); report every drift", flags: regressFlags, run: runRegress},
+		{name: "sweep", args: "FILE.toml", synopsis: "check a grid of parameter sets, or one slice of it (docs/sweeps.md)", flags: sweepFlags, run: runSweep},
+		{name: "sweep merge", args: "DIR...", synopsis: "join the results of a sweep's slices into one table", flags: sweepMergeFlags, run: runSweepMerge},
+		{name: "trace render", args: "FILE", synopsis: "draw a saved trace: text, a Mermaid or Graphviz diagram, or one HTML page", flags: renderFlags,
+			// runTrace (tracecmd.go) parses its --format itself.
+			run: func(_ context.Context, inv *invocation) int {
+				return runTrace(append([]string{"render"}, inv.args...), inv.stdout, inv.stderr)
+			}},
+		{name: "guarantees", synopsis: "regenerate docs/guarantees.md (what E, Qw and Qa guarantee)", flags: guaranteesFlags, run: runGuarantees},
+		{name: "bugs", synopsis: "regenerate docs/bugs.md (BookKeeper's protocol bugs, found again)", flags: bugsFlags, run: runBugs},
+		{name: "variants", synopsis: "list the protocol variants of a model (--variant)", flags: modelFlags, run: runVariants},
+		{name: "invariants", synopsis: "list the properties of a model (--invariants)", flags: modelFlags, run: runInvariants},
+		{name: "actions", synopsis: "list the action names of a model (--exclude-actions)", flags: modelFlags, run: runActions},
+		{name: "help", args: "[COMMAND]", synopsis: "list the commands and the exit codes, or show a command's flags", run: runHelp},
+	}
+}
+
+// lookupCommand finds a command by its name ("sweep merge").
+func lookupCommand(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// findCommand finds the command args start with (two words first: "sweep
+// merge" before "sweep") and returns it with the arguments after its name.
+func findCommand(args []string) (*command, []string) {
+	if len(args) >= 2 {
+		if c := lookupCommand(args[0] + " " + args[1]); c != nil {
+			return c, args[2:]
+		}
+	}
+	if len(args) >= 1 {
+		if c := lookupCommand(args[0]); c != nil {
+			return c, args[1:]
+		}
+	}
+	return nil, nil
+}
+
+// isCommandGroup reports whether word starts commands of two words
+// ("trace" of "trace render").
+func isCommandGroup(word string) bool {
+	for i := range commands {
+		if strings.HasPrefix(commands[i].name, word+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// sections returns the command's settings, fresh.
+func (c *command) sections() []section {
+	if c.flags == nil {
+		return nil
+	}
+	return c.flags()
+}
+
+// parse reads args against the command's flags.
+func (c *command) parse(args []string) *commandLine {
+	var targets []schema.Target
+	for _, s := range c.sections() {
+		targets = append(targets, s.Target)
+	}
+	return newCommandLine("bkcheck "+c.name, targets...).parse(args)
+}
+
+// invoke runs the command: its -h is answered here, from the table.
+func (c *command) invoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cl := c.parse(args)
+	if cl.help {
+		c.usage(stdout)
+		return exitOK
+	}
+	return c.run(ctx, &invocation{cmd: c, cl: cl, args: args, stdout: stdout, stderr: stderr})
+}
+
+// usageLine is how the command is typed: "bkcheck sweep [flags] FILE.toml".
+func (c *command) usageLine() string {
+	s := "bkcheck " + c.name
+	if c.flags != nil {
+		s += " [flags]"
+	}
+	if c.args != "" {
+		s += " " + c.args
+	}
+	return s
+}
+
+// usage is the command's -h: its usage line, synopsis and every flag,
+// section by section in declaration order.
+func (c *command) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n  %s\n", c.usageLine(), c.synopsis)
+	for _, s := range c.sections() {
+		fmt.Fprintf(w, "\n%s:\n", s.title)
+		s.S.PrintUsage(w, s.V)
+	}
+}
+
+const exitCodesText = `Exit codes:
+  0    ok: every reachable state explored, every invariant holds
+  1    error (I/O, internal; a regression drift; an incomplete sweep merge)
+  2    usage: bad flags or parameters (all problems are listed)
+  3    unknown: --max-depth or --max-states stopped the search first
+  11   deadlock: a state without successor (only with --check-deadlock)
+  12   an invariant is violated; the shortest counterexample is printed
+  13   a property of terminal states fails in a state without successor
+  75   error: the model failed (panicked) computing initial states or successors;
+       the trace to the state is printed
+  76   error: the model failed evaluating an invariant (77: a terminal-state property)
+  130  interrupted (Ctrl-C / SIGTERM); partial statistics, verdict unknown
+`
+
+// usageText is bkcheck help: every command of the table, and the exit
+// codes.
+func usageText() string {
+	var b strings.Builder
+	b.WriteString("bkcheck model-checks the Apache BookKeeper replication protocol.\n\nUsage:\n")
+	const col = 28
+	for i := range commands {
+		c := &commands[i]
+		if line := c.usageLine(); len(line) < col {
+			fmt.Fprintf(&b, "  %-*s %s\n", col, line, c.synopsis)
+		} else {
+			fmt.Fprintf(&b, "  %s\n  %-*s %s\n", line, col, "", c.synopsis)
+		}
+	}
+	b.WriteString("\nRun 'bkcheck COMMAND -h' (or 'bkcheck help COMMAND') for a command's flags.\n\n")
+	b.WriteString(exitCodesText)
+	return b.String()
+}
+
+// commandsTable is the README's list of commands, as Markdown.
+func commandsTable() string {
+	var b strings.Builder
+	b.WriteString("| command | what it does |\n|---|---|\n")
+	for i := range commands {
+		c := &commands[i]
+		fmt.Fprintf(&b, "| `%s` | %s |\n", c.usageLine(), strings.ReplaceAll(c.synopsis, "|", "\\|"))
+	}
+	return b.String()
+}
+
+// runHelp is `bkcheck help [COMMAND]`.
+func runHelp(_ context.Context, inv *invocation) int {
+	if len(inv.cl.args) == 0 && len(inv.cl.probs) == 0 {
+		fmt.Fprint(inv.stdout, usageText())
+		return exitOK
+	}
+	if c, rest := findCommand(inv.cl.args); c != nil && len(rest) == 0 && len(inv.cl.probs) == 0 {
+		c.usage(inv.stdout)
+		return exitOK
+	}
+	if len(inv.cl.probs) == 0 {
+		inv.cl.probs.Add("", "no command %q (bkcheck help lists them)", strings.Join(inv.cl.args, " "))
+	}
+	return inv.cl.report(inv.stderr)
+}
+
+// settingsOf returns the settings of type T that cl was parsed into: one
+// of the sections its command declares.
+func settingsOf[T any](cl *commandLine) *T {
+	for _, t := range cl.targets {
+		if v, ok := t.V.(*T); ok {
+			return v
+		}
+	}
+	panic(fmt.Sprintf("%s declares no %T settings", cl.cmd, *new(T)))
+}
+
+// fileSection is --config and --run, for the commands that read
+// parameter-set files.
+func fileSection() section {
+	return section{"Parameter-set files", schema.Target{S: fileSchema, V: &fileSettings{}}}
+}
+
+// renderSettings are the switches of bkcheck trace render.
+type renderSettings struct {
+	Format string `name:"format" unit:"F" help:"text, mermaid (a sequence diagram for GitHub), dot (Graphviz) or html (one self-contained page)"`
+}
+
+var renderSchema = schema.MustOf(renderSettings{})
+
+func renderFlags() []section {
+	return []section{{"Rendering", schema.Target{S: renderSchema, V: &renderSettings{Format: "text"}}}}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// withPanickingInvariant registers, for the test, a built-in property
+// whose evaluation panics once the ledger is closed: a bug in the model,
+// met from the command line.
+func withPanickingInvariant(t *testing.T) {
+	t.Helper()
+	saved := invariants.All
+	invariants.All = append(slices.Clip(saved), invariants.Invariant{
+		Name: "TestPanics", Statement: "panics once the ledger is closed",
+		Holds: func(_ spec.Params, s *spec.State) bool {
+			if s.MetaStatus == spec.StatusClosed {
+				panic("TestPanics: cannot evaluate a closed ledger")
+			}
+			return true
+		},
+	})
+	t.Cleanup(func() { invariants.All = saved })
+}
+
+// TestModelPanicExit: a property that panics ends bkcheck check and
+// simulate with the error verdict and TLC's exit code for an invariant's
+// evaluation error (76), not a crash: the text names the panic, the state
+// and the action that reached it, prints the trace and says where it was
+// written; --json carries the same; a run directory reports it again on
+// --resume.
+func TestModelPanicExit(t *testing.T) {
+	withPanickingInvariant(t)
+	dir := t.TempDir()
+	traceFile := filepath.Join(dir, "error.itf.json")
+	code, out, errOut := runArgs(t, "check", "--invariants", "TypeOK,TestPanics", "--trace-out", traceFile)
+	if code != exitInvariantError {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitInvariantError, out, errOut)
+	}
+	for _, want := range []string{
+		"Error: the model panicked in Check: TestPanics: cannot evaluate a closed ledger\n",
+		"The model failed checking the invariants in state ",
+		", reached by ",
+		"Error trace: ",
+		"; the model failed on the last.\n",
+		"1. <Initial state>",
+		"Trace written to " + traceFile + " (ITF JSON",
+		"Where the model panicked:\n    goroutine ",
+		"evalerror_test.go",
+		"The verdict is error",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Counterexample") || strings.Contains(out, "No error has been found") {
+		t.Errorf("the error reads as another verdict:\n%s", out)
+	}
+	if _, err := os.Stat(traceFile); err != nil {
+		t.Errorf("no trace file: %v", err)
+	}
+
+	code, out, _ = runArgs(t, "check", "--invariants", "TypeOK,TestPanics", "--json")
+	res := lastJSON(t, out)
+	v, _ := res["violation"].(map[string]any)
+	e, _ := v["error"].(map[string]any)
+	if code != exitInvariantError || res["status"] != "error" || e == nil || res["reason"] != e["text"] {
+		t.Fatalf("--json: exit %d, result %v", code, res)
+	}
+	if e["call"] != "Check" || e["panic"] != true || e["message"] != "TestPanics: cannot evaluate a closed ledger" ||
+		e["text"] != "the model panicked in Check: TestPanics: cannot evaluate a closed ledger" || !strings.Contains(e["stack"].(string), "evalerror_test.go") {
+		t.Errorf("--json error %v", e)
+	}
+	if tr, _ := v["trace"].([]any); len(tr) < 2 || v["length"] != float64(len(tr)) || v["trace-file"] == nil {
+		t.Errorf("--json trace: %v", v)
+	}
+
+	// On disk: the verdict is final, and --resume reports it again.
+	run := filepath.Join(dir, "run")
+	code, first, errOut := runArgs(t, "check", "--invariants", "TypeOK,TestPanics", "--dir", run)
+	if code != exitInvariantError {
+		t.Fatalf("--dir: exit %d\n%s%s", code, first, errOut)
+	}
+	code, again, errOut := runArgs(t, "check", "--resume", run)
+	if code != exitInvariantError || !strings.Contains(again, "Error: the model panicked in Check") || strings.Contains(again, "Continue with") {
+		t.Fatalf("--resume: exit %d\n%s%s", code, again, errOut)
+	}
+	trace := func(s string) string {
+		_, s, _ = strings.Cut(s, "Error trace:")
+		s, _, _ = strings.Cut(s, "Trace written")
+		return s
+	}
+	if trace(again) != trace(first) {
+		t.Errorf("the resumed run reports another trace:\n%s\nfirst:\n%s", again, first)
+	}
+
+	code, out, errOut = runArgs(t, "simulate", "--invariants", "TestPanics", "--traces", "2000", "--loss-rate", "0.1", "--trace-out", filepath.Join(dir, "walk.itf.json"))
+	if code != exitInvariantError || !strings.Contains(out, "Error: the model panicked in Check") || !strings.Contains(out, "rerun it alone with: bkcheck simulate") {
+		t.Fatalf("simulate: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestErrorExitCodes: the error verdict's code says what failed, as TLC's
+// evaluation errors do.
+func TestErrorExitCodes(t *testing.T) {
+	for call, want := range map[string]int{"Init": 75, "Load": 75, "Successors": 75, "Weight": 75, "Check": 76, "CheckTerminal": 77} {
+		if got := errorExitCode(&explorer.ModelError{Call: call}); got != want {
+			t.Errorf("%s: exit %d, want %d", call, got, want)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/vocab"
+)
+
+// This file is what a step shows in a sequence diagram (vocab.Event):
+// messages processed and lost as arrows; metadata, bookie and client
+// changes and faults as notes.
+
+func msgEnds(k MsgKey) (from, to string) {
+	c, b := clientName(k.Cid()), bookieName(k.Bookie())
+	switch k.Type() {
+	case AddEntryRequest, FenceRequest, ReadRequest:
+		return c, b
+	}
+	return b, c
+}
+
+func msgCounts(s *State) map[MsgKey]int8 {
+	m := make(map[MsgKey]int8, len(s.Msgs))
+	for _, msg := range s.Msgs {
+		m[msg.Key] = msg.Count
+	}
+	return m
+}
+
+func (m *vocabModel) Events(action, prev, cur any) []vocab.Event {
+	ps, cs := prev.(State), cur.(State)
+	return m.P.StepEvents(action.(Action), &ps, &cs)
+}
+
+// StepEvents lists what the step from prev to cur shows: messages
+// processed (arrows), messages lost (lost arrows), metadata, bookie and
+// client changes and faults (notes).
+func (p Params) StepEvents(a Action, prev, cur *State) []vocab.Event {
+	var ev []vocab.Event
+	before := msgCounts(prev)
+	for _, msg := range cur.Msgs {
+		k := msg.Key
+		old, existed := before[k]
+		from, to := msgEnds(k)
+		label := FormatMessage(k)
+		switch {
+		case existed && old == 1 && msg.Count == 0:
+			ev = append(ev, vocab.Event{Kind: "msg", From: from, To: to, Text: label})
+		case !existed && msg.Count == -1:
+			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: label + " (lost)"})
+		case existed && old == 1 && msg.Count == -1:
+			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: label + " (lost, bookie down)"})
+		case existed && old == -1 && msg.Count == 0:
+			ev = append(ev, vocab.Event{Kind: "note", From: from, Text: "timeout acted on: " + label})
+		}
+	}
+	if prev.MetaStatus != cur.MetaStatus || prev.MetaVersion != cur.MetaVersion || FormatFragments(prev.MetaFragmentList()) != FormatFragments(cur.MetaFragmentList()) {
+		if a.Client >= 0 {
+			ev = append(ev, vocab.Event{Kind: "msg", From: clientName(int(a.Client)), To: "meta", Text: a.Kind.String()})
+		}
+		note := fmt.Sprintf("%s v%d %s", cur.MetaStatus, cur.MetaVersion, FormatFragments(cur.MetaFragmentList()))
+		if cur.MetaStatus == StatusClosed {
+			note += fmt.Sprintf(" last entry %d", cur.MetaLastEntry)
+		}
+		ev = append(ev, vocab.Event{Kind: "note", From: "meta", Text: note})
+	}
+	for bk := 0; bk < p.Bookies; bk++ {
+		var notes []string
+		if !prev.BFenced.Has(bk) && cur.BFenced.Has(bk) {
+			notes = append(notes, "fenced")
+		}
+		if prev.BEntries[bk] != cur.BEntries[bk] {
+			notes = append(notes, "entries "+FormatEntries(cur.BEntries[bk]))
+		}
+		if prev.BLAC[bk] != cur.BLAC[bk] {
+			notes = append(notes, fmt.Sprintf("lac %d", cur.BLAC[bk]))
+		}
+		mine := int(a.Bookie) == bk
+		switch {
+		case mine && a.Kind == BookieLosesDisk:
+			notes = append(notes, "DISK WIPED: cookie validation keeps it down")
+		case mine && a.Kind == BookieRejoinsEmpty:
+			notes = append(notes, "re-formatted: rejoined with an EMPTY DISK")
+		case prev.BDown.Has(bk) && !cur.BDown.Has(bk):
+			notes = append(notes, "restarted")
+		case !prev.BDown.Has(bk) && cur.BDown.Has(bk):
+			notes = append(notes, "CRASHED")
+		}
+		if mine && a.Kind == BookieSyncsJournal {
+			notes = append(notes, "journal synced")
+		}
+		if !prev.BLimbo.Has(bk) && cur.BLimbo.Has(bk) {
+			notes = append(notes, "in limbo (data-integrity check)")
+		}
+		if !prev.BReadOnly.Has(bk) && cur.BReadOnly.Has(bk) {
+			notes = append(notes, "turned read-only")
+		}
+		if !prev.BDiskFull.Has(bk) && cur.BDiskFull.Has(bk) {
+			notes = append(notes, "disk full")
+		}
+		if len(notes) > 0 {
+			ev = append(ev, vocab.Event{Kind: "note", From: bookieName(bk), Text: strings.Join(notes, ", ")})
+		}
+	}
+	for c := 0; c < p.Clients; c++ {
+		pc, cc := &prev.Clients[c], &cur.Clients[c]
+		var notes []string
+		if pc.Status != cc.Status {
+			notes = append(notes, cc.Status.String())
+		}
+		if pc.LAC != cc.LAC {
+			notes = append(notes, fmt.Sprintf("lac %d", cc.LAC))
+		}
+		if pc.LastRecoverable != cc.LastRecoverable && cc.LastRecoverable != Nil {
+			notes = append(notes, fmt.Sprintf("last recoverable entry %d", cc.LastRecoverable))
+		}
+		if a.Kind == ClientFailsToCreateLedger && int(a.Client) == c {
+			notes = append(notes, "NotEnoughBookies")
+		}
+		if len(notes) > 0 {
+			ev = append(ev, vocab.Event{Kind: "note", From: clientName(c), Text: strings.Join(notes, ", ")})
+		}
+	}
+	return ev
+}
+
+func (m *vocabModel) Undelivered(prev, cur, last any) []vocab.Event {
+	ps, cs, ls := prev.(State), cur.(State), last.(State)
+	before, final := msgCounts(&ps), msgCounts(&ls)
+	var ev []vocab.Event
+	for _, msg := range cs.Msgs {
+		if _, existed := before[msg.Key]; existed || msg.Count != 1 || final[msg.Key] != 1 {
+			continue
+		}
+		from, to := msgEnds(msg.Key)
+		ev = append(ev, vocab.Event{Kind: "pending", From: from, To: to, Text: FormatMessage(msg.Key) + " (sent, never delivered)"})
+	}
+	return ev
+}

@@ -1,0 +1,207 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/vocab"
+)
+
+// This file is a state's readable form: its variables as rows, named as
+// in the TLA+ specification, values written much as TLC prints them.
+
+// Rows flattens a state into named values in a fixed order, one per
+// variable element, so two states can be compared line by line. The
+// variables present are those of stateVars under p.
+func (p Params) Rows(s *State) []vocab.Row {
+	var out []vocab.Row
+	add := func(name, format string, args ...any) {
+		out = append(out, vocab.Row{Name: name, Value: fmt.Sprintf(format, args...)})
+	}
+	add("meta_status", "%s", s.MetaStatus)
+	add("meta_version", "%d", s.MetaVersion)
+	add("meta_fragments", "%s", FormatFragments(s.MetaFragmentList()))
+	add("meta_last_entry", "%d", s.MetaLastEntry)
+	for b := 0; b < p.Bookies; b++ {
+		add(fmt.Sprintf("b_entries[b%d]", b+1), "%s", FormatEntries(s.BEntries[b]))
+		add(fmt.Sprintf("b_fenced[b%d]", b+1), "%s", tlaBool(s.BFenced.Has(b)))
+		add(fmt.Sprintf("b_lac[b%d]", b+1), "%d", s.BLAC[b])
+	}
+	if p.Faulty() {
+		add("b_down", "%s", FormatBookies(s.BDown))
+		add("b_wiped", "%s", FormatBookies(s.BWiped))
+		add("b_read_only", "%s", FormatBookies(s.BReadOnly))
+		add("b_disk_full", "%s", FormatBookies(s.BDiskFull))
+		add("b_limbo", "%s", FormatBookies(s.BLimbo))
+		add("faults_used", "crashes %d, disk losses %d, re-formats %d, read-only %d, disk full %d, corrupt reads %d",
+			s.CrashesUsed, s.DiskLossUsed, s.ReformatUsed, s.ReadOnlyUsed, s.DiskFullUsed, s.CorruptUsed)
+	}
+	if p.HasDeletion() {
+		add("meta_deleted", "%s", tlaBool(s.MetaDeleted))
+		add("b_collected", "%s", FormatBookies(s.BCollected))
+		add("b_volatile_fence", "%s", FormatBookies(s.BVolatileFence))
+	}
+	if p.HasChecked() {
+		for b := 0; b < p.Bookies; b++ {
+			add(fmt.Sprintf("b_checked[b%d]", b+1), "%s", FormatEntries(s.BChecked[b]))
+		}
+	}
+	if p.LossyJournal() {
+		for b := 0; b < p.Bookies; b++ {
+			add(fmt.Sprintf("b_unflushed[b%d]", b+1), "%s", FormatEntries(s.BUnflushed[b]))
+			add(fmt.Sprintf("b_durable_lac[b%d]", b+1), "%d", s.BDurableLAC[b])
+		}
+		add("b_unflushed_fence", "%s", FormatBookies(s.BUnflushedFence))
+	}
+	lafr := p.HasLAFR()
+	if lafr {
+		for b := 0; b < p.Bookies; b++ {
+			add(fmt.Sprintf("b_lafr[b%d]", b+1), "%d", s.BLAFR[b])
+		}
+	}
+	for i := 0; i < p.Clients; i++ {
+		c := &s.Clients[i]
+		pre := fmt.Sprintf("clients[c%d].", i+1)
+		if lafr {
+			add(pre+"lafr", "%d", c.LAFR)
+		}
+		add(pre+"status", "%s", c.Status)
+		add(pre+"meta_version", "%s", nilText(c.MetaVersion))
+		add(pre+"fragments", "%s", FormatFragments(c.FragmentList()))
+		add(pre+"pending_add_ops", "%s", formatPending(c.PendingList()))
+		add(pre+"lap", "%d", c.LAP)
+		add(pre+"lac", "%d", c.LAC)
+		conf := make([]string, p.Entries)
+		for e := range conf {
+			conf[e] = FormatBookies(c.Confirmed[e])
+		}
+		add(pre+"confirmed", "<<%s>>", strings.Join(conf, ", "))
+		add(pre+"fenced", "%s", FormatBookies(c.Fenced))
+		add(pre+"recovery_ensemble", "%s", FormatBookies(c.RecoveryEns))
+		add(pre+"curr_read_entry", "%s", nilText(c.CurrReadEntry))
+		rs := make([]string, 0, c.NumResponses)
+		for _, k := range c.Responses() {
+			rs = append(rs, FormatMessage(k))
+		}
+		add(pre+"read_responses", "{%s}", strings.Join(rs, ", "))
+		add(pre+"recovery_phase", "%d", c.RecoveryPhase)
+		add(pre+"last_recoverable_entry", "%s", nilText(c.LastRecoverable))
+	}
+	for _, m := range s.Msgs {
+		add("messages["+FormatMessage(m.Key)+"]", "%s", DeliveryState(m.Count))
+	}
+	return out
+}
+
+func (m *vocabModel) Rows(state any) []vocab.Row {
+	s := state.(State)
+	return m.P.Rows(&s)
+}
+
+func tlaBool(b bool) string {
+	if b {
+		return "TRUE"
+	}
+	return "FALSE"
+}
+
+func nilText(v int8) string {
+	if v == Nil {
+		return "Nil"
+	}
+	return fmt.Sprint(v)
+}
+
+// DeliveryState renders a message's delivery count.
+func DeliveryState(count int8) string {
+	switch count {
+	case 1:
+		return "in flight (1)"
+	case 0:
+		return "processed (0)"
+	case -1:
+		return "lost (-1)"
+	}
+	return fmt.Sprint(count)
+}
+
+// FormatFragments renders a fragment sequence as <<[1: {b1,b2} from e1], ...>>.
+func FormatFragments(fs []Fragment) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = fmt.Sprintf("[%d: %s from e%d]", f.ID, FormatBookies(f.Ensemble), f.First)
+	}
+	return "<<" + strings.Join(parts, ", ") + ">>"
+}
+
+// FormatEntries renders a bookie's entries as {e1, e2}; an entry whose data
+// differs from its id shows both ({e1=2}).
+func FormatEntries(es EntrySet) string {
+	var parts []string
+	for _, e := range es.List() {
+		if e.Data == e.ID {
+			parts = append(parts, fmt.Sprintf("e%d", e.ID))
+		} else {
+			parts = append(parts, fmt.Sprintf("e%d=%d", e.ID, e.Data))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func formatPending(ops []PendingAddOp) string {
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		parts[i] = fmt.Sprintf("[e%d, fragment %d, %s]", op.Entry.ID, op.FragmentID, FormatBookies(op.Ensemble))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// FormatMessage renders a message record with its direction, e.g.
+// "AddEntryRequest c1->b2 e1 lac=0".
+func FormatMessage(k MsgKey) string {
+	f := k.Fields()
+	c, b := fmt.Sprintf("c%d", f.Cid+1), fmt.Sprintf("b%d", f.Bookie+1)
+	rec := ""
+	if f.Recovery {
+		rec = " recovery"
+	}
+	switch f.Type {
+	case AddEntryRequest:
+		if f.LAFR > 0 {
+			return fmt.Sprintf("AddEntryRequest %s->%s e%d lac=%d lafr=%d%s", c, b, f.Entry.ID, f.LAC, f.LAFR, rec)
+		}
+		return fmt.Sprintf("AddEntryRequest %s->%s e%d lac=%d%s", c, b, f.Entry.ID, f.LAC, rec)
+	case AddEntryResponse:
+		res := "ok"
+		switch {
+		case f.Code == CodeReadOnly:
+			res = "read-only"
+		case !f.Success:
+			res = "fenced"
+		}
+		return fmt.Sprintf("AddEntryResponse %s->%s e%d %s%s", b, c, f.Entry.ID, res, rec)
+	case FenceRequest:
+		return fmt.Sprintf("FenceRequest %s->%s", c, b)
+	case FenceResponse:
+		if f.LAFR > 0 {
+			return fmt.Sprintf("FenceResponse %s->%s lac=%d lafr=%d", b, c, f.LAC, f.LAFR)
+		}
+		return fmt.Sprintf("FenceResponse %s->%s lac=%d", b, c, f.LAC)
+	case ReadRequest:
+		fence := ""
+		if f.Fence {
+			fence = " fence"
+		}
+		return fmt.Sprintf("ReadRequest %s->%s e%d%s", c, b, f.Entry.ID, fence)
+	case ReadResponse:
+		code := "OK"
+		switch f.Code {
+		case CodeNoSuchEntry:
+			code = "NoSuchEntry"
+		case CodeUnknown:
+			code = "Unknown"
+		}
+		return fmt.Sprintf("ReadResponse %s->%s e%d %s", b, c, f.Entry.ID, code)
+	}
+	return fmt.Sprintf("message %#x", uint32(k))
+}
