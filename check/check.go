@@ -340,7 +340,11 @@ func (m *Model) statement(name string) string {
 // Trace implements Bound: the explorer's encoded counterexample as a
 // protocol trace, with what a CEL property's trace says about it.
 func (m *Model) Trace(v *explorer.ViolationInfo) (*traces.Trace, error) {
-	tr, err := buildTrace(m, v, m.statement)
+	var checked []string
+	for _, inv := range m.invs {
+		checked = append(checked, inv.Name)
+	}
+	tr, err := buildTrace(m, v, m.statement, checked)
 	if err != nil {
 		return nil, err
 	}

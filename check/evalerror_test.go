@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -93,6 +94,28 @@ func TestModelPanicReport(t *testing.T) {
 		wantPanicTrace(t, c.what, rep.Readable)
 		if rep.Trace == nil || len(rep.Trace.Steps) != len(rep.Readable.Steps) || rep.Depth != len(rep.Readable.Steps) {
 			t.Errorf("%s: trace %d steps, readable %d, depth %d", c.what, len(rep.Trace.Steps), len(rep.Readable.Steps), rep.Depth)
+		}
+		// The trace file records the failure; replay finds it again at
+		// the last state, and only there.
+		path := filepath.Join(t.TempDir(), "error.itf.json")
+		if err := traces.WriteITFFile(path, rep.Trace); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadTrace(path)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if back.Error != e.Error() || !strings.HasPrefix(back.What(), "is where the model failed: ") || !slices.Equal(back.Checked, []string{"TypeOK", "TestPanics"}) {
+			t.Errorf("%s: read back with error %q, checked %v", c.what, back.Error, back.Checked)
+		}
+		if err := Replay(back); err != nil {
+			t.Errorf("%s: replay: %v", c.what, err)
+		}
+		short := *back
+		short.Steps = back.Steps[:len(back.Steps)-1]
+		var re *ReplayError
+		if err := Replay(&short); !errors.As(err, &re) || re.Step != len(short.Steps) {
+			t.Errorf("%s: a trace cut before the failing state replays: %v", c.what, err)
 		}
 		if first == nil {
 			first = rep

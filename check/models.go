@@ -161,10 +161,15 @@ func ReadTrace(path string) (*traces.Trace, error) { return traces.ReadITFFile(p
 
 // buildTrace decodes the explorer's counterexample with b's encoding and
 // labels, for any model.
-func buildTrace(b Bound, v *explorer.ViolationInfo, statement func(name string) string) (*traces.Trace, error) {
+// checked names the built-in invariants the run checked, which a trace
+// of the error verdict records (replay checks them again).
+func buildTrace(b Bound, v *explorer.ViolationInfo, statement func(name string) string, checked []string) (*traces.Trace, error) {
 	tr := &traces.Trace{Model: b.Vocabulary(), Invariant: v.Invariant, Deadlock: v.Deadlock, Terminal: v.Terminal, Statement: statement(v.Invariant)}
 	if v.Deadlock {
 		tr.Statement = "a reachable state has no successor"
+	}
+	if v.Error != nil {
+		tr.Error, tr.Checked = v.Error.Error(), checked
 	}
 	for i, st := range v.Trace {
 		s, err := b.DecodeState(st.State)

@@ -36,7 +36,10 @@ func Replay(tr *traces.Trace) error {
 	}
 	c := info.config(tr.Model)
 	c.Invariants = []string{tr.Invariant}
-	if tr.Deadlock || tr.Invariant == "" {
+	switch {
+	case tr.Error != "":
+		c.Invariants = append([]string{}, tr.Checked...)
+	case tr.Deadlock || tr.Invariant == "":
 		c.Invariants = []string{}
 	}
 	c.EnsureDefaults()
@@ -61,7 +64,13 @@ func Replay(tr *traces.Trace) error {
 			return &ReplayError{Step: i + 1, Reason: err.Error()}
 		}
 		last := i == len(tr.Steps)-1
-		bad := exp.Check()
+		if last && tr.Error != "" {
+			return checkFailure(tr, exp)
+		}
+		var bad string
+		if failure := guarded(func() { bad = exp.Check() }); failure != "" {
+			return &ReplayError{Step: i + 1, Reason: "the model fails here: " + failure}
+		}
 		if bad != "" && !last {
 			return &ReplayError{Step: i + 1, Reason: fmt.Sprintf("%s already fails here, before the end of the trace", bad)}
 		}
@@ -72,16 +81,21 @@ func Replay(tr *traces.Trace) error {
 		want, label := string(b.EncodeState(next.State)), b.Label(next.Action)
 		var sameAction [][]byte
 		found := false
-		exp.Successors(func(a explorer.Action, enc, _ []byte) {
-			if a != label || found {
-				return
-			}
-			if string(enc) == want {
-				found = true
-				return
-			}
-			sameAction = append(sameAction, append([]byte(nil), enc...))
+		failure := guarded(func() {
+			exp.Successors(func(a explorer.Action, enc, _ []byte) {
+				if a != label || found {
+					return
+				}
+				if string(enc) == want {
+					found = true
+					return
+				}
+				sameAction = append(sameAction, append([]byte(nil), enc...))
+			})
 		})
+		if failure != "" && !found {
+			return &ReplayError{Step: i + 1, Reason: "the model fails computing this state's successors: " + failure}
+		}
 		if !found {
 			what := v.ActionString(next.Action)
 			reason := fmt.Sprintf("%s is not enabled in step %d's state", what, i+1)
@@ -96,6 +110,38 @@ func Replay(tr *traces.Trace) error {
 		}
 	}
 	return nil
+}
+
+// guarded runs f and returns what it panicked with, "" if it did not.
+func guarded(f func()) (failure string) {
+	defer func() {
+		if r := recover(); r != nil {
+			failure = fmt.Sprint(r)
+		}
+	}()
+	f()
+	return ""
+}
+
+// checkFailure confirms the end of a trace of the error verdict: the
+// model fails on the last state, checking it, checking it as a terminal
+// state, or computing its successors.
+func checkFailure(tr *traces.Trace, e explorer.Expander) error {
+	succ := 0
+	for _, f := range []func(){
+		func() { e.Check() },
+		func() { e.Successors(func(explorer.Action, []byte, []byte) { succ++ }) },
+		func() {
+			if succ == 0 {
+				e.CheckTerminal()
+			}
+		},
+	} {
+		if guarded(f) != "" {
+			return nil
+		}
+	}
+	return &ReplayError{Step: len(tr.Steps), Reason: "the model does not fail in the last state (the trace says: " + tr.Error + ")"}
 }
 
 func checkEnd(tr *traces.Trace, e explorer.Expander, bad string) error {

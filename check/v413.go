@@ -208,6 +208,10 @@ func (m *model413) ActionOf(l explorer.Action) any { return fromLabel413(l) }
 
 // Trace implements Bound: a CEL property's trace says which and why.
 func (m *model413) Trace(v *explorer.ViolationInfo) (*traces.Trace, error) {
+	var checked []string
+	for _, inv := range m.invs {
+		checked = append(checked, inv.Name)
+	}
 	tr, err := buildTrace(m, v, func(name string) string {
 		for _, inv := range m.invs {
 			if inv.Name == name {
@@ -215,7 +219,7 @@ func (m *model413) Trace(v *explorer.ViolationInfo) (*traces.Trace, error) {
 			}
 		}
 		return ""
-	})
+	}, checked)
 	if err != nil || m.cel == nil {
 		return tr, err
 	}

@@ -427,6 +427,7 @@ func complConfigs() []complConfig {
 	cs := []complConfig{
 		{"reference", base},
 		with("one-bookie-per-entry", func(p *spec.Params) { p.Bookies, p.WriteQuorum, p.Clients, p.Entries = 2, 1, 3, 1 }),
+		with("wide-quorum", func(p *spec.Params) { p.WriteQuorum, p.Entries = 3, 1 }),
 		with("striped", func(p *spec.Params) { p.Ensemble = 3 }),
 		with("crashes", func(p *spec.Params) { p.Crashes = 1 }),
 		with("crashes-no-sync", func(p *spec.Params) { p.Crashes, p.Journal = 1, spec.JournalNoSync }),

@@ -30,6 +30,8 @@ func RenderMermaid(w io.Writer, t *Trace) error {
 	}
 	what := "violates " + t.Invariant
 	switch {
+	case t.Error != "":
+		what = "the model failed: " + t.Error
 	case t.Deadlock:
 		what = "deadlock, no successor"
 	case t.Kind == "probe":

@@ -106,6 +106,8 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	}
 	prop := htmlProperty{Name: t.Invariant, Kind: t.Kind, Statement: t.Statement, Expression: t.Expression, Why: []string{}, Reads: []htmlVar{}}
 	switch {
+	case t.Error != "":
+		prop.Kind, prop.Name, prop.Statement = "error", "the model failed", t.Error
 	case t.Deadlock:
 		prop.Kind = "deadlock"
 	case prop.Kind == "" && t.Terminal:
@@ -127,7 +129,10 @@ func RenderHTML(w io.Writer, t *Trace) error {
 		return err
 	}
 	title := t.Invariant
-	if t.Deadlock {
+	switch {
+	case t.Error != "":
+		title = "model failure"
+	case t.Deadlock:
 		title = "deadlock"
 	}
 	what := "counterexample"

@@ -47,7 +47,9 @@ type itfMeta struct {
 	Kind        string          `json:"kind,omitempty"`       // a CEL property's kind
 	Expression  string          `json:"expression,omitempty"` // a CEL property's expression
 	Description string          `json:"description"`
-	Model       string          `json:"model,omitempty"` // absent: vocab.DefaultModel
+	Model       string          `json:"model,omitempty"`      // absent: vocab.DefaultModel
+	Error       string          `json:"error,omitempty"`      // the model failed on the last state (Trace.Error)
+	Checked     []string        `json:"invariants,omitempty"` // with Error: the invariants the run checked
 }
 
 // stateVars lists the variables of a trace of m, in declaration order.
@@ -69,7 +71,7 @@ func EncodeITF(w io.Writer, t *Trace) error {
 	meta := itfMeta{
 		Format: "ITF", FormatDesc: "https://apalache-mc.org/docs/adr/015adr-trace.html", Source: "bkcheck",
 		Version: Version, Params: params, Invariant: t.Invariant, Statement: t.Statement,
-		Deadlock: t.Deadlock, Terminal: t.Terminal, Kind: t.Kind, Expression: t.Expression,
+		Deadlock: t.Deadlock, Terminal: t.Terminal, Kind: t.Kind, Expression: t.Expression, Error: t.Error, Checked: t.Checked,
 		Description: fmt.Sprintf("%s of %d states found by bkcheck on %s", map[bool]string{false: "counterexample", true: "witness"}[t.Kind == "probe"], len(t.Steps), m.Params()),
 	}
 	if name := m.Descriptor().Name; name != vocab.DefaultModel {
@@ -135,7 +137,7 @@ func DecodeITF(r io.Reader, resolve Resolver) (*Trace, error) {
 	}
 	d := &vocab.Decoder{}
 	t := &Trace{Model: m, Invariant: meta.Invariant, Statement: meta.Statement, Deadlock: meta.Deadlock, Terminal: meta.Terminal,
-		Kind: meta.Kind, Expression: meta.Expression}
+		Kind: meta.Kind, Expression: meta.Expression, Error: meta.Error, Checked: meta.Checked}
 	switch t.Kind {
 	case "", "invariant", "terminal", "eventually", "probe":
 	default:

@@ -17,6 +17,7 @@ type Text struct {
 	Statement string
 	Deadlock  bool
 	Terminal  bool
+	Error     string // how the model failed on the last state (Trace.Error)
 	Steps     []TextStep
 
 	// Kind and Expression are a CEL property's (Trace.Kind); Explanation
@@ -28,7 +29,7 @@ type Text struct {
 
 // What says what the last state is: a violation, a deadlock or a probe's
 // witness.
-func (t *Text) What() string { return what(t.Kind, t.Invariant, t.Deadlock, t.Terminal) }
+func (t *Text) What() string { return what(t.Kind, t.Invariant, t.Error, t.Deadlock, t.Terminal) }
 
 // TextStep is one state of a Text and the action that led to it.
 type TextStep struct {
@@ -42,8 +43,11 @@ type TextStep struct {
 func (t *Text) Render(w io.Writer) error {
 	var b strings.Builder
 	title := "Counterexample"
-	if t.Kind == "probe" {
+	switch {
+	case t.Kind == "probe":
 		title = "Witness"
+	case t.Error != "":
+		title = "Error trace"
 	}
 	fmt.Fprintf(&b, "%s: %d states; the last %s.\n", title, len(t.Steps), t.What())
 	if t.Statement != "" {

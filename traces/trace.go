@@ -30,7 +30,14 @@ type Trace struct {
 	Statement string
 	Deadlock  bool
 	Terminal  bool // the last state has no successor and fails a terminal-state property
-	Steps     []Step
+	// Error, when set, says how the model failed on the last state (the
+	// error verdict: a panic, or a property that cannot be evaluated);
+	// the trace then names no invariant.
+	Error string
+	// Checked are the built-in invariants the run checked, for a trace of
+	// the error verdict (replay evaluates them again); nil otherwise.
+	Checked []string
+	Steps   []Step
 
 	// Kind is the kind of a CEL property (docs/properties.md): invariant,
 	// terminal, eventually (the last state is terminal and the property
@@ -60,10 +67,12 @@ type Explanation struct {
 }
 
 // What says in words what the last state of t shows.
-func (t *Trace) What() string { return what(t.Kind, t.Invariant, t.Deadlock, t.Terminal) }
+func (t *Trace) What() string { return what(t.Kind, t.Invariant, t.Error, t.Deadlock, t.Terminal) }
 
-func what(kind, invariant string, deadlock, terminal bool) string {
+func what(kind, invariant, failure string, deadlock, terminal bool) string {
 	switch {
+	case failure != "":
+		return "is where the model failed: " + failure
 	case deadlock:
 		return "is a deadlock (no successor)"
 	case kind == "probe":
@@ -104,7 +113,7 @@ func RenderText(w io.Writer, t *Trace) error { return t.Text().Render(w) }
 
 // Text is the trace in readable form: each state as its variables.
 func (t *Trace) Text() *Text {
-	tt := &Text{Params: t.Model.Params(), Invariant: t.Invariant, Statement: t.Statement, Deadlock: t.Deadlock, Terminal: t.Terminal,
+	tt := &Text{Params: t.Model.Params(), Invariant: t.Invariant, Statement: t.Statement, Deadlock: t.Deadlock, Terminal: t.Terminal, Error: t.Error,
 		Kind: t.Kind, Expression: t.Expression, Explanation: ExplanationText(t)}
 	for _, st := range t.Steps {
 		ts := TextStep{Initial: st.Initial, Vars: t.Model.Rows(st.State)}

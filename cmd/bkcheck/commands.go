@@ -54,10 +54,7 @@ func init() {
 		{name: "sweep", args: "FILE.toml", synopsis: "check a grid of parameter sets, or one slice of it (docs/sweeps.md)", flags: sweepFlags, run: runSweep},
 		{name: "sweep merge", args: "DIR...", synopsis: "join the results of a sweep's slices into one table", flags: sweepMergeFlags, run: runSweepMerge},
 		{name: "trace render", args: "FILE", synopsis: "draw a saved trace: text, a Mermaid or Graphviz diagram, or one HTML page", flags: renderFlags,
-			// runTrace (tracecmd.go) parses its --format itself.
-			run: func(_ context.Context, inv *invocation) int {
-				return runTrace(append([]string{"render"}, inv.args...), inv.stdout, inv.stderr)
-			}},
+			run: func(_ context.Context, inv *invocation) int { return runTrace(inv) }},
 		{name: "guarantees", synopsis: "regenerate docs/guarantees.md (what E, Qw and Qa guarantee)", flags: guaranteesFlags, run: runGuarantees},
 		{name: "bugs", synopsis: "regenerate docs/bugs.md (BookKeeper's protocol bugs, found again)", flags: bugsFlags, run: runBugs},
 		{name: "variants", synopsis: "list the protocol variants of a model (--variant)", flags: modelFlags, run: runVariants},

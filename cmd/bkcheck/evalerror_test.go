@@ -51,7 +51,7 @@ func TestModelPanicExit(t *testing.T) {
 		"Error trace: ",
 		"; the model failed on the last.\n",
 		"1. <Initial state>",
-		"Trace written to " + traceFile + " (ITF JSON",
+		"Trace written to " + traceFile + " (bkcheck replay confirms the failure",
 		"Where the model panicked:\n    goroutine ",
 		"evalerror_test.go",
 		"The verdict is error",
@@ -65,6 +65,15 @@ func TestModelPanicExit(t *testing.T) {
 	}
 	if _, err := os.Stat(traceFile); err != nil {
 		t.Errorf("no trace file: %v", err)
+	}
+	// The file records the failure: replay finds it again; the page says it.
+	code, out, errOut = runArgs(t, "replay", traceFile)
+	if code != exitOK || !strings.Contains(out, "the last state is where the model failed: the model panicked in Check: TestPanics") {
+		t.Errorf("replay: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runArgs(t, "trace", "render", traceFile, "--format", "html")
+	if code != exitOK || !strings.Contains(out, "model failure") {
+		t.Errorf("render: exit %d", code)
 	}
 
 	code, out, _ = runArgs(t, "check", "--invariants", "TypeOK,TestPanics", "--json")

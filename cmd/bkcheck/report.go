@@ -244,9 +244,7 @@ func (r *reporter) errorText(e *explorer.ModelError, tr *traces.Text) {
 		_, body, _ := strings.Cut(b.String(), "\n")
 		fmt.Fprintf(w, "Error trace: %d states; the model failed on the last.\n%s\n", n, body)
 		if r.traceFile != "" {
-			// The ITF file has no field for a failure: read as a
-			// counterexample, it names no invariant.
-			fmt.Fprintf(w, "Trace written to %s (ITF JSON; the file does not record that the model failed).\n", r.traceFile)
+			fmt.Fprintf(w, "Trace written to %s (bkcheck replay confirms the failure; bkcheck trace render draws it).\n", r.traceFile)
 		}
 	}
 	if e.Stack != "" {

@@ -50,19 +50,6 @@ type commandLine struct {
 	help    bool              // -h or --help
 	probs   schema.Problems   // everything wrong so far
 	file    *fileSettings     // --config, --run: the target of fileSchema, nil if the command has none
-	extra   []*flagSwitch     // switches declared by addSwitch (runTrace's --format only)
-}
-
-// flagSwitch is a command flag outside any schema. Only runTrace
-// (tracecmd.go) still declares one, --format, which its entry in the
-// command table declares through schema as well (renderSettings); it goes
-// once runTrace reads renderSettings.
-type flagSwitch struct {
-	name  string
-	help  string
-	value string
-	isSet bool
-	bool  bool
 }
 
 // parseCommandLine reads args: --name value, --name=value, -x value for
@@ -100,18 +87,6 @@ func (cl *commandLine) parse(args []string) *commandLine {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if name == "h" || name == "help" {
 			cl.help = true
-			continue
-		}
-		if sw := cl.lookupSwitch(name); sw != nil {
-			if !sw.bool && !hasValue {
-				if i+1 >= len(args) {
-					cl.probs.Add("", "%s needs a value", a)
-					continue
-				}
-				i++
-				value = args[i]
-			}
-			sw.value, sw.isSet = value, true
 			continue
 		}
 		t, f, ok := cl.lookup(name)
@@ -159,23 +134,6 @@ func flagName(name string) string {
 var retiredFlags = map[string]string{
 	"data-loss":      "a bookie's data is lost in the ways BookKeeper loses it: --reformat N (an operator re-formats it and it rejoins empty under the same address: what --data-loss did), --disk-loss N (a wiped disk; cookie validation keeps the bookie down), or --crashes N with --journal no-sync|disabled (a crash loses what was not flushed)",
 	"data-loss-mode": "limbo is now --data-integrity (BookKeeper's DataIntegrityCheckImpl: fence and limbo only for an open ledger whose last ensemble holds the bookie); blank is the default",
-}
-
-// addSwitch declares a command flag that is not a setting (see
-// flagSwitch: runTrace's alone).
-func (cl *commandLine) addSwitch(name, help string, isBool bool) *flagSwitch {
-	sw := &flagSwitch{name: name, help: help, bool: isBool}
-	cl.extra = append(cl.extra, sw)
-	return sw
-}
-
-func (cl *commandLine) lookupSwitch(name string) *flagSwitch {
-	for _, sw := range cl.extra {
-		if sw.name == name {
-			return sw
-		}
-	}
-	return nil
 }
 
 func (cl *commandLine) lookup(name string) (schema.Target, schema.Field, bool) {

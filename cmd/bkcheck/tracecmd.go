@@ -41,46 +41,31 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-const renderUsage = "usage: bkcheck trace render FILE --format text|mermaid|dot|html"
-
-// runTrace is `bkcheck trace render FILE --format F`.
-func runTrace(args []string, stdout, stderr io.Writer) int {
-	if len(args) < 1 || args[0] != "render" {
-		fmt.Fprintln(stderr, renderUsage)
-		return exitUsage
-	}
-	cl := newCommandLine("bkcheck trace render")
-	format := cl.addSwitch("format", "text, mermaid, dot or html", false)
-	cl.parse(args[1:])
-	if cl.help {
-		fmt.Fprintln(stdout, renderUsage)
-		return exitOK
-	}
+// runTrace is `bkcheck trace render FILE [--format F]`.
+func runTrace(inv *invocation) int {
+	cl := inv.cl
+	format := settingsOf[renderSettings](cl).Format
 	renderers := map[string]func(io.Writer, *traces.Trace) error{
 		"text": traces.RenderText, "mermaid": traces.RenderMermaid, "dot": traces.RenderDOT, "html": traces.RenderHTML,
 	}
-	if !format.isSet {
-		format.value = "text"
-	}
-	render, ok := renderers[format.value]
+	render, ok := renderers[format]
 	if !ok {
-		cl.probs.Add("", "--format must be text, mermaid, dot or html (got %q)", format.value)
+		cl.probs.Add("format", "must be text, mermaid, dot or html (got %q)", format)
 	}
 	if len(cl.args) != 1 {
 		cl.probs.Add("", "give one trace file (got %d arguments)", len(cl.args))
 	}
-	if code := cl.report(stderr); code != exitOK {
-		fmt.Fprintln(stderr, renderUsage)
+	if code := cl.report(inv.stderr); code != exitOK {
 		return code
 	}
 	tr, err := readTrace(cl.args[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
+		fmt.Fprintf(inv.stderr, "bkcheck trace render: %v\n", err)
 		return exitUsage
 	}
 	explainTrace(tr)
-	if err := render(stdout, tr); err != nil {
-		fmt.Fprintf(stderr, "bkcheck trace render: %v\n", err)
+	if err := render(inv.stdout, tr); err != nil {
+		fmt.Fprintf(inv.stderr, "bkcheck trace render: %v\n", err)
 		return exitError
 	}
 	return exitOK
