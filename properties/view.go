@@ -261,9 +261,13 @@ type variable struct {
 
 var bookieList = types.NewListType(types.StringType)
 
-// variables are the view's top-level names, in the ITF trace's order,
-// then the constants.
-var variables = []variable{
+// variables are the view's top-level names: the typed ones, then those
+// read through the model's ITF form (withITFVariables).
+var variables = withITFVariables(typedVariables)
+
+// typedVariables are the variables with a typed accessor, in the ITF
+// trace's order, then the constants.
+var typedVariables = []variable{
 	{"messages", types.NewListType(messageType.t), "every message ever sent, in a fixed order, each with its count (the spec's message history)", func(v *view) ref.Val { return &v.msgList }, ""},
 	{"meta_status", types.StringType, "the ledger's status in the metadata store: Nil (not created), STATUS_OPEN, STATUS_IN_RECOVERY or STATUS_CLOSED", func(v *view) ref.Val { return statusVal(v.s.MetaStatus) }, "meta_status"},
 	{"meta_fragments", types.NewListType(fragmentType.t), "the ledger's fragments as the metadata store has them", func(v *view) ref.Val { return &v.metaFragList }, "meta_fragments"},
@@ -290,6 +294,34 @@ var variables = []variable{
 	// Constants.
 	{"params", paramsType.t, "the parameters of the run (params.write_quorum, ...)", func(v *view) ref.Val { return &v.paramsRec }, ""},
 	{"Nil", types.IntType, "-1: the value of an integer the spec sets to Nil", func(*view) ref.Val { return intVal(-1) }, ""},
+}
+
+// The model's variables this view has no typed accessor for are read
+// through the model's own ITF form (spec.Params.VarITF, converted as the
+// ITF view converts, type dyn): a variable a model adds is in CEL at
+// once, and gets a typed, allocation-free accessor above when properties
+// read it often.
+func withITFVariables(typedVars []variable) []variable {
+	out := append([]variable(nil), typedVars...)
+	typed := map[string]bool{}
+	for _, vr := range typedVars {
+		typed[vr.name] = true
+	}
+	for _, d := range spec.Descriptor.Vars {
+		if typed[d.Name] {
+			continue
+		}
+		name := d.Name
+		out = append(out, variable{name, types.DynType, d.Doc + " (" + d.When + "; read through the model's ITF form)",
+			func(v *view) ref.Val {
+				val, err := ITFValue(v.p.VarITF(v.s, name))
+				if err != nil {
+					return types.NewErr("%s: %v", name, err)
+				}
+				return val
+			}, name})
+	}
+	return out
 }
 
 var variableIndex = func() map[string]int {

@@ -322,6 +322,19 @@ func clientRole(c *Client) string {
 	return "client"
 }
 
+// VarITF is the ITF value of the variable name in s, nil if the variable
+// is not present under p (the CEL view reads variables it has no typed
+// accessor for this way).
+func (p Params) VarITF(s *State, name string) any {
+	m := &vocabModel{P: p}
+	for _, v := range stateVars {
+		if v.Name == name && v.present(p) {
+			return v.itf(m, s)
+		}
+	}
+	return nil
+}
+
 // VocabularyFromJSON is Vocabulary for the parameters a trace records:
 // the schema's JSON (kebab-case keys), or the Go field names traces of
 // bkcheck 0.1.0 used.
