@@ -88,6 +88,9 @@ func (m *vocabModel) messageITF(k MsgKey) map[string]any {
 		} else {
 			out["lac"] = int(f.LAC)
 		}
+		if f.Code != CodeOK {
+			out["code"] = codeITF[f.Code] // a limbo bookie's Unknown
+		}
 	case ReadRequest:
 		out["entry_id"], out["fence"] = int(f.Entry.ID), f.Fence
 	case ReadResponse:

@@ -30,8 +30,13 @@ const (
 	varPicks  = "mbt::nondetPicks"
 )
 
-// Version is bkcheck's version, recorded in ITF metadata.
-var Version = "0.1.0"
+// Version is bkcheck's version, recorded in ITF metadata
+// (#meta.bkcheck-version). It names the trace format: 0.1.0 for bkcheck
+// 0.1's traces (#meta.params as Go field names, the data-loss fault) and
+// for the first schema-keyed ones; 0.2.0 for traces written from a
+// model's vocabulary (#meta.model names a model other than the default;
+// #meta.error and #meta.invariants record the error verdict). Both read.
+var Version = "0.2.0"
 
 // itfMeta is what #meta records about the run.
 type itfMeta struct {
