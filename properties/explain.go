@@ -48,11 +48,13 @@ type binding struct {
 	desc string // how it reads in a line: c = clients["c1"]
 }
 
+// explainer walks a property's checked AST over one state. What it
+// evaluates against is its source: the typed view of the current model,
+// or the ITF values of any model (itfexplain.go).
 type explainer struct {
 	env   *cel.Env
 	a     *ast.AST
-	v     *view
-	vars  []traces.Var // the state's rows, for the values of reads
+	src   explainSource
 	lines []string
 	reads []string
 	seen  map[string]bool
@@ -104,28 +106,80 @@ func Explain(tr *traces.Trace) (*traces.Explanation, error) {
 		return nil, nil // the state view is the current model's
 	}
 	last := tr.Steps[len(tr.Steps)-1].State.(spec.State)
-	x := &explainer{env: e, a: checked.NativeRep(), v: newView(p), vars: p.Rows(&last), seen: map[string]bool{}, cache: map[int64]evalResult{}}
-	x.v.load(&last)
+	v := newView(p)
+	v.load(&last)
+	x := &explainer{env: e, a: checked.NativeRep(), src: viewSource{v: v, rows: p.Rows(&last)}, seen: map[string]bool{}, cache: map[int64]evalResult{}}
 	val := x.explain(x.a.Expr(), nil, 0)
 	if _, ok := val.(types.Bool); !ok {
 		return nil, fmt.Errorf("%s: %v", tr.Invariant, val)
 	}
 	out := &traces.Explanation{Expression: expr, Equivalent: equivalent, Lines: x.lines}
 	for _, r := range x.reads {
-		out.Reads = append(out.Reads, traces.Var{Name: r, Value: x.value(r)})
+		out.Reads = append(out.Reads, traces.Var{Name: r, Value: x.src.value(r, 0)})
 	}
 	return out, nil
 }
 
-// value is the state-table value of row name.
-func (x *explainer) value(name string) string {
-	for _, v := range x.vars {
+// explainSource is the state an explainer evaluates against.
+type explainSource interface {
+	// programOptions are the options of a program evaluated against it
+	// (the helpers' implementations).
+	programOptions() []cel.ProgramOption
+	// activation is the state's names; while it is in use (until done
+	// is called), every name read is noted in rec.
+	activation(rec *recorder) (act interpreter.Activation, done func())
+	// value is the value of what a read names, as text, shortened to
+	// about max characters where the source has no row of its own.
+	value(name string, max int) string
+	// bindingTypes are the types of comprehension comp's variables
+	// over its range rng; ok is false when they are not known.
+	bindingTypes(x *explainer, comp ast.ComprehensionExpr, rng ref.Val) (t1, t2 *types.Type, ok bool)
+	// describe renders a comprehension's value variable v at key k of
+	// the range rangeText.
+	describe(rangeText string, k, v ref.Val) string
+}
+
+// viewSource is the typed view of the current model: reads are its
+// state-table rows (Rows), shown whole.
+type viewSource struct {
+	v    *view
+	rows []traces.Var
+}
+
+func (s viewSource) programOptions() []cel.ProgramOption { return []cel.ProgramOption{s.v.bindings()} }
+
+func (s viewSource) activation(rec *recorder) (interpreter.Activation, func()) {
+	s.v.rec = rec
+	return s.v, func() { s.v.rec = nil }
+}
+
+func (s viewSource) value(name string, _ int) string {
+	for _, v := range s.rows {
 		if v.Name == name {
 			return v.Value
 		}
 	}
 	return "?"
 }
+
+func (s viewSource) bindingTypes(x *explainer, comp ast.ComprehensionExpr, _ ref.Val) (*types.Type, *types.Type, bool) {
+	rt := x.a.GetType(comp.IterRange().ID())
+	if rt == nil {
+		return nil, nil, false
+	}
+	t1, t2 := iterTypes(rt, comp.HasIterVar2())
+	return t1, t2, t1 != nil
+}
+
+func (s viewSource) describe(rangeText string, k, v ref.Val) string {
+	if v == nil {
+		return formatVal(k)
+	}
+	return describe(rangeText, k, v)
+}
+
+// leafValueMax bounds a value a leaf line shows (sources without rows).
+const leafValueMax = 80
 
 // text prints e back as CEL.
 func (x *explainer) text(e ast.Expr) string {
@@ -186,7 +240,7 @@ func (x *explainer) evalOnce(e ast.Expr, binds []binding) (ref.Val, []string) {
 	if iss != nil && iss.Err() != nil {
 		return types.NewErr("%v", iss.Err()), nil
 	}
-	prg, err := env.Program(checked, x.v.bindings(), cel.CostLimit(explainCostLimit))
+	prg, err := env.Program(checked, append(x.src.programOptions(), cel.CostLimit(explainCostLimit))...)
 	if err != nil {
 		return types.NewErr("%v", err), nil
 	}
@@ -195,9 +249,9 @@ func (x *explainer) evalOnce(e ast.Expr, binds []binding) (ref.Val, []string) {
 		return types.NewErr("%v", err), nil
 	}
 	rec := &recorder{}
-	x.v.rec = rec
-	out, _, err := prg.Eval(interpreter.NewHierarchicalActivation(x.v, act))
-	x.v.rec = nil
+	state, done := x.src.activation(rec)
+	out, _, err := prg.Eval(interpreter.NewHierarchicalActivation(state, act))
+	done()
 	if err != nil && out == nil {
 		out = types.NewErr("%v", err)
 	}
@@ -224,7 +278,7 @@ func (x *explainer) leaf(e ast.Expr, binds []binding, depth int) ref.Val {
 	x.note(reads)
 	var shown []string
 	for _, r := range reads {
-		shown = append(shown, r+" = "+x.value(r))
+		shown = append(shown, r+" = "+x.src.value(r, leafValueMax))
 	}
 	msg := fmt.Sprintf("%s is %s", short(x.text(e)), verdictText(val))
 	if len(shown) > 0 {
@@ -333,20 +387,19 @@ func (x *explainer) quantified(e ast.Expr, binds []binding, depth int) (ref.Val,
 		return nil, false // every element agrees, or an error: a leaf
 	}
 	rng, rangeReads := x.eval(comp.IterRange(), binds)
-	rt := x.a.GetType(comp.IterRange().ID())
-	if rt == nil || isErr(rng) {
+	if isErr(rng) {
 		return nil, false
 	}
-	t1, t2 := iterTypes(rt, comp.HasIterVar2())
-	if t1 == nil {
+	t1, t2, ok := x.src.bindingTypes(x, comp, rng)
+	if !ok {
 		return nil, false
 	}
 	rangeText := short(x.text(comp.IterRange()))
 	var found [][]binding
 	iterate(rng, comp.HasIterVar2(), func(k, v ref.Val) bool {
-		bs := append(append([]binding(nil), binds...), binding{name: comp.IterVar(), t: t1, val: k, desc: comp.IterVar() + " = " + formatVal(k)})
+		bs := append(append([]binding(nil), binds...), binding{name: comp.IterVar(), t: t1, val: k, desc: comp.IterVar() + " = " + x.src.describe("", k, nil)})
 		if comp.HasIterVar2() {
-			bs = append(bs, binding{name: comp.IterVar2(), t: t2, val: v, desc: comp.IterVar2() + " = " + describe(rangeText, k, v)})
+			bs = append(bs, binding{name: comp.IterVar2(), t: t2, val: v, desc: comp.IterVar2() + " = " + x.src.describe(rangeText, k, v)})
 		}
 		if pv, _ := x.eval(pred, bs); pv == boolVal(decisive) {
 			found = append(found, bs)
