@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bkcheck/bkcheck/internal/msgbag"
 	"github.com/bkcheck/bkcheck/vocab"
 )
 
@@ -11,21 +12,14 @@ import (
 // messages processed and lost as arrows; metadata, bookie and client
 // changes and faults as notes.
 
-func msgEnds(k MsgKey) (from, to string) {
+// msgEnds are a message's sender, receiver and text.
+func msgEnds(k MsgKey) (from, to, text string) {
 	c, b := clientName(k.Cid()), bookieName(k.Bookie())
 	switch k.Type() {
 	case AddEntryRequest, FenceRequest, ReadRequest:
-		return c, b
+		return c, b, FormatMessage(k)
 	}
-	return b, c
-}
-
-func msgCounts(s *State) map[MsgKey]int8 {
-	m := make(map[MsgKey]int8, len(s.Msgs))
-	for _, msg := range s.Msgs {
-		m[msg.Key] = msg.Count
-	}
-	return m
+	return b, c, FormatMessage(k)
 }
 
 func (m *vocabModel) Events(action, prev, cur any) []vocab.Event {
@@ -37,24 +31,7 @@ func (m *vocabModel) Events(action, prev, cur any) []vocab.Event {
 // processed (arrows), messages lost (lost arrows), metadata, bookie and
 // client changes and faults (notes).
 func (p Params) StepEvents(a Action, prev, cur *State) []vocab.Event {
-	var ev []vocab.Event
-	before := msgCounts(prev)
-	for _, msg := range cur.Msgs {
-		k := msg.Key
-		old, existed := before[k]
-		from, to := msgEnds(k)
-		label := FormatMessage(k)
-		switch {
-		case existed && old == 1 && msg.Count == 0:
-			ev = append(ev, vocab.Event{Kind: "msg", From: from, To: to, Text: label})
-		case !existed && msg.Count == -1:
-			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: label + " (lost)"})
-		case existed && old == 1 && msg.Count == -1:
-			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: label + " (lost, bookie down)"})
-		case existed && old == -1 && msg.Count == 0:
-			ev = append(ev, vocab.Event{Kind: "note", From: from, Text: "timeout acted on: " + label})
-		}
-	}
+	ev := msgbag.Events(prev.Msgs, cur.Msgs, msgEnds)
 	if prev.MetaStatus != cur.MetaStatus || prev.MetaVersion != cur.MetaVersion || FormatFragments(prev.MetaFragmentList()) != FormatFragments(cur.MetaFragmentList()) {
 		if a.Client >= 0 {
 			ev = append(ev, vocab.Event{Kind: "msg", From: clientName(int(a.Client)), To: "meta", Text: a.Kind.String()})
@@ -126,15 +103,5 @@ func (p Params) StepEvents(a Action, prev, cur *State) []vocab.Event {
 }
 
 func (m *vocabModel) Undelivered(prev, cur, last any) []vocab.Event {
-	ps, cs, ls := prev.(State), cur.(State), last.(State)
-	before, final := msgCounts(&ps), msgCounts(&ls)
-	var ev []vocab.Event
-	for _, msg := range cs.Msgs {
-		if _, existed := before[msg.Key]; existed || msg.Count != 1 || final[msg.Key] != 1 {
-			continue
-		}
-		from, to := msgEnds(msg.Key)
-		ev = append(ev, vocab.Event{Kind: "pending", From: from, To: to, Text: FormatMessage(msg.Key) + " (sent, never delivered)"})
-	}
-	return ev
+	return msgbag.Undelivered(prev.(State).Msgs, cur.(State).Msgs, last.(State).Msgs, msgEnds)
 }

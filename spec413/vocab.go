@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bkcheck/bkcheck/internal/msgbag"
 	"github.com/bkcheck/bkcheck/vocab"
 )
 
@@ -467,45 +468,23 @@ func (m *vocabModel) Participants(last any) []vocab.Participant {
 	return out
 }
 
-// msgEnds are a message's sender and receiver: an add is w2's when it is
-// a recovery add; fencing and reads are w2's.
-func msgEnds(k MsgKey) (from, to string) {
+// msgEnds are a message's sender, receiver and text: an add is w2's
+// when it is a recovery add; fencing and reads are w2's.
+func msgEnds(k MsgKey) (from, to, text string) {
 	w, b := "w2", vocab.ID("b", k.Bookie())
 	if (k.Type() == AddEntryRequestMessage || k.Type() == AddEntryResponseMessage) && !k.Recovery() {
 		w = "w1"
 	}
 	switch k.Type() {
 	case AddEntryRequestMessage, FenceRequestMessage, ReadRequestMessage:
-		return w, b
+		return w, b, FormatMessage(k)
 	}
-	return b, w
-}
-
-func msgCounts(s *State) map[MsgKey]int8 {
-	out := make(map[MsgKey]int8, len(s.Msgs))
-	for _, msg := range s.Msgs {
-		out[msg.Key] = msg.Count
-	}
-	return out
+	return b, w, FormatMessage(k)
 }
 
 func (m *vocabModel) Events(action, prev, cur any) []vocab.Event {
 	a, ps, cs := action.(Action), prev.(State), cur.(State)
-	var ev []vocab.Event
-	before := msgCounts(&ps)
-	for _, msg := range cs.Msgs {
-		old, existed := before[msg.Key]
-		from, to := msgEnds(msg.Key)
-		label := FormatMessage(msg.Key)
-		switch {
-		case existed && old == 1 && msg.Count == 0:
-			ev = append(ev, vocab.Event{Kind: "msg", From: from, To: to, Text: label})
-		case !existed && msg.Count == -1:
-			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: label + " (lost)"})
-		case existed && old == -1 && msg.Count == 0:
-			ev = append(ev, vocab.Event{Kind: "note", From: from, Text: "timeout acted on: " + label})
-		}
-	}
+	ev := msgbag.Events(ps.Msgs, cs.Msgs, msgEnds)
 	if ps.MetaStatus != cs.MetaStatus || ps.MetaVersion != cs.MetaVersion || ps.NumFragments != cs.NumFragments {
 		w := "w1"
 		if strings.HasPrefix(a.Kind.String(), "W2") {
@@ -557,15 +536,5 @@ func (m *vocabModel) Events(action, prev, cur any) []vocab.Event {
 }
 
 func (m *vocabModel) Undelivered(prev, cur, last any) []vocab.Event {
-	ps, cs, ls := prev.(State), cur.(State), last.(State)
-	before, final := msgCounts(&ps), msgCounts(&ls)
-	var ev []vocab.Event
-	for _, msg := range cs.Msgs {
-		if _, existed := before[msg.Key]; existed || msg.Count != 1 || final[msg.Key] != 1 {
-			continue
-		}
-		from, to := msgEnds(msg.Key)
-		ev = append(ev, vocab.Event{Kind: "pending", From: from, To: to, Text: FormatMessage(msg.Key) + " (sent, never delivered)"})
-	}
-	return ev
+	return msgbag.Undelivered(prev.(State).Msgs, cur.(State).Msgs, last.(State).Msgs, msgEnds)
 }

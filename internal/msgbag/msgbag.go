@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/bkcheck/bkcheck/state"
+	"github.com/bkcheck/bkcheck/vocab"
 )
 
 // Key is a packed message record.
@@ -114,4 +115,55 @@ func Read[K Key](r *state.Reader, ms []Msg[K], keyBits uint, check func(K) strin
 		}
 	}
 	return ms
+}
+
+// Ends says, for a sequence diagram, who sends a message, who receives
+// it, and how it reads.
+type Ends[K Key] func(k K) (from, to, text string)
+
+// counts maps each message of a history to its count.
+func counts[K Key](ms []Msg[K]) map[K]int8 {
+	out := make(map[K]int8, len(ms))
+	for _, m := range ms {
+		out[m.Key] = m.Count
+	}
+	return out
+}
+
+// Events are what the step from history prev to cur shows of its
+// messages: those processed (an arrow), lost when sent or lost in flight
+// (a bookie went down), and timeouts acted on (a note).
+func Events[K Key](prev, cur []Msg[K], ends Ends[K]) []vocab.Event {
+	var ev []vocab.Event
+	before := counts(prev)
+	for _, m := range cur {
+		old, existed := before[m.Key]
+		from, to, text := ends(m.Key)
+		switch {
+		case existed && old == 1 && m.Count == 0:
+			ev = append(ev, vocab.Event{Kind: "msg", From: from, To: to, Text: text})
+		case !existed && m.Count == -1:
+			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: text + " (lost)"})
+		case existed && old == 1 && m.Count == -1:
+			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: text + " (lost, bookie down)"})
+		case existed && old == -1 && m.Count == 0:
+			ev = append(ev, vocab.Event{Kind: "note", From: from, Text: "timeout acted on: " + text})
+		}
+	}
+	return ev
+}
+
+// Undelivered are the messages the step from prev to cur sends that are
+// still in flight in last: sent, never delivered.
+func Undelivered[K Key](prev, cur, last []Msg[K], ends Ends[K]) []vocab.Event {
+	before, final := counts(prev), counts(last)
+	var ev []vocab.Event
+	for _, m := range cur {
+		if _, existed := before[m.Key]; existed || m.Count != 1 || final[m.Key] != 1 {
+			continue
+		}
+		from, to, text := ends(m.Key)
+		ev = append(ev, vocab.Event{Kind: "pending", From: from, To: to, Text: text + " (sent, never delivered)"})
+	}
+	return ev
 }
