@@ -8,6 +8,8 @@ import (
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/properties"
+	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/traces"
@@ -65,6 +67,8 @@ type ModelInfo struct {
 	fromTrace func(params json.RawMessage) (vocab.Model, error)
 	// config is the configuration that checks a trace's parameters.
 	config func(v vocab.Model) ModelConfig
+	// Options are the model's own settings (nil: none beyond the shared).
+	Options *schema.Schema
 }
 
 // Models is the registry: every model bkcheck checks, the default first.
@@ -91,6 +95,7 @@ func registry() []*ModelInfo {
 			Descriptor: spec413.Descriptor,
 			bind:       func(c ModelConfig) (Bound, error) { return newModel413(c) },
 			fromTrace:  spec413.VocabularyFromJSON,
+			Options:    spec413.OptionsSchema,
 			config: func(v vocab.Model) ModelConfig {
 				p, _ := spec413.ParamsOf(v)
 				return ModelConfig{Model: ModelV413, Params: spec.Params{Bookies: p.Bookies, WriteQuorum: p.WriteQuorum, AckQuorum: p.AckQuorum, Entries: p.SendLimit}, Options: p.Options}
@@ -183,4 +188,28 @@ func buildTrace(b Bound, v *explorer.ViolationInfo, statement func(name string) 
 		tr.Steps = append(tr.Steps, step)
 	}
 	return tr, nil
+}
+
+// Explain says why the last state of tr, a trace of any model, has its
+// property's verdict (traces.Explanation), nil when there is nothing to
+// explain: the current model's typed view explains its built-ins and
+// CEL properties; another model's CEL properties are explained over its
+// ITF values.
+func Explain(tr *traces.Trace) (*traces.Explanation, error) {
+	if _, current := spec.ParamsOf(tr.Model); current {
+		return properties.Explain(tr)
+	}
+	kind, ok := properties.KindByName(tr.Kind)
+	if !ok || tr.Error != "" || tr.Deadlock || len(tr.Steps) == 0 {
+		return nil, nil
+	}
+	d, err := properties.Parse(kind, tr.Invariant+"="+tr.Expression)
+	if err != nil {
+		return nil, err
+	}
+	set, err := properties.CompileModel(tr.Model, []properties.Def{d})
+	if err != nil {
+		return nil, err
+	}
+	return set.Explain(0, tr.Model.ITF(tr.Steps[len(tr.Steps)-1].State))
 }

@@ -207,3 +207,44 @@ func TestV413ExpandDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per pass over %d states", allocs, len(encs))
 	}
 }
+
+// TestV413CELInvariant: a CEL invariant over the v4.13 model's ITF
+// variables is checked by the search; its counterexample names it, is
+// explained, reads back from its ITF file and replays.
+func TestV413CELInvariant(t *testing.T) {
+	c := ModelConfig{Model: ModelV413, Params: spec.Params{Bookies: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1}}
+	c.Settings.Invariant = []string{`W1NeverCloses=w1.status != "STATUS_CLOSED"`}
+	rep, err := Run(context.Background(), Config{ModelConfig: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := rep.Trace
+	if rep.Status != explorer.Violation || tr == nil || tr.Invariant != "W1NeverCloses" || tr.Kind != "invariant" || len(tr.Steps) != 3 {
+		t.Fatalf("status %v, trace %+v", rep.Status, tr)
+	}
+	if len(rep.Properties) != 1 || rep.Properties[0].Status != Violated {
+		t.Fatalf("properties %+v", rep.Properties)
+	}
+	if tr.Explanation == nil || !strings.Contains(strings.Join(tr.Explanation.Lines, "\n"), `w1.status != "STATUS_CLOSED" is false`) {
+		t.Fatalf("explanation %+v", tr.Explanation)
+	}
+	path := filepath.Join(t.TempDir(), "cel.itf.json")
+	if err := traces.WriteITFFile(path, tr); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Replay(back); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if ex, err := Explain(back); err != nil || ex == nil || len(ex.Lines) == 0 {
+		t.Fatalf("explaining the trace read back: %v %+v", err, ex)
+	}
+	// Probes and eventually properties are the current model's.
+	c.Settings.Invariant, c.Settings.Probe = nil, []string{"P=w1.lac > 0"}
+	if _, err := Run(context.Background(), Config{ModelConfig: c}); err == nil || !strings.Contains(err.Error(), "probe") {
+		t.Fatalf("a probe on v4.13: %v", err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/bkcheck/bkcheck/check"
-	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/traces"
 )
@@ -15,7 +14,7 @@ import (
 // from its states and its property (never read from the file); a property
 // that cannot be explained is rendered without.
 func explainTrace(tr *traces.Trace) {
-	if ex, err := properties.Explain(tr); err == nil {
+	if ex, err := check.Explain(tr); err == nil {
 		tr.Explanation = ex
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/schema"
-	"github.com/bkcheck/bkcheck/spec413"
 )
 
 // modelChoice is the switch of bkcheck variants, invariants and actions.
@@ -76,7 +75,7 @@ func modelVocabulary(model string) (vocabulary, error) {
 	v.afterInvs = "Any other property: --invariant, --terminal, --eventually or --probe NAME=EXPR, in CEL (docs/properties.md)."
 	if info.Name == check.ModelV413 {
 		v.noVariants = fmt.Sprintf("--model %s has no protocol variants (--variant belongs to --model %s). Its option:", check.ModelV413, check.ModelCurrent)
-		for _, f := range spec413.OptionsSchema.Fields() {
+		for _, f := range info.Options.Fields() {
 			v.noVariants += fmt.Sprintf("\n--%s\n    %s", f.Name, f.Help)
 		}
 		v.afterInvs = "All of them are checked by default, as in BookKeeperProtocol_v4_13.cfg; other properties: --invariant or --terminal NAME=EXPR, in CEL over the model's ITF variables (docs/properties.md)."
