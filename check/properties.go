@@ -245,11 +245,22 @@ func (m *Model) describeCEL(tr *traces.Trace) {
 	}
 }
 
-// answerCEL completes rep with the CEL properties' answers: probes'
-// witnesses, the eventually pass (which may turn an ok into a violation)
-// and a result for every property.
+// AnswerCEL implements Bound: the CEL properties' answers, probes'
+// witnesses and the eventually pass (which may turn an ok into a
+// violation) included.
 func (m *Model) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
-	cp := m.cel
+	if m.cel == nil {
+		return nil
+	}
+	return answerCEL(ctx, cfg, rep, m.cel, func(i int) (*traces.Trace, error) { return m.witness(ctx, cfg, i) },
+		func(results map[string]*PropertyResult) error { return m.eventuallyPass(ctx, cfg, rep, results) })
+}
+
+// answerCEL completes rep with a result for every CEL property of cp,
+// for any model: witness finds probe i's shortest witness; eventually
+// decides the eventually properties after a complete search without
+// violation (nil: the model takes none).
+func answerCEL(ctx context.Context, cfg Config, rep *Report, cp *celProps, witness func(i int) (*traces.Trace, error), eventually func(map[string]*PropertyResult) error) error {
 	if cp == nil || ctx.Err() != nil {
 		return nil
 	}
@@ -292,7 +303,7 @@ func (m *Model) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
 			}
 			continue
 		}
-		tr, err := m.witness(ctx, cfg, i)
+		tr, err := witness(i)
 		if err != nil {
 			return err
 		}
@@ -311,7 +322,7 @@ func (m *Model) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
 			for _, i := range cp.eventually {
 				results[cp.set.Properties()[i].Name].Reason = "checked only after a complete search without violation"
 			}
-		} else if err := m.eventuallyPass(ctx, cfg, rep, results); err != nil {
+		} else if err := eventually(results); err != nil {
 			return err
 		}
 	}

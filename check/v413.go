@@ -29,9 +29,9 @@ const (
 var v413Settings = map[string]bool{
 	"model": true, "bookies": true, "write-quorum": true, "ack-quorum": true, "entries": true,
 	"recovery-reads-fence": true, "invariants": true, "check-deadlock": true,
-	// CEL invariants and terminal properties, over the model's ITF values
-	// (properties.CompileModel).
-	"invariant": true, "terminal": true,
+	// CEL invariants, terminal properties and probes, over the model's
+	// ITF values (properties.CompileModel).
+	"invariant": true, "terminal": true, "probe": true,
 }
 
 // Params413 is the v4.13 model's parameter set: the settings both models
@@ -56,7 +56,7 @@ func (c ModelConfig) validate413() error {
 	ref.EnsureDefaults()
 	for _, f := range ModelSchema.Fields() {
 		if !v413Settings[f.Name] && !ModelSchema.IsZero(&c, f.Name) && ModelSchema.Get(&c, f.Name) != ModelSchema.Get(&ref, f.Name) {
-			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants, --invariant, --terminal and --check-deadlock", ModelV413)
+			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants, --invariant, --terminal, --probe and --check-deadlock", ModelV413)
 		}
 	}
 	probs.Merge(c.Params413().Validate())
@@ -247,22 +247,19 @@ func (m *model413) SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*t
 	return m, m.Trace
 }
 
-// AnswerCEL implements Bound: the answers of the CEL invariants and
-// terminal properties, which the search itself checks (the model takes
-// no probe or eventually property: validate413).
-func (m *model413) AnswerCEL(_ context.Context, _ Config, rep *Report) error {
-	if m.cel == nil {
-		return nil
-	}
-	for _, p := range m.cel.set.Properties() {
-		if !p.User() {
-			continue
+// AnswerCEL implements Bound: the answers of the CEL invariants,
+// terminal properties and probes (the model takes no eventually property:
+// validate413).
+func (m *model413) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
+	return answerCEL(ctx, cfg, rep, m.cel, func(i int) (*traces.Trace, error) {
+		// The same breadth-first search, stopping where probe i holds.
+		tm := &model413{m: m.m, desc: m.desc, cel: &celProps{set: m.cel.set, target: i}}
+		res, err := explorer.Run(ctx, tm, searchOptions(cfg))
+		if err != nil || res.Status != explorer.Violation {
+			return nil, err
 		}
-		r := PropertyResult{Name: p.Name, Kind: p.Kind.String(), Expression: p.Expr, Statement: p.Statement, Status: Unknown}
-		answerChecked(rep, &r)
-		rep.Properties = append(rep.Properties, r)
-	}
-	return nil
+		return tm.Trace(res.Violation)
+	}, nil)
 }
 
 // Uncovered implements Bound: every action of the spec must fire (the

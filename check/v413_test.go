@@ -242,9 +242,30 @@ func TestV413CELInvariant(t *testing.T) {
 	if ex, err := Explain(back); err != nil || ex == nil || len(ex.Lines) == 0 {
 		t.Fatalf("explaining the trace read back: %v %+v", err, ex)
 	}
-	// Probes and eventually properties are the current model's.
-	c.Settings.Invariant, c.Settings.Probe = nil, []string{"P=w1.lac > 0"}
-	if _, err := Run(context.Background(), Config{ModelConfig: c}); err == nil || !strings.Contains(err.Error(), "probe") {
-		t.Fatalf("a probe on v4.13: %v", err)
+	// A probe gets its shortest witness: w1 acknowledges e1 after 6 steps
+	// (create, send, two stores, two acks), on a search without violation.
+	c.Settings.Invariant, c.Settings.Probe = nil, []string{"Acked=w1.lac > 0", "Never=w1.lac > 5"}
+	c.RecoveryReadsFence = true
+	c.Bookies, c.WriteQuorum, c.AckQuorum = 2, 2, 2
+	rep, err = Run(context.Background(), Config{ModelConfig: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != explorer.OK || len(rep.Properties) != 2 {
+		t.Fatalf("status %v, properties %+v", rep.Status, rep.Properties)
+	}
+	if p := rep.Properties[0]; p.Status != Found || p.Trace == nil || len(p.Trace.Steps) != 7 || p.Trace.Kind != "probe" {
+		t.Fatalf("probe Acked: %+v", p)
+	}
+	if err := Replay(rep.Properties[0].Trace); err != nil {
+		t.Fatalf("replaying the witness: %v", err)
+	}
+	if p := rep.Properties[1]; p.Status != NotReachable {
+		t.Fatalf("probe Never: %+v", p)
+	}
+	// Eventually properties are the current model's.
+	c.Settings.Probe, c.Settings.Eventually = nil, []string{"E=w1.lac > 0"}
+	if _, err := Run(context.Background(), Config{ModelConfig: c}); err == nil || !strings.Contains(err.Error(), "eventually") {
+		t.Fatalf("an eventually property on v4.13: %v", err)
 	}
 }
