@@ -21,7 +21,7 @@ import (
 // protocol's parameters and the properties checked. A run directory records
 // it, and a run is resumed only under the same ModelConfig.
 type ModelConfig struct {
-	Model string `name:"model" unit:"M" help:"the model: current (BookKeeperProtocol.tla with bkcheck's extensions) or v4.13 (BookKeeperProtocol_v4_13.tla, release 4.13: writer w1, recovery client w2; it takes --bookies, -w, -a, --entries as SendLimit, --recovery-reads-fence, --invariants, and CEL --invariant, --terminal and --probe over its ITF variables)"`
+	Model string `name:"model" unit:"M" help:"the model: current (BookKeeperProtocol.tla with bkcheck's extensions) or v4.13 (BookKeeperProtocol_v4_13.tla, release 4.13: writer w1, recovery client w2; it takes --bookies, -w, -a, --entries as SendLimit, --recovery-reads-fence, --invariants, and CEL properties over its ITF variables)"`
 	spec.Params
 	spec413.Options
 	Invariants    []string      `name:"invariants" unit:"A,B" help:"properties to check (bkcheck invariants lists them; not given: those of the TLA+ spec's shipped cfg)"`

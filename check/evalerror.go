@@ -44,14 +44,14 @@ func propertyFailure(rep *Report, name string) string {
 // pass (res): the run's verdict becomes the error, with the trace to the
 // failing state (the pass's masks removed), and the eventually
 // properties stay undecided.
-func (m *Model) eventuallyFailed(em *eventuallyModel, res explorer.Result, rep *Report, results map[string]*PropertyResult) error {
+func (em *eventuallyModel) failed(res explorer.Result, rep *Report, results map[string]*PropertyResult) error {
 	v := em.strip(res.Violation)
-	tr, err := m.Trace(v)
+	tr, err := em.base.Trace(v)
 	if err != nil {
 		return err
 	}
-	for _, i := range m.cel.eventually {
-		r := results[m.cel.set.Properties()[i].Name]
+	for _, i := range em.cel.eventually {
+		r := results[em.cel.set.Properties()[i].Name]
 		r.Status, r.Reason = Unknown, "the pass over the behaviour graph stopped: "+v.Error.Error()
 	}
 	rep.Status, rep.Reason, rep.Violation = explorer.Error, v.Error.Error(), v

@@ -154,14 +154,14 @@ func TestEventuallyPassError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	em := &eventuallyModel{m: m}
+	em := &eventuallyModel{base: m, cel: m.cel}
 	var init []byte
 	em.Init(func(enc, _ []byte) { init = slices.Clone(enc) })
 	merr := &explorer.ModelError{Call: explorer.CallLoad, Message: "boom", Panic: true}
 	res := explorer.Result{Status: explorer.Error, Violation: &explorer.ViolationInfo{Trace: []explorer.Step{{Initial: true, State: init}}, Error: merr}}
 	rep := &Report{Result: explorer.Result{Status: explorer.OK}}
 	results := map[string]*PropertyResult{"Closes": {Name: "Closes", Status: Unknown}}
-	if err := m.eventuallyFailed(em, res, rep, results); err != nil {
+	if err := em.failed(res, rep, results); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Status != explorer.Error || rep.ModelError() != merr || rep.Readable == nil || len(rep.Readable.Steps) != 1 || len(rep.Violation.Trace[0].State) != len(init)-maskBytes {

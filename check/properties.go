@@ -253,7 +253,7 @@ func (m *Model) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
 		return nil
 	}
 	return answerCEL(ctx, cfg, rep, m.cel, func(i int) (*traces.Trace, error) { return m.witness(ctx, cfg, i) },
-		func(results map[string]*PropertyResult) error { return m.eventuallyPass(ctx, cfg, rep, results) })
+		func(results map[string]*PropertyResult) error { return eventuallyPass(ctx, cfg, rep, results, m, m.cel) })
 }
 
 // answerCEL completes rep with a result for every CEL property of cp,
@@ -378,15 +378,17 @@ func searchOptions(cfg Config) explorer.Options {
 // some path to it) combinations, so the search finds a counterexample iff
 // one exists, and, being the same breadth-first search, the shortest one,
 // for any number of workers.
-func (m *Model) eventuallyPass(ctx context.Context, cfg Config, rep *Report, results map[string]*PropertyResult) error {
-	em := &eventuallyModel{m: m}
+//
+// b is the model with its properties cel, for any model of the registry.
+func eventuallyPass(ctx context.Context, cfg Config, rep *Report, results map[string]*PropertyResult, b Bound, cel *celProps) error {
+	em := &eventuallyModel{base: b, cel: cel}
 	res, err := explorer.Run(ctx, em, searchOptions(cfg))
 	if err != nil {
 		return err
 	}
 	stats := res.Stats
-	for _, i := range m.cel.eventually {
-		r := results[m.cel.set.Properties()[i].Name]
+	for _, i := range cel.eventually {
+		r := results[cel.set.Properties()[i].Name]
 		r.Graph = &stats
 		switch res.Status {
 		case explorer.OK:
@@ -399,21 +401,21 @@ func (m *Model) eventuallyPass(ctx context.Context, cfg Config, rep *Report, res
 		rep.Status, rep.Reason = explorer.Unknown, "eventually pass: "+res.Reason
 	}
 	if res.Status == explorer.Error {
-		return m.eventuallyFailed(em, res, rep, results)
+		return em.failed(res, rep, results)
 	}
 	if res.Violation == nil {
 		return nil
 	}
 	stripped := em.strip(res.Violation)
-	tr, err := m.Trace(stripped)
+	tr, err := b.Trace(stripped)
 	if err != nil {
 		return err
 	}
 	r := results[res.Violation.Invariant]
 	r.Status, r.Trace = Violated, tr
 	// The other eventually properties are undecided: the pass stopped.
-	for _, i := range m.cel.eventually {
-		if o := results[m.cel.set.Properties()[i].Name]; o != r {
+	for _, i := range cel.eventually {
+		if o := results[cel.set.Properties()[i].Name]; o != r {
 			o.Status, o.Reason = Unknown, "the pass stopped at "+r.Name+"'s counterexample"
 		}
 	}
@@ -432,9 +434,21 @@ func (m *Model) eventuallyPass(ctx context.Context, cfg Config, rep *Report, res
 // model's Check and CheckTerminal, a probe that holds ending the walk as
 // its witness), and a pair with nothing pending is expanded all the same.
 type eventuallyModel struct {
-	m   *Model
-	sim bool
+	base Bound
+	cel  *celProps // base's CEL properties
+	sim  bool
 }
+
+// A stateExpander can say which state it has loaded (a value of the
+// model's State type, or a pointer to one): the product's expander
+// evaluates the CEL properties on it.
+type stateExpander interface {
+	explorer.Expander
+	loaded() any
+}
+
+func (e *expander) loaded() any    { return &e.cur }
+func (e *expander413) loaded() any { return e.cur }
 
 // SimModel implements Bound: the model bkcheck simulate walks, and how to decode its
 // traces: the product with the eventually properties when the run has
@@ -448,7 +462,7 @@ func (m *Model) SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*trac
 	cp := newCELProps(m.cel.set)
 	cp.stopAtProbes = true
 	sm.cel = cp
-	em := &eventuallyModel{m: &sm, sim: true}
+	em := &eventuallyModel{base: &sm, cel: cp, sim: true}
 	return em, em.decodeTrace
 }
 
@@ -458,8 +472,8 @@ const maskBytes = 8
 // every plain eventually property (P ~> Q is pending only once P held).
 func (em *eventuallyModel) all() uint64 {
 	var mask uint64
-	for j, i := range em.m.cel.eventually {
-		if em.m.cel.set.Properties()[i].Trigger < 0 {
+	for j, i := range em.cel.eventually {
+		if em.cel.set.Properties()[i].Trigger < 0 {
 			mask |= 1 << uint(j)
 		}
 	}
@@ -472,7 +486,7 @@ func withMask(dst, enc []byte, mask uint64) []byte {
 }
 
 func (em *eventuallyModel) Init(emit func(enc, key []byte)) {
-	em.m.Init(func(enc, key []byte) {
+	em.base.Init(func(enc, key []byte) {
 		var k []byte
 		if key != nil {
 			k = withMask(nil, key, em.all())
@@ -481,15 +495,15 @@ func (em *eventuallyModel) Init(emit func(enc, key []byte)) {
 	})
 }
 
-func (em *eventuallyModel) DescribeAction(a explorer.Action) string { return em.m.DescribeAction(a) }
+func (em *eventuallyModel) DescribeAction(a explorer.Action) string { return em.base.DescribeAction(a) }
 
 func (em *eventuallyModel) NewExpander() explorer.Expander {
-	return &eventuallyExpander{em: em, base: em.m.NewExpander().(*expander), cel: em.m.cel.newChecker()}
+	return &eventuallyExpander{em: em, base: em.base.NewExpander().(stateExpander), cel: em.cel.newChecker()}
 }
 
 type eventuallyExpander struct {
 	em      *eventuallyModel
-	base    *expander
+	base    stateExpander
 	cel     *celChecker
 	pending uint64 // after evaluating the loaded state
 	enc     []byte
@@ -505,9 +519,9 @@ func (e *eventuallyExpander) Load(enc []byte) error {
 		return err
 	}
 	mask := binary.LittleEndian.Uint64(enc[n:])
-	e.cel.ev.LoadState(&e.base.cur)
-	props := e.em.m.cel.set.Properties()
-	for j, i := range e.em.m.cel.eventually {
+	e.cel.ev.LoadState(e.base.loaded())
+	props := e.em.cel.set.Properties()
+	for j, i := range e.em.cel.eventually {
 		bit := uint64(1) << uint(j)
 		switch {
 		case (mask&bit != 0 || props[i].Trigger >= 0) && e.cel.holds(i):
@@ -537,16 +551,16 @@ func (e *eventuallyExpander) CheckTerminal() string {
 			return bad
 		}
 	}
-	for j, i := range e.em.m.cel.eventually {
+	for j, i := range e.em.cel.eventually {
 		if e.pending&(1<<uint(j)) != 0 {
-			return e.em.m.cel.set.Properties()[i].Name
+			return e.em.cel.set.Properties()[i].Name
 		}
 	}
 	return ""
 }
 
 func (e *eventuallyExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
-	if e.pending == 0 && !e.em.sim && !e.em.m.cel.leadsTo {
+	if e.pending == 0 && !e.em.sim && !e.em.cel.leadsTo {
 		return // every path through here satisfies every property
 	}
 	e.base.Successors(func(a explorer.Action, enc, key []byte) {
@@ -573,7 +587,7 @@ func (em *eventuallyModel) strip(v *explorer.ViolationInfo) *explorer.ViolationI
 
 // decodeTrace strips the masks and decodes the counterexample.
 func (em *eventuallyModel) decodeTrace(v *explorer.ViolationInfo) (*traces.Trace, error) {
-	return em.m.Trace(em.strip(v))
+	return em.base.Trace(em.strip(v))
 }
 
 // replayCEL is Replay for the trace of a CEL property (the trace records

@@ -29,9 +29,9 @@ const (
 var v413Settings = map[string]bool{
 	"model": true, "bookies": true, "write-quorum": true, "ack-quorum": true, "entries": true,
 	"recovery-reads-fence": true, "invariants": true, "check-deadlock": true,
-	// CEL invariants, terminal properties and probes, over the model's
-	// ITF values (properties.CompileModel).
-	"invariant": true, "terminal": true, "probe": true,
+	// CEL properties of every kind, over the model's ITF values
+	// (properties.CompileModel).
+	"invariant": true, "terminal": true, "probe": true, "eventually": true,
 }
 
 // Params413 is the v4.13 model's parameter set: the settings both models
@@ -56,7 +56,7 @@ func (c ModelConfig) validate413() error {
 	ref.EnsureDefaults()
 	for _, f := range ModelSchema.Fields() {
 		if !v413Settings[f.Name] && !ModelSchema.IsZero(&c, f.Name) && ModelSchema.Get(&c, f.Name) != ModelSchema.Get(&ref, f.Name) {
-			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants, --invariant, --terminal, --probe and --check-deadlock", ModelV413)
+			probs.Add(f.Name, "does not apply to --model %s, which takes only --bookies, -w, -a, --entries, --recovery-reads-fence, --invariants, the CEL properties (--invariant, --terminal, --eventually, --probe) and --check-deadlock", ModelV413)
 		}
 	}
 	probs.Merge(c.Params413().Validate())
@@ -242,14 +242,21 @@ func (m *model413) LossBias(rate float64) func(explorer.Action) float64 {
 	return func(a explorer.Action) float64 { return pow[fromLabel413(a).Lost.Len()] }
 }
 
-// SimModel implements Bound: simulation walks the model itself.
+// SimModel implements Bound: simulation walks the model itself, or its
+// product with the eventually properties when the run has probes or
+// eventually properties (a probe that holds ends the walk as its witness).
 func (m *model413) SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*traces.Trace, error)) {
-	return m, m.Trace
+	if m.cel == nil || len(m.cel.probes)+len(m.cel.eventually) == 0 {
+		return m, m.Trace
+	}
+	cp := newCELProps(m.cel.set)
+	cp.stopAtProbes = true
+	em := &eventuallyModel{base: &model413{m: m.m, invs: m.invs, desc: m.desc, cel: cp}, cel: cp, sim: true}
+	return em, em.decodeTrace
 }
 
-// AnswerCEL implements Bound: the answers of the CEL invariants,
-// terminal properties and probes (the model takes no eventually property:
-// validate413).
+// AnswerCEL implements Bound: the answers of the CEL properties, probes'
+// witnesses and the eventually pass included, as for the current model.
 func (m *model413) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
 	return answerCEL(ctx, cfg, rep, m.cel, func(i int) (*traces.Trace, error) {
 		// The same breadth-first search, stopping where probe i holds.
@@ -259,7 +266,7 @@ func (m *model413) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error
 			return nil, err
 		}
 		return tm.Trace(res.Violation)
-	}, nil)
+	}, func(results map[string]*PropertyResult) error { return eventuallyPass(ctx, cfg, rep, results, m, m.cel) })
 }
 
 // Uncovered implements Bound: every action of the spec must fire (the

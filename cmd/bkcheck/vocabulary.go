@@ -78,7 +78,7 @@ func modelVocabulary(model string) (vocabulary, error) {
 		for _, f := range info.Options.Fields() {
 			v.noVariants += fmt.Sprintf("\n--%s\n    %s", f.Name, f.Help)
 		}
-		v.afterInvs = "All of them are checked by default, as in BookKeeperProtocol_v4_13.cfg; other properties: --invariant, --terminal or --probe NAME=EXPR, in CEL over the model's ITF variables (docs/properties.md)."
+		v.afterInvs = "All of them are checked by default, as in BookKeeperProtocol_v4_13.cfg; other properties: --invariant, --terminal, --eventually or --probe NAME=EXPR, in CEL over the model's ITF variables (docs/properties.md)."
 	}
 	return v, nil
 }
