@@ -253,7 +253,9 @@ func (m *Model) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error {
 		return nil
 	}
 	return answerCEL(ctx, cfg, rep, m.cel, func(i int) (*traces.Trace, error) { return m.witness(ctx, cfg, i) },
-		func(results map[string]*PropertyResult) error { return eventuallyPass(ctx, cfg, rep, results, m, m.cel) })
+		func(results map[string]*PropertyResult) error {
+			return eventuallyPass(ctx, cfg, rep, results, m, m.cel)
+		})
 }
 
 // answerCEL completes rep with a result for every CEL property of cp,

@@ -266,7 +266,9 @@ func (m *model413) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error
 			return nil, err
 		}
 		return tm.Trace(res.Violation)
-	}, func(results map[string]*PropertyResult) error { return eventuallyPass(ctx, cfg, rep, results, m, m.cel) })
+	}, func(results map[string]*PropertyResult) error {
+		return eventuallyPass(ctx, cfg, rep, results, m, m.cel)
+	})
 }
 
 // Uncovered implements Bound: every action of the spec must fire (the
