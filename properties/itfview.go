@@ -488,7 +488,7 @@ func (ev *ITFEvaluator) LoadState(state any) {
 	if ev.set.model == nil {
 		panic("properties: LoadState needs a set of CompileModel")
 	}
-	ev.act.load(ev.set.model.ITF(state))
+	ev.act.loadModel(ev.set.model, state)
 }
 
 // Holds evaluates property i on the loaded state. An evaluation error
@@ -516,13 +516,33 @@ func (ev *ITFEvaluator) Holds(i int) (bool, error) {
 type itfActivation struct {
 	set   *ITFSet
 	state map[string]any
-	vals  map[string]ref.Val
-	note  func(name string) // non-nil while explaining: variables read
+	// model and mstate: a state of the model, whose variables are
+	// rendered as ITF values only when a property reads them (state is
+	// then nil).
+	model  vocab.Model
+	mstate any
+	vals   map[string]ref.Val
+	note   func(name string) // non-nil while explaining: variables read
 }
 
 func (a *itfActivation) load(state map[string]any) {
-	a.state = state
+	a.state, a.model, a.mstate = state, nil, nil
 	clear(a.vals)
+}
+
+// loadModel loads a state of model m, rendered lazily.
+func (a *itfActivation) loadModel(m vocab.Model, state any) {
+	a.state, a.model, a.mstate = nil, m, state
+	clear(a.vals)
+}
+
+// raw is variable name's ITF value.
+func (a *itfActivation) raw(name string) (any, bool) {
+	if a.model != nil {
+		return a.model.VarITF(a.mstate, name)
+	}
+	v, ok := a.state[name]
+	return v, ok
 }
 
 // ResolveName implements interpreter.Activation.
@@ -542,7 +562,7 @@ func (a *itfActivation) ResolveName(name string) (any, bool) {
 		return v, true
 	}
 	var v ref.Val
-	raw, ok := a.state[name]
+	raw, ok := a.raw(name)
 	if !ok {
 		v = types.NewErr("the state has no variable %s", name)
 	} else if cv, err := itfVal(raw); err != nil {

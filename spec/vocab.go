@@ -231,6 +231,21 @@ func (m *vocabModel) ITF(state any) map[string]any {
 	return out
 }
 
+// VarITF implements vocab.Model; state may also be a *State.
+func (m *vocabModel) VarITF(state any, name string) (any, bool) {
+	s, ok := state.(*State)
+	if !ok {
+		st := state.(State)
+		s = &st
+	}
+	for _, v := range stateVars {
+		if v.Name == name && v.present(m.P) {
+			return v.itf(m, s), true
+		}
+	}
+	return nil, false
+}
+
 func (m *vocabModel) FromITF(d *vocab.Decoder, st map[string]any) any {
 	dd := itfDec{Decoder: d, p: m.P}
 	s := m.P.Init()
@@ -326,13 +341,8 @@ func clientRole(c *Client) string {
 // is not present under p (the CEL view reads variables it has no typed
 // accessor for this way).
 func (p Params) VarITF(s *State, name string) any {
-	m := &vocabModel{P: p}
-	for _, v := range stateVars {
-		if v.Name == name && v.present(p) {
-			return v.itf(m, s)
-		}
-	}
-	return nil
+	v, _ := (&vocabModel{P: p}).VarITF(s, name)
+	return v
 }
 
 // VocabularyFromJSON is Vocabulary for the parameters a trace records:

@@ -211,6 +211,16 @@ func (m *vocabModel) ITF(state any) map[string]any {
 	return out
 }
 
+func (m *vocabModel) VarITF(state any, name string) (any, bool) {
+	s := state.(State)
+	for _, v := range stateVars {
+		if v.Name == name {
+			return v.itf(m, &s), true
+		}
+	}
+	return nil, false
+}
+
 func (m *vocabModel) FromITF(d *vocab.Decoder, st map[string]any) any {
 	dd := itfDec{Decoder: d, p: m.P}
 	s := Init()

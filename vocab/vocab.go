@@ -136,6 +136,9 @@ type Model interface {
 	// ITF is a state's ITF value: one entry per present variable, values
 	// as encoding/json writes them in the ADR-015 encodings.
 	ITF(state any) map[string]any
+	// VarITF is one variable's entry of ITF; ok is false when the
+	// variable is not present.
+	VarITF(state any, name string) (value any, ok bool)
 	// ActionITF is an action's name and nondeterministic picks.
 	ActionITF(action any) (name string, picks map[string]any)
 	// FromITF reads a state written by ITF (numbers as json.Number); the
