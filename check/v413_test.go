@@ -1,7 +1,9 @@
 package check
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -290,4 +292,76 @@ func TestV413CELInvariant(t *testing.T) {
 	if rep.Status != explorer.OK || rep.Properties[0].Status != Holds || rep.Properties[0].Graph == nil {
 		t.Fatalf("eventually Created: status %v %+v", rep.Status, rep.Properties[0])
 	}
+}
+
+// TestV413TraceMutationsNeverPanic: a v4.13 trace whose values are
+// changed one at a time (numbers out of range, ids of absent bookies,
+// other model values) reads back as a trace or a clear ErrITF, and
+// replays or is refused, never a panic.
+func TestV413TraceMutationsNeverPanic(t *testing.T) {
+	rep, err := Run(context.Background(), Config{ModelConfig: v413Config()})
+	if err != nil || rep.Trace == nil {
+		t.Fatalf("%v %v", err, rep)
+	}
+	var buf bytes.Buffer
+	if err := traces.EncodeITF(&buf, rep.Trace); err != nil {
+		t.Fatal(err)
+	}
+	replacements := []any{json.Number("-1"), json.Number("99"), json.Number("0"), "b9", "w3", "Nil", true, "STATUS_BOGUS", []any{}, map[string]any{}}
+	seed := uint64(7)
+	next := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int(seed>>33) % n
+	}
+	// setters replaces, each, one leaf of a value in place.
+	var setters []func(any)
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				switch e.(type) {
+				case map[string]any, []any:
+					walk(e)
+				default:
+					setters = append(setters, func(r any) { x[k] = r })
+				}
+			}
+		case []any:
+			for i, e := range x {
+				switch e.(type) {
+				case map[string]any, []any:
+					walk(e)
+				default:
+					setters = append(setters, func(r any) { x[i] = r })
+				}
+			}
+		}
+	}
+	decoded, replayed := 0, 0
+	for i := 0; i < 400; i++ {
+		var doc map[string]any
+		dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		states := doc["states"].([]any)
+		setters = setters[:0]
+		walk(states[next(len(states))])
+		setters[next(len(setters))](replacements[next(len(replacements))])
+		m, _ := json.Marshal(doc)
+		tr, err := traces.DecodeITF(bytes.NewReader(m), ResolveTrace)
+		if err != nil {
+			if !errors.Is(err, traces.ErrITF) {
+				t.Fatalf("mutation %d: %v does not wrap ErrITF", i, err)
+			}
+			continue
+		}
+		decoded++
+		if Replay(tr) == nil {
+			replayed++
+		}
+	}
+	t.Logf("400 mutations: %d decoded, %d of them replayed", decoded, replayed)
 }
