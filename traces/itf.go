@@ -152,6 +152,9 @@ func DecodeITF(r io.Reader, resolve Resolver) (*Trace, error) {
 		d.At(fmt.Sprintf("states[%d]", i), func() {
 			st := d.Obj(sv)
 			step := Step{Initial: i == 0, State: m.FromITF(d, st)}
+			if a, ok := st[varAction]; i == 0 && ok && a != "init" {
+				d.At(varAction, func() { d.Fail("the first state's action must be \"init\", got %v", a) })
+			}
 			if i > 0 {
 				name := d.Str(d.Field(st, varAction))
 				step.Action = m.ActionFromITF(d, name, d.Obj(d.Field(st, varPicks)))

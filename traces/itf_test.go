@@ -66,13 +66,14 @@ func TestITFMalformed(t *testing.T) {
 	EncodeITF(&buf, itfTraces(t)[0])
 	good := buf.String()
 	for name, in := range map[string]string{
-		"empty":       "",
-		"not json":    "{",
-		"no states":   strings.Replace(good, `"states"`, `"nostates"`, 1),
-		"bad status":  strings.Replace(good, `"STATUS_OPEN"`, `"STATUS_MAYBE"`, 1),
-		"bad bookie":  strings.Replace(good, `"b2"`, `"b9"`, 1),
-		"bad action":  strings.Replace(good, `"ClientCreatesLedger"`, `"ClientEatsLedger"`, 1),
-		"not bkcheck": strings.Replace(good, `"source": "bkcheck"`, `"source": "tlc"`, 1),
+		"empty":        "",
+		"not json":     "{",
+		"no states":    strings.Replace(good, `"states"`, `"nostates"`, 1),
+		"bad status":   strings.Replace(good, `"STATUS_OPEN"`, `"STATUS_MAYBE"`, 1),
+		"bad bookie":   strings.Replace(good, `"b2"`, `"b9"`, 1),
+		"bad action":   strings.Replace(good, `"ClientCreatesLedger"`, `"ClientEatsLedger"`, 1),
+		"not bkcheck":  strings.Replace(good, `"source": "bkcheck"`, `"source": "tlc"`, 1),
+		"first action": strings.Replace(good, `"mbt::actionTaken": "init"`, `"mbt::actionTaken": "ClientCreatesLedger"`, 1),
 	} {
 		if _, err := DecodeITF(strings.NewReader(in), spec.ResolveTrace); err == nil || !errors.Is(err, ErrITF) {
 			t.Errorf("%s: got %v, want an ErrITF", name, err)
