@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/bugs"
@@ -42,6 +43,22 @@ func TestBugsPageCurrent(t *testing.T) {
 		}
 		if code, _, errOut := runArgs(t, "replay", tr); code != exitOK {
 			t.Errorf("%s does not replay: %s", rel, errOut)
+		}
+	}
+}
+
+// TestPageOutEmpty: an empty --out is a usage error, reported before any
+// question is answered, and nothing is written.
+func TestPageOutEmpty(t *testing.T) {
+	for _, cmd := range []string{"bugs", "guarantees"} {
+		dir := t.TempDir()
+		t.Chdir(dir)
+		code, out, errOut := runArgs(t, cmd, "--out", "")
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "--out: give the page to write (the path is empty)") || strings.Contains(errOut, "found") {
+			t.Errorf("%s --out '': exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s --out '' wrote %v", cmd, entries)
 		}
 	}
 }

@@ -48,7 +48,9 @@ func (pc *pageCommand) validate() int {
 	if len(pc.cl.args) > 0 {
 		pc.cl.probs.Add("", "unexpected arguments: %v", pc.cl.args)
 	}
-	if err := atomicfile.CheckWritable(pc.path()); err != nil {
+	if pc.path() == "" {
+		pc.cl.probs.Add("", "--out: give the page to write (the path is empty)")
+	} else if err := atomicfile.CheckWritable(pc.path()); err != nil {
 		pc.cl.probs.Add("", "--out: %v", err)
 	}
 	return pc.cl.report(pc.stderr)
