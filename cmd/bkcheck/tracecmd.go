@@ -63,6 +63,12 @@ func runTrace(inv *invocation) int {
 		fmt.Fprintf(inv.stderr, "bkcheck trace render: %v\n", err)
 		return exitUsage
 	}
+	// A trace file is data from anyone: say when the model does not
+	// confirm it (edited, forged, or naming a property bkcheck lacks),
+	// and draw it all the same.
+	if err := check.Replay(tr); err != nil {
+		fmt.Fprintf(inv.stderr, "bkcheck trace render: warning: %s is not confirmed by the model (bkcheck replay): %v\n", cl.args[0], err)
+	}
 	explainTrace(tr)
 	if err := render(inv.stdout, tr); err != nil {
 		fmt.Fprintf(inv.stderr, "bkcheck trace render: %v\n", err)

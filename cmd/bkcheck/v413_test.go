@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,5 +57,28 @@ func TestV413EndToEnd(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errOut, want) {
 			t.Fatalf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
 		}
+	}
+}
+
+// TestTraceRenderWarnsUnconfirmed: trace render draws an edited trace
+// but says that the model does not confirm it; a genuine one renders
+// without a word on stderr.
+func TestTraceRenderWarnsUnconfirmed(t *testing.T) {
+	good := "../../docs/traces/below-qw-ensemble-change.itf.json"
+	code, _, errOut := runArgs(t, "trace", "render", good)
+	if code != exitOK || errOut != "" {
+		t.Fatalf("genuine trace: exit %d, stderr %q", code, errOut)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(t.TempDir(), "edited.itf.json")
+	if err := os.WriteFile(edited, []byte(strings.Replace(string(b), `"meta_version": 1`, `"meta_version": 2`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runArgs(t, "trace", "render", edited)
+	if code != exitOK || out == "" || !strings.Contains(errOut, "is not confirmed by the model (bkcheck replay): step ") {
+		t.Fatalf("edited trace: exit %d, stderr %q", code, errOut)
 	}
 }
