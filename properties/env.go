@@ -302,38 +302,46 @@ func Compile(p spec.Params, defs []Def) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("properties: the CEL environment: %w", err)
 	}
-	set := &Set{Params: p}
+	props, err := compileDefs(defs, func(d Def, expr string) (*Property, error) { return compileProperty(e, p, d, expr) })
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Params: p, Props: props}, nil
+}
+
+// compileDefs compiles every definition with compile (a P ~> Q as its
+// goal Q, and its trigger P after the user's properties, Trigger indexing
+// it), reporting every problem at once under each definition's setting.
+func compileDefs(defs []Def, compile func(d Def, expr string) (*Property, error)) ([]*Property, error) {
 	var probs schema.Problems
-	var triggers []*Property
+	var props, triggers []*Property
 	for _, d := range defs {
 		trig, goal, leadsTo := SplitLeadsTo(d.Expr)
-		pr, err := compileProperty(e, p, d, goal)
+		pr, err := compile(d, goal)
 		if err != nil {
 			probs.Add(settingOf(d.Kind), "%v", err)
 			continue
 		}
-		pr.Trigger = -1
 		if leadsTo {
-			tp, err := compileProperty(e, p, Def{Name: d.Name, Kind: trigger, Expr: trig}, trig)
+			tp, err := compile(Def{Name: d.Name, Kind: trigger, Expr: trig}, trig)
 			if err != nil {
 				probs.Add(settingOf(d.Kind), "%v", err)
 				continue
 			}
-			pr.Trigger = len(triggers) // made an index into Props below
+			pr.Trigger = len(triggers) // made an index into props below
 			triggers = append(triggers, tp)
 		}
-		set.Props = append(set.Props, pr)
+		props = append(props, pr)
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
-	for _, pr := range set.Props {
+	for _, pr := range props {
 		if pr.Trigger >= 0 {
-			pr.Trigger += len(set.Props)
+			pr.Trigger += len(props)
 		}
 	}
-	set.Props = append(set.Props, triggers...)
-	return set, nil
+	return append(props, triggers...), nil
 }
 
 // trigger is the kind of the left side of an eventually P ~> Q, kept

@@ -20,7 +20,6 @@ import (
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 
-	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/vocab"
 )
@@ -222,39 +221,18 @@ func CompileITF(vars []string, params map[string]any, defs []Def) (*ITFSet, erro
 		return nil, fmt.Errorf("properties: the CEL environment: %w", err)
 	}
 	set.env = e
-	var probs schema.Problems
-	var triggers []*Property
-	for _, d := range defs {
-		if err := checkName(d.Name); err != nil {
-			probs.Add(settingOf(d.Kind), "%v", err)
-			continue
-		}
-		trig, goal, leadsTo := SplitLeadsTo(d.Expr)
-		pr, err := set.compileProperty(d, goal)
-		if err != nil {
-			probs.Add(settingOf(d.Kind), "%v", err)
-			continue
-		}
-		if leadsTo {
-			tp, err := set.compileProperty(Def{Name: d.Name, Kind: trigger, Expr: trig}, trig)
-			if err != nil {
-				probs.Add(settingOf(d.Kind), "%v", err)
-				continue
+	props, err := compileDefs(defs, func(d Def, expr string) (*Property, error) {
+		if d.Kind != trigger {
+			if err := checkName(d.Name); err != nil {
+				return nil, err
 			}
-			pr.Trigger = len(triggers) // made an index into Props below
-			triggers = append(triggers, tp)
 		}
-		set.Props = append(set.Props, pr)
-	}
-	if err := probs.Err(); err != nil {
+		return set.compileProperty(d, expr)
+	})
+	if err != nil {
 		return nil, err
 	}
-	for _, pr := range set.Props {
-		if pr.Trigger >= 0 {
-			pr.Trigger += len(set.Props)
-		}
-	}
-	set.Props = append(set.Props, triggers...)
+	set.Props = props
 	return set, nil
 }
 
