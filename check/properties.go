@@ -450,7 +450,7 @@ type stateExpander interface {
 }
 
 func (e *expander) loaded() any    { return &e.cur }
-func (e *expander413) loaded() any { return e.cur }
+func (e *expander413) loaded() any { return &e.cur }
 
 // SimModel implements Bound: the model bkcheck simulate walks, and how to decode its
 // traces: the product with the eventually properties when the run has

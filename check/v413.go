@@ -164,7 +164,7 @@ func (e *expander413) Check() string {
 		}
 	}
 	if e.cel != nil {
-		return e.cel.check(e.cur)
+		return e.cel.check(&e.cur)
 	}
 	return ""
 }
@@ -173,7 +173,7 @@ func (e *expander413) Check() string {
 // of terminal states; CEL terminal properties are checked here.
 func (e *expander413) CheckTerminal() string {
 	if e.cel != nil {
-		return e.cel.checkTerminal(e.cur)
+		return e.cel.checkTerminal(&e.cur)
 	}
 	return ""
 }

@@ -211,11 +211,17 @@ func (m *vocabModel) ITF(state any) map[string]any {
 	return out
 }
 
+// VarITF implements vocab.Model; state may also be a *State (read in
+// place: the search's expander passes its loaded state so).
 func (m *vocabModel) VarITF(state any, name string) (any, bool) {
-	s := state.(State)
+	s, ok := state.(*State)
+	if !ok {
+		st := state.(State)
+		s = &st
+	}
 	for _, v := range stateVars {
 		if v.Name == name {
-			return v.itf(m, &s), true
+			return v.itf(m, s), true
 		}
 	}
 	return nil, false
