@@ -12,6 +12,7 @@ import (
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/regress"
 	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 )
 
 // celSuffix names the CEL stand-in of a built-in (built-in names are
@@ -19,7 +20,7 @@ import (
 const celSuffix = "_cel"
 
 // inCEL rewrites cfg's built-in properties as CEL properties: the CEL form
-// of each (properties.Builtins), in the same order, and no built-in.
+// of each (specprops.Builtins), in the same order, and no built-in.
 func inCEL(t *testing.T, cfg check.Config) check.Config {
 	t.Helper()
 	cfg.EnsureDefaults()
@@ -27,7 +28,7 @@ func inCEL(t *testing.T, cfg check.Config) check.Config {
 	out.Invariants = []string{"none"}
 	out.Invariant, out.Terminal = nil, nil
 	for _, name := range cfg.Invariants {
-		b, ok := properties.BuiltinByName(name)
+		b, ok := specprops.BuiltinByName(name)
 		if !ok {
 			t.Fatalf("built-in %s has no CEL form", name)
 		}

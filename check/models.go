@@ -11,6 +11,7 @@ import (
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/traces"
 	"github.com/bkcheck/bkcheck/vocab"
@@ -197,7 +198,7 @@ func buildTrace(b Bound, v *explorer.ViolationInfo, statement func(name string) 
 // ITF values.
 func Explain(tr *traces.Trace) (*traces.Explanation, error) {
 	if _, current := spec.ParamsOf(tr.Model); current {
-		return properties.Explain(tr)
+		return specprops.Explain(tr)
 	}
 	kind, ok := properties.KindByName(tr.Kind)
 	if !ok || tr.Error != "" || tr.Deadlock || len(tr.Steps) == 0 {

@@ -11,6 +11,8 @@ import (
 	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/traces"
 )
@@ -71,7 +73,7 @@ func (c ModelConfig) CELProperties() (properties.PropertySet, error) {
 		// The model has no typed view: properties read its ITF values.
 		set, err = properties.CompileModel(spec413.Vocabulary(c.Params413()), defs)
 	} else {
-		set, err = properties.Compile(c.Params, defs)
+		set, err = specprops.Compile(c.Params, defs)
 	}
 	probs.Merge(err)
 	if err := probs.Err(); err != nil {
@@ -240,7 +242,7 @@ func (m *Model) describeCEL(tr *traces.Trace) {
 			tr.Kind, tr.Expression, tr.Statement = p.Kind.String(), p.Expr, p.Statement
 		}
 	}
-	if ex, err := properties.Explain(tr); err == nil {
+	if ex, err := specprops.Explain(tr); err == nil {
 		tr.Explanation = ex
 	}
 }
@@ -595,7 +597,8 @@ func (em *eventuallyModel) decodeTrace(v *explorer.ViolationInfo) (*traces.Trace
 // replayCEL is Replay for the trace of a CEL property (the trace records
 // its kind and expression): every step a transition of the model, the last
 // state terminal for a terminal or eventually property, and the property's
-// values along the trace as its kind requires (properties.CheckTrace).
+// values along the trace as its kind requires (properties.CheckTrace, in
+// the current model's typed view or another model's ITF view).
 func replayCEL(tr *traces.Trace) error {
 	plain := *tr
 	plain.Kind, plain.Invariant, plain.Expression = "", "", ""
@@ -603,7 +606,13 @@ func replayCEL(tr *traces.Trace) error {
 	if err := Replay(&plain); err != nil {
 		return err
 	}
-	step, err := properties.CheckTrace(tr)
+	var step int
+	var err error
+	if p, current := spec.ParamsOf(tr.Model); current {
+		step, err = specprops.CheckTrace(tr, p)
+	} else {
+		step, err = properties.CheckTrace(tr, nil)
+	}
 	if err != nil {
 		if step == 0 {
 			return fmt.Errorf("the trace's property: %w", err)

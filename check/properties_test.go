@@ -12,6 +12,7 @@ import (
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 )
 
 // graph is a model's whole reachable graph, explicitly: the reference
@@ -56,7 +57,7 @@ func explicitGraph(t *testing.T, p spec.Params) *graph {
 // eval is the value of a CEL expression on every state.
 func (g *graph) eval(t *testing.T, p spec.Params, expr string) []bool {
 	t.Helper()
-	set, err := properties.Compile(p, []properties.Def{{Name: "x", Kind: properties.Invariant, Expr: expr}})
+	set, err := specprops.Compile(p, []properties.Def{{Name: "x", Kind: properties.Invariant, Expr: expr}})
 	if err != nil {
 		t.Fatal(err)
 	}

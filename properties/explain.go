@@ -11,7 +11,6 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
 
-	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -32,12 +31,18 @@ import (
 // through a view that notes every row read. This runs once per trace,
 // on its last state, with a cost limit: trace files come from anyone.
 
+// CostLimit bounds, in CEL cost units, one evaluation of an expression
+// read from a file (a trace's): each of an explanation's
+// sub-evaluations, and each evaluation of CheckTrace (TypeOK costs about
+// 300 on a state). A view's evaluator for such expressions runs every
+// evaluation through cel-go under it.
+const CostLimit = 1_000_000
+
 // Limits on the work one explanation does.
 const (
-	explainCostLimit  = 1_000_000 // CEL cost units per sub-evaluation (TypeOK costs about 300 on a state)
-	explainMaxEvals   = 400       // sub-evaluations per explanation
-	explainMaxFailing = 3         // elements shown for a failing all()
-	explainMaxText    = 120       // characters of an expression shown on a line
+	explainMaxEvals   = 400 // sub-evaluations per explanation
+	explainMaxFailing = 3   // elements shown for a failing all()
+	explainMaxText    = 120 // characters of an expression shown on a line
 )
 
 // binding is a comprehension variable bound while explaining.
@@ -49,12 +54,13 @@ type binding struct {
 }
 
 // explainer walks a property's checked AST over one state. What it
-// evaluates against is its source: the typed view of the current model,
-// or the ITF values of any model (itfexplain.go).
+// evaluates against is its source: a model's typed view (the current
+// model's: specprops.Explain), or the ITF values of any model
+// (itfexplain.go).
 type explainer struct {
 	env   *cel.Env
 	a     *ast.AST
-	src   explainSource
+	src   ExplainSource
 	lines []string
 	reads []string
 	seen  map[string]bool
@@ -62,120 +68,57 @@ type explainer struct {
 	cache map[int64]evalResult // values of expressions without bindings
 }
 
-// Explain says why the last state of tr fails its property (for a probe,
-// why it holds): by the property's CEL expression, or for a built-in by
-// its CEL form (Builtins). It returns nil for a deadlock or a property
-// with no CEL form. The trace may come from a file: its expression is
-// compiled and evaluated under limits.
-func Explain(tr *traces.Trace) (*traces.Explanation, error) {
-	if tr.Deadlock || len(tr.Steps) == 0 {
-		return nil, nil
-	}
-	expr, equivalent := tr.Expression, false
-	if tr.Kind == "" {
-		b, ok := BuiltinByName(tr.Invariant)
-		if !ok {
-			return nil, nil
-		}
-		expr, equivalent = b.Invariant, true
-		if tr.Terminal && b.Terminal != "" {
-			expr = b.Terminal
-		}
-	}
-	if tr.Kind == Eventually.String() {
-		// P ~> Q: the last state is explained by Q, which it still owes.
-		_, expr, _ = SplitLeadsTo(expr)
-	}
-	if strings.TrimSpace(expr) == "" {
-		return nil, nil
-	}
-	e, err := env()
-	if err != nil {
-		return nil, err
-	}
-	name := tr.Invariant
-	if checkName(name) != nil {
-		name = "property"
-	}
-	checked, err := compileExpr(e, name, expr)
-	if err != nil {
-		return nil, err
-	}
-	p, ok := spec.ParamsOf(tr.Model)
-	if !ok {
-		return nil, nil // the state view is the current model's
-	}
-	last := tr.Steps[len(tr.Steps)-1].State.(spec.State)
-	v := newView(p)
-	v.load(&last)
-	x := &explainer{env: e, a: checked.NativeRep(), src: viewSource{v: v, rows: p.Rows(&last)}, seen: map[string]bool{}, cache: map[int64]evalResult{}}
-	val := x.explain(x.a.Expr(), nil, 0)
-	if _, ok := val.(types.Bool); !ok {
-		return nil, fmt.Errorf("%s: %v", tr.Invariant, val)
-	}
-	out := &traces.Explanation{Expression: expr, Equivalent: equivalent, Lines: x.lines}
+// ExplainExpr explains the value of the checked expression a of env on
+// the state of src: the lines of the explanation and what the deciding
+// parts read, each with its value (src.Value, at most valueMax
+// characters where it has no row of its own). val is the expression's
+// value; the explanation is only meaningful when it is a bool.
+func ExplainExpr(env *cel.Env, a *ast.AST, src ExplainSource, valueMax int) (val ref.Val, ex *traces.Explanation) {
+	x := &explainer{env: env, a: a, src: src, seen: map[string]bool{}, cache: map[int64]evalResult{}}
+	val = x.explain(x.a.Expr(), nil, 0)
+	ex = &traces.Explanation{Lines: x.lines}
 	for _, r := range x.reads {
-		out.Reads = append(out.Reads, traces.Var{Name: r, Value: x.src.value(r, 0)})
+		ex.Reads = append(ex.Reads, traces.Var{Name: r, Value: x.src.Value(r, valueMax)})
 	}
-	return out, nil
+	return val, ex
 }
 
-// explainSource is the state an explainer evaluates against.
-type explainSource interface {
-	// programOptions are the options of a program evaluated against it
+// ExplainSource is the state an explainer evaluates against: a view.
+type ExplainSource interface {
+	// ProgramOptions are the options of a program evaluated against it
 	// (the helpers' implementations).
-	programOptions() []cel.ProgramOption
-	// activation is the state's names; while it is in use (until done
+	ProgramOptions() []cel.ProgramOption
+	// Activation is the state's names; while it is in use (until done
 	// is called), every name read is noted in rec.
-	activation(rec *recorder) (act interpreter.Activation, done func())
-	// value is the value of what a read names, as text, shortened to
+	Activation(rec *Recorder) (act interpreter.Activation, done func())
+	// Value is the value of what a read names, as text, shortened to
 	// about max characters where the source has no row of its own.
-	value(name string, max int) string
-	// bindingTypes are the types of comprehension comp's variables
-	// over its range rng; ok is false when they are not known.
-	bindingTypes(x *explainer, comp ast.ComprehensionExpr, rng ref.Val) (t1, t2 *types.Type, ok bool)
-	// describe renders a comprehension's value variable v at key k of
-	// the range rangeText.
-	describe(rangeText string, k, v ref.Val) string
+	Value(name string, max int) string
+	// BindingTypes are the types of comprehension comp's variables (of
+	// the checked expression a) over its range rng; ok is false when
+	// they are not known.
+	BindingTypes(a *ast.AST, comp ast.ComprehensionExpr, rng ref.Val) (t1, t2 *types.Type, ok bool)
+	// Describe renders a comprehension's value variable v at key k of
+	// the range rangeText (v nil: the key variable k).
+	Describe(rangeText string, k, v ref.Val) string
 }
 
-// viewSource is the typed view of the current model: reads are its
-// state-table rows (Rows), shown whole.
-type viewSource struct {
-	v    *view
-	rows []traces.Var
+// Recorder notes the names (state-table rows, variables) an evaluation
+// reads, in order.
+type Recorder struct {
+	seen  map[string]bool
+	names []string
 }
 
-func (s viewSource) programOptions() []cel.ProgramOption { return []cel.ProgramOption{s.v.bindings()} }
-
-func (s viewSource) activation(rec *recorder) (interpreter.Activation, func()) {
-	s.v.rec = rec
-	return s.v, func() { s.v.rec = nil }
-}
-
-func (s viewSource) value(name string, _ int) string {
-	for _, v := range s.rows {
-		if v.Name == name {
-			return v.Value
-		}
+// Note records that name is read.
+func (r *Recorder) Note(name string) {
+	if r.seen == nil {
+		r.seen = map[string]bool{}
 	}
-	return "?"
-}
-
-func (s viewSource) bindingTypes(x *explainer, comp ast.ComprehensionExpr, _ ref.Val) (*types.Type, *types.Type, bool) {
-	rt := x.a.GetType(comp.IterRange().ID())
-	if rt == nil {
-		return nil, nil, false
+	if !r.seen[name] {
+		r.seen[name] = true
+		r.names = append(r.names, name)
 	}
-	t1, t2 := iterTypes(rt, comp.HasIterVar2())
-	return t1, t2, t1 != nil
-}
-
-func (s viewSource) describe(rangeText string, k, v ref.Val) string {
-	if v == nil {
-		return formatVal(k)
-	}
-	return describe(rangeText, k, v)
 }
 
 // leafValueMax bounds a value a leaf line shows (sources without rows).
@@ -190,6 +133,7 @@ func (x *explainer) text(e ast.Expr) string {
 	return s
 }
 
+// short is s on one line, shortened to what an explanation's line shows.
 func short(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > explainMaxText {
@@ -240,7 +184,7 @@ func (x *explainer) evalOnce(e ast.Expr, binds []binding) (ref.Val, []string) {
 	if iss != nil && iss.Err() != nil {
 		return types.NewErr("%v", iss.Err()), nil
 	}
-	prg, err := env.Program(checked, append(x.src.programOptions(), cel.CostLimit(explainCostLimit))...)
+	prg, err := env.Program(checked, append(x.src.ProgramOptions(), cel.CostLimit(CostLimit))...)
 	if err != nil {
 		return types.NewErr("%v", err), nil
 	}
@@ -248,8 +192,8 @@ func (x *explainer) evalOnce(e ast.Expr, binds []binding) (ref.Val, []string) {
 	if err != nil {
 		return types.NewErr("%v", err), nil
 	}
-	rec := &recorder{}
-	state, done := x.src.activation(rec)
+	rec := &Recorder{}
+	state, done := x.src.Activation(rec)
 	out, _, err := prg.Eval(interpreter.NewHierarchicalActivation(state, act))
 	done()
 	if err != nil && out == nil {
@@ -278,7 +222,7 @@ func (x *explainer) leaf(e ast.Expr, binds []binding, depth int) ref.Val {
 	x.note(reads)
 	var shown []string
 	for _, r := range reads {
-		shown = append(shown, r+" = "+x.src.value(r, leafValueMax))
+		shown = append(shown, r+" = "+x.src.Value(r, leafValueMax))
 	}
 	msg := fmt.Sprintf("%s is %s", short(x.text(e)), verdictText(val))
 	if len(shown) > 0 {
@@ -298,7 +242,7 @@ func verdictText(v ref.Val) string {
 	if err, ok := v.(*types.Err); ok {
 		return "an error (" + err.Error() + ")"
 	}
-	return formatVal(v)
+	return FormatVal(v)
 }
 
 // explain explains e's value (evaluated here) and returns it.
@@ -378,30 +322,30 @@ func (x *explainer) operands(e ast.Expr, op string) []ast.Expr {
 // by the elements that decide it.
 func (x *explainer) quantified(e ast.Expr, binds []binding, depth int) (ref.Val, bool) {
 	comp := e.AsComprehension()
-	pred, decisive, ok := quantifier(comp)
+	pred, decisive, ok := Quantifier(comp)
 	if !ok {
 		return nil, false
 	}
 	val, _ := x.eval(e, binds)
-	if val != boolVal(decisive) {
+	if val != types.Bool(decisive) {
 		return nil, false // every element agrees, or an error: a leaf
 	}
 	rng, rangeReads := x.eval(comp.IterRange(), binds)
-	if isErr(rng) {
+	if IsErr(rng) {
 		return nil, false
 	}
-	t1, t2, ok := x.src.bindingTypes(x, comp, rng)
+	t1, t2, ok := x.src.BindingTypes(x.a, comp, rng)
 	if !ok {
 		return nil, false
 	}
 	rangeText := short(x.text(comp.IterRange()))
 	var found [][]binding
-	iterate(rng, comp.HasIterVar2(), func(k, v ref.Val) bool {
-		bs := append(append([]binding(nil), binds...), binding{name: comp.IterVar(), t: t1, val: k, desc: comp.IterVar() + " = " + x.src.describe("", k, nil)})
+	Iterate(rng, comp.HasIterVar2(), func(k, v ref.Val) bool {
+		bs := append(append([]binding(nil), binds...), binding{name: comp.IterVar(), t: t1, val: k, desc: comp.IterVar() + " = " + x.src.Describe("", k, nil)})
 		if comp.HasIterVar2() {
-			bs = append(bs, binding{name: comp.IterVar2(), t: t2, val: v, desc: comp.IterVar2() + " = " + x.src.describe(rangeText, k, v)})
+			bs = append(bs, binding{name: comp.IterVar2(), t: t2, val: v, desc: comp.IterVar2() + " = " + x.src.Describe(rangeText, k, v)})
 		}
-		if pv, _ := x.eval(pred, bs); pv == boolVal(decisive) {
+		if pv, _ := x.eval(pred, bs); pv == types.Bool(decisive) {
 			found = append(found, bs)
 		}
 		return len(found) < explainMaxFailing && (!decisive || len(found) == 0)
@@ -427,35 +371,13 @@ func (x *explainer) quantified(e ast.Expr, binds []binding, depth int) (ref.Val,
 	return val, true
 }
 
-// describe renders the value variable of a two-variable comprehension:
-// rangeText[key], which reads better than the value itself.
-func describe(rangeText string, k, v ref.Val) string {
-	if _, ok := v.(*rec); ok {
-		return rangeText + "[" + formatVal(k) + "]"
-	}
-	return formatVal(v)
-}
-
-// iterTypes are the types of a comprehension's variables over a range of
-// type t.
-func iterTypes(t *types.Type, two bool) (*types.Type, *types.Type) {
-	params := t.Parameters()
-	switch t.Kind() {
-	case types.ListKind:
-		if len(params) != 1 {
-			return nil, nil
-		}
-		if two {
-			return types.IntType, params[0]
-		}
-		return params[0], nil
-	case types.MapKind:
-		if len(params) != 2 {
-			return nil, nil
-		}
-		return params[0], params[1]
-	}
-	return nil, nil
+// TraceSet is a compiled set CheckTrace evaluates.
+type TraceSet interface {
+	// Properties are the compiled properties (PropertySet.Properties).
+	Properties() []*Property
+	// NewTraceEvaluator prepares an evaluator for expressions read from
+	// files: every evaluation through cel-go, under CostLimit.
+	NewTraceEvaluator() (StateEvaluator, error)
 }
 
 // CheckTrace confirms that the last state of tr has its property's verdict
@@ -465,41 +387,34 @@ func iterTypes(t *types.Type, two bool) (*types.Type, *types.Type) {
 // every state, a P ~> Q true on P in some state from which Q is false to
 // the end; a probe true at the end only (a shortest witness). Replay calls
 // it; the trace may come from a file, so evaluation runs under limits.
-func CheckTrace(tr *traces.Trace) (step int, err error) {
+// compile compiles the property (its one definition) in the view of the
+// trace's model: a typed view's (specprops.CheckTrace); nil compiles it
+// in the ITF view of tr.Model (CompileModel).
+func CheckTrace(tr *traces.Trace, compile func(d Def) (TraceSet, error)) (step int, err error) {
 	kind, ok := KindByName(tr.Kind)
 	if !ok {
 		return 0, fmt.Errorf("unknown property kind %q", tr.Kind)
 	}
 	name := tr.Invariant
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return 0, err
 	}
 	d, err := Parse(kind, name+"="+tr.Expression)
 	if err != nil {
 		return 0, err
 	}
-	// The current model's typed view, or any model's ITF values.
-	var props []*Property
-	var ev StateEvaluator
-	if p, ok := spec.ParamsOf(tr.Model); ok {
-		set, err := Compile(p, []Def{d})
-		if err != nil {
-			return 0, err
-		}
-		if ev, err = set.newEvaluator(explainCostLimit); err != nil {
-			return 0, err
-		}
-		props = set.Props
-	} else {
-		set, err := CompileModel(tr.Model, []Def{d})
-		if err != nil {
-			return 0, err
-		}
-		if ev, err = set.newEvaluator(explainCostLimit); err != nil {
-			return 0, err
-		}
-		props = set.Props
+	if compile == nil {
+		compile = func(d Def) (TraceSet, error) { return CompileModel(tr.Model, []Def{d}) }
 	}
+	set, err := compile(d)
+	if err != nil {
+		return 0, err
+	}
+	ev, err := set.NewTraceEvaluator()
+	if err != nil {
+		return 0, err
+	}
+	props := set.Properties()
 	owed := props[0].Trigger < 0 // plain eventually: owed from the start
 	for i := range tr.Steps {
 		ev.LoadState(tr.Steps[i].State)

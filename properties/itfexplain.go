@@ -14,7 +14,7 @@ import (
 	"github.com/bkcheck/bkcheck/traces"
 )
 
-// Explaining a verdict in the ITF view: the walk of Explain (explain.go)
+// Explaining a verdict in the ITF view: the walk of ExplainExpr (explain.go)
 // — a false && by its false operands, a false all() by the elements it
 // fails for, ... — over an ITF state. The reads are the variables the
 // deciding parts read (whole variables: the ITF view does not know the
@@ -27,7 +27,7 @@ const itfMaxValue = 400
 // state, as Load takes): for an invariant or terminal property that
 // fails, why it fails; for a probe that holds, why it holds; for the goal
 // Q of an eventually property (P ~> Q: property i is Q, its trigger P),
-// why Q is false. Evaluation runs under the limits of Explain.
+// why Q is false. Evaluation runs under the limits of ExplainExpr.
 func (set *ITFSet) Explain(i int, state map[string]any) (*traces.Explanation, error) {
 	if i < 0 || i >= len(set.Props) {
 		return nil, fmt.Errorf("properties: no property %d", i)
@@ -35,8 +35,7 @@ func (set *ITFSet) Explain(i int, state map[string]any) (*traces.Explanation, er
 	pr := set.Props[i]
 	act := &itfActivation{set: set}
 	act.load(state)
-	x := &explainer{env: set.env, a: pr.ast.NativeRep(), src: itfSource{act}, seen: map[string]bool{}, cache: map[int64]evalResult{}}
-	val := x.explain(x.a.Expr(), nil, 0)
+	val, out := ExplainExpr(set.env, pr.ast.NativeRep(), itfSource{act}, itfMaxValue)
 	if _, ok := val.(types.Bool); !ok {
 		return nil, fmt.Errorf("%s: %s", pr.Name, verdictText(val))
 	}
@@ -44,39 +43,40 @@ func (set *ITFSet) Explain(i int, state map[string]any) (*traces.Explanation, er
 	if pr.Kind == trigger {
 		expr = pr.Expr
 	}
-	out := &traces.Explanation{Expression: strings.TrimSpace(expr), Lines: x.lines}
-	for _, r := range x.reads {
-		out.Reads = append(out.Reads, traces.Var{Name: r, Value: x.src.value(r, itfMaxValue)})
-	}
+	out.Expression = strings.TrimSpace(expr)
 	return out, nil
 }
 
 // itfSource is the ITF view: reads are whole variables, shown as values.
 type itfSource struct{ act *itfActivation }
 
-func (s itfSource) programOptions() []cel.ProgramOption { return nil }
+// ProgramOptions implements ExplainSource: the ITF view has no helper
+// that reads the state.
+func (s itfSource) ProgramOptions() []cel.ProgramOption { return nil }
 
-func (s itfSource) activation(rec *recorder) (interpreter.Activation, func()) {
-	s.act.note = rec.note
+// Activation implements ExplainSource.
+func (s itfSource) Activation(rec *Recorder) (interpreter.Activation, func()) {
+	s.act.note = rec.Note
 	return s.act, func() { s.act.note = nil }
 }
 
-// value is variable name's value as text, at most max characters.
-func (s itfSource) value(name string, max int) string {
+// Value is variable name's value as text, at most max characters.
+func (s itfSource) Value(name string, max int) string {
 	v, _ := s.act.ResolveName(name)
 	rv, ok := v.(ref.Val)
 	if !ok {
 		return "?"
 	}
-	str := formatVal(rv)
+	str := FormatVal(rv)
 	if max > 0 && len(str) > max {
 		str = str[:max-3] + "..."
 	}
 	return str
 }
 
-// bindingTypes: the variables are dyn (an index of a list is an int).
-func (s itfSource) bindingTypes(_ *explainer, comp ast.ComprehensionExpr, rng ref.Val) (*types.Type, *types.Type, bool) {
+// BindingTypes implements ExplainSource: the variables are dyn (an index
+// of a list is an int).
+func (s itfSource) BindingTypes(_ *ast.AST, comp ast.ComprehensionExpr, rng ref.Val) (*types.Type, *types.Type, bool) {
 	t1 := types.DynType
 	if _, isList := rng.(traits.Lister); isList && comp.HasIterVar2() {
 		t1 = types.IntType
@@ -84,7 +84,8 @@ func (s itfSource) bindingTypes(_ *explainer, comp ast.ComprehensionExpr, rng re
 	return t1, types.DynType, true
 }
 
-func (s itfSource) describe(rangeText string, k, v ref.Val) string {
+// Describe implements ExplainSource.
+func (s itfSource) Describe(rangeText string, k, v ref.Val) string {
 	return itfDescribe(rangeText, k, v)
 }
 
@@ -97,8 +98,8 @@ func itfDescribe(rangeText string, k, v ref.Val) string {
 	} else {
 		switch v.(type) {
 		case traits.Mapper, traits.Lister:
-			return rangeText + "[" + formatVal(k) + "]"
+			return rangeText + "[" + FormatVal(k) + "]"
 		}
 	}
-	return short(formatVal(v))
+	return short(FormatVal(v))
 }

@@ -17,21 +17,20 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
-	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 
-	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/vocab"
 )
 
 // The ITF view: CEL properties over a state given as ITF values (Apalache
 // ADR-015, the values of an .itf.json state before json.Marshal or after
-// json.Unmarshal), for a model that has no typed view (view.go) of its
-// own. The model names its variables and parameters; nothing else about
-// it is known, so every variable is dynamically typed (CEL's dyn): a
-// property is parsed and checked before the search (syntax, unknown
-// names, unknown parameters, operators applied to literals of the wrong
-// type, a result that cannot be a bool), and anything else a typed view
+// json.Unmarshal), for a model that has no typed view of its own (the
+// current model's is package spec/specprops). The model names its
+// variables and parameters; nothing else about it is known, so every
+// variable is dynamically typed (CEL's dyn): a property is parsed and
+// checked before the search (syntax, unknown names, unknown parameters,
+// operators applied to literals of the wrong type, a result that cannot
+// be a bool), and anything else a typed view
 // rejects at compile time (a misspelt field, an int compared with a
 // string) is an evaluation error, which counts as the property being
 // false, as in the typed view.
@@ -71,7 +70,7 @@ type ITFSet struct {
 	// them (params.NAME: kebab-case names in snake_case).
 	Params map[string]any
 	// Props are the compiled properties: the user's in order, then the
-	// left sides of P ~> Q properties (as Set.Props).
+	// left sides of P ~> Q properties (PropertySet.Properties).
 	Props []*Property
 
 	env     *cel.Env
@@ -81,57 +80,11 @@ type ITFSet struct {
 	model   vocab.Model // CompileModel's: how LoadState renders a state
 }
 
-// PropertySet is what a run needs of its compiled properties, whichever
-// view compiled them: *Set (the current model's typed view) and *ITFSet.
-type PropertySet interface {
-	// Properties are the compiled properties: the user's, then the left
-	// sides of P ~> Q (a Property's Trigger indexes this list).
-	Properties() []*Property
-	// Names lists the user's properties' names in order.
-	Names() []string
-	// Index is the position of the property named name, or -1.
-	Index(name string) int
-	// NewStateEvaluator prepares an evaluator for one goroutine.
-	NewStateEvaluator() (StateEvaluator, error)
-}
-
-// StateEvaluator evaluates a PropertySet on a model's states: an
-// *Evaluator the current model's (a *spec.State, read in place; a
-// spec.State is copied), an *ITFEvaluator of CompileModel its model's,
-// as the model's vocab.Model takes them.
-type StateEvaluator interface {
-	// LoadState makes state the one Holds evaluates.
-	LoadState(state any)
-	// Holds evaluates property i on the loaded state. An evaluation
-	// error is returned as such (a run counts it as not holding).
-	Holds(i int) (bool, error)
-}
-
 var (
-	_ PropertySet    = (*Set)(nil)
 	_ PropertySet    = (*ITFSet)(nil)
-	_ StateEvaluator = (*Evaluator)(nil)
+	_ TraceSet       = (*ITFSet)(nil)
 	_ StateEvaluator = (*ITFEvaluator)(nil)
 )
-
-// Properties implements PropertySet.
-func (set *Set) Properties() []*Property { return set.Props }
-
-// NewStateEvaluator implements PropertySet.
-func (set *Set) NewStateEvaluator() (StateEvaluator, error) { return set.NewEvaluator() }
-
-// LoadState implements StateEvaluator: Load of a *spec.State (or a copy
-// of a spec.State).
-func (ev *Evaluator) LoadState(state any) {
-	switch s := state.(type) {
-	case *spec.State:
-		ev.Load(s)
-	case spec.State:
-		ev.Load(&s)
-	default:
-		panic(fmt.Sprintf("properties: the typed view evaluates states of the current model, not %T", state))
-	}
-}
 
 // Properties implements PropertySet.
 func (set *ITFSet) Properties() []*Property { return set.Props }
@@ -140,10 +93,10 @@ func (set *ITFSet) Properties() []*Property { return set.Props }
 func (set *ITFSet) NewStateEvaluator() (StateEvaluator, error) { return set.NewEvaluator() }
 
 // Names lists the user's properties' names in order.
-func (set *ITFSet) Names() []string { return (&Set{Props: set.Props}).Names() }
+func (set *ITFSet) Names() []string { return Names(set.Props) }
 
 // Index is the position of the property named name, or -1.
-func (set *ITFSet) Index(name string) int { return (&Set{Props: set.Props}).Index(name) }
+func (set *ITFSet) Index(name string) int { return Index(set.Props, name) }
 
 // celReserved are CEL's reserved words, which cannot name a variable.
 var celReserved = map[string]bool{
@@ -172,9 +125,10 @@ func isCELIdent(name string) bool {
 // action taken, are left out) and the parameters params (kebab-case names
 // become snake_case: write-quorum is params.write_quorum). The view has
 // the variables, params, the constant Nil ("Nil", unless a variable has
-// that name) and seq(a, b). Definitions are taken as Compile takes them,
-// and every problem is reported the same way: a schema.Problems naming
-// the property's setting, the position and what was expected.
+// that name) and seq(a, b). Definitions are taken as a typed view's
+// compiler takes them (CompileDefs), and every problem is reported the
+// same way: a schema.Problems naming the property's setting, the
+// position and what was expected.
 func CompileITF(vars []string, params map[string]any, defs []Def) (*ITFSet, error) {
 	set := &ITFSet{Params: map[string]any{}, isVar: map[string]bool{}, withNil: true}
 	for _, v := range vars {
@@ -200,7 +154,7 @@ func CompileITF(vars []string, params map[string]any, defs []Def) (*ITFSet, erro
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		name := paramName(k)
+		name := ParamName(k)
 		if !isCELIdent(name) {
 			return nil, fmt.Errorf("properties: the parameter %q is not a CEL name", k)
 		}
@@ -221,13 +175,13 @@ func CompileITF(vars []string, params map[string]any, defs []Def) (*ITFSet, erro
 		return nil, fmt.Errorf("properties: the CEL environment: %w", err)
 	}
 	set.env = e
-	props, err := compileDefs(defs, func(d Def, expr string) (*Property, error) {
+	props, err := CompileDefs(defs, func(d Def, expr string) (*cel.Ast, error) {
 		if d.Kind != trigger {
-			if err := checkName(d.Name); err != nil {
+			if err := CheckName(d.Name); err != nil {
 				return nil, err
 			}
 		}
-		return set.compileProperty(d, expr)
+		return set.compileExpr(d.Name, expr)
 	})
 	if err != nil {
 		return nil, err
@@ -262,28 +216,14 @@ func CompileModel(m vocab.Model, defs []Def) (*ITFSet, error) {
 	return set, nil
 }
 
-// seqHelper is the typed view's seq(a, b), which reads no state.
-func seqHelper() helperOverload {
-	for _, h := range helpers {
-		if h.name == "seq" {
-			return h.overloads[0]
-		}
-	}
-	panic("properties: no seq helper")
-}
-
-// newEnv is the ITF view's CEL environment: the typed view's extensions
-// (env), the model's variables as dyn, params, Nil and seq.
+// newEnv is the ITF view's CEL environment: every view's extensions
+// (EnvOptions), the model's variables as dyn, params, Nil and seq.
 func (set *ITFSet) newEnv() (*cel.Env, error) {
-	seq := seqHelper()
-	opts := []cel.EnvOption{
-		cel.EnableMacroCallTracking(),
-		ext.TwoVarComprehensions(), ext.Lists(ext.ListsMaxRangeSize(1 << 16)), ext.Sets(), ext.Strings(), ext.Bindings(),
-		cel.ParserExpressionSizeLimit(16 << 10),
+	opts := append(EnvOptions(),
 		cel.Variable("params", types.NewMapType(types.StringType, types.DynType)),
-		cel.Function("seq", cel.Overload(seq.id, seq.args, seq.result,
-			cel.BinaryBinding(func(a, b ref.Val) ref.Val { return seq.binary(nil, a, b) }))),
-	}
+		cel.Function("seq", cel.Overload(SeqOverload, []*types.Type{types.IntType, types.IntType}, types.NewListType(types.IntType),
+			cel.BinaryBinding(Seq))),
+	)
 	for _, v := range set.Vars {
 		opts = append(opts, cel.Variable(v, types.DynType))
 	}
@@ -293,37 +233,19 @@ func (set *ITFSet) newEnv() (*cel.Env, error) {
 	return cel.NewEnv(opts...)
 }
 
-func (set *ITFSet) compileProperty(d Def, expr string) (*Property, error) {
-	a, err := set.compileExpr(d.Name, expr)
+// compileExpr parses and checks one expression of the ITF view: its
+// errors name the model's variables and parameters. An expression whose
+// type is dyn is accepted (its value must be a bool when evaluated).
+func (set *ITFSet) compileExpr(name, expr string) (*cel.Ast, error) {
+	checked, src, err := CheckExpr(set.env, name, expr, set.hint)
 	if err != nil {
 		return nil, err
-	}
-	return &Property{Def: d, ast: a, Trigger: -1}, nil
-}
-
-// compileExpr is compileExpr for the ITF view: its errors name the
-// model's variables and parameters. An expression whose type is dyn is
-// accepted (its value must be a bool when evaluated).
-func (set *ITFSet) compileExpr(name, expr string) (*cel.Ast, error) {
-	src := common.NewStringSource(expr, name)
-	checked, iss := set.env.CompileSource(src)
-	if iss != nil && iss.Err() != nil {
-		var msgs []string
-		for _, er := range iss.Errors() {
-			msgs = append(msgs, strings.TrimPrefix(er.ToDisplayString(src), "ERROR: ")+set.hint(er.Message))
-		}
-		return nil, errors.New(strings.Join(msgs, "\n"))
 	}
 	if msgs := set.checkParams(src, checked.NativeRep()); len(msgs) > 0 {
 		return nil, errors.New(strings.Join(msgs, "\n"))
 	}
 	if t := checked.OutputType(); !t.IsExactType(types.BoolType) && !t.IsExactType(types.DynType) {
-		tn := typeName(t)
-		article := "a"
-		if strings.IndexByte("aeiou", tn[0]) >= 0 {
-			article = "an"
-		}
-		return nil, fmt.Errorf("%s:1:1: the expression is %s %s; a property is a bool (true where it holds)", name, article, tn)
+		return nil, NotBool(name, t)
 	}
 	return checked, nil
 }
@@ -380,7 +302,7 @@ func (set *ITFSet) paramNames() []string {
 func (set *ITFSet) paramHint(key string) string {
 	out, best := "", ""
 	for _, k := range set.paramNames() {
-		if d := editDistance(key, k); d < 3 && (best == "" || d < editDistance(key, best)) {
+		if d := EditDistance(key, k); d < 3 && (best == "" || d < EditDistance(key, best)) {
 			best = k
 		}
 	}
@@ -399,7 +321,7 @@ func (set *ITFSet) hint(msg string) string {
 		if !strings.Contains(msg, "did you mean") {
 			best := ""
 			for _, v := range set.viewNames() {
-				if d := editDistance(name, v); d < 3 && (best == "" || d < editDistance(name, best)) {
+				if d := EditDistance(name, v); d < 3 && (best == "" || d < EditDistance(name, best)) {
 					best = v
 				}
 			}
@@ -437,6 +359,9 @@ type ITFEvaluator struct {
 
 // NewEvaluator prepares the programs of set for one goroutine.
 func (set *ITFSet) NewEvaluator() (*ITFEvaluator, error) { return set.newEvaluator(0) }
+
+// NewTraceEvaluator implements TraceSet.
+func (set *ITFSet) NewTraceEvaluator() (StateEvaluator, error) { return set.newEvaluator(CostLimit) }
 
 func (set *ITFSet) newEvaluator(costLimit uint64) (*ITFEvaluator, error) {
 	ev := &ITFEvaluator{set: set, act: &itfActivation{set: set}}
@@ -486,7 +411,7 @@ func (ev *ITFEvaluator) Holds(i int) (bool, error) {
 	if e, ok := out.(*types.Err); ok {
 		return false, fmt.Errorf("%s: %w", ev.set.Props[i].Name, e)
 	}
-	return false, fmt.Errorf("%s: the expression gave %s, not a bool", ev.set.Props[i].Name, formatVal(out))
+	return false, fmt.Errorf("%s: the expression gave %s, not a bool", ev.set.Props[i].Name, FormatVal(out))
 }
 
 // itfActivation resolves the view's names on one state, converting each
@@ -749,7 +674,7 @@ func itfFunction(pairs []any) (ref.Val, error) {
 		out := &itfMap{keys: make([]ref.Val, 0, len(keys)), vals: make([]ref.Val, 0, len(keys))}
 		for i := range keys {
 			if _, dup := out.find(keys[i]); dup {
-				return nil, fmt.Errorf("#map: the key %s is given twice", formatVal(keys[i]))
+				return nil, fmt.Errorf("#map: the key %s is given twice", FormatVal(keys[i]))
 			}
 			out.add(keys[i], vals[i])
 		}
@@ -849,29 +774,11 @@ func (m *itfMap) ConvertToNative(t reflect.Type) (any, error) {
 }
 
 // ConvertToType implements ref.Val.
-func (m *itfMap) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.TypeType:
-		return types.MapType
-	case types.MapType:
-		return m
-	}
-	return types.NewErr("type conversion error from map to '%s'", t)
-}
+func (m *itfMap) ConvertToType(t ref.Type) ref.Val { return ConvertType(m, types.MapType, "map", t) }
 
 // Equal implements ref.Val: maps with the same keys and equal values.
 func (m *itfMap) Equal(other ref.Val) ref.Val {
-	o, ok := other.(traits.Mapper)
-	if !ok || o.Size() != types.Int(len(m.keys)) {
-		return types.False
-	}
-	for i, k := range m.keys {
-		ov, found := o.Find(k)
-		if !found || m.vals[i].Equal(ov) != types.True {
-			return types.False
-		}
-	}
-	return types.True
+	return MapEqual(len(m.keys), func(i int) ref.Val { return m.keys[i] }, func(i int) ref.Val { return m.vals[i] }, other)
 }
 
 // Type implements ref.Val.
@@ -890,14 +797,14 @@ func (m *itfMap) Contains(key ref.Val) ref.Val {
 func (m *itfMap) Get(key ref.Val) ref.Val {
 	v, found := m.Find(key)
 	if !found {
-		return types.NewErr("no such key: %v", formatVal(key))
+		return types.NewErr("no such key: %v", FormatVal(key))
 	}
 	return v
 }
 
 // Find implements traits.Mapper.
 func (m *itfMap) Find(key ref.Val) (ref.Val, bool) {
-	if isErr(key) {
+	if IsErr(key) {
 		return key, false
 	}
 	i, ok := m.find(key)
@@ -911,7 +818,7 @@ func (m *itfMap) Find(key ref.Val) (ref.Val, bool) {
 func (m *itfMap) Size() ref.Val { return types.Int(len(m.keys)) }
 
 // Iterator implements traits.Iterable: the keys, in order.
-func (m *itfMap) Iterator() traits.Iterator { return &iter{vals: m.keys} }
+func (m *itfMap) Iterator() traits.Iterator { return NewIterator(m.keys) }
 
 // Fold implements traits.Foldable.
 func (m *itfMap) Fold(f traits.Folder) {

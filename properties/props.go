@@ -1,9 +1,9 @@
-// Package properties lets a user state properties of the BookKeeper model
-// without writing Go: expressions in CEL (the Common Expression Language,
-// cel.dev/cel-go) over a documented view of a protocol state whose names are
-// those of the ITF trace (meta_status, clients, b_entries, ...), plus the
-// parameters (params.write_quorum, ...) and a few helpers CEL lacks
-// (fragment_of, write_set, holders, copies, seq).
+// Package properties lets a user state properties of a model without
+// writing Go: expressions in CEL (the Common Expression Language,
+// cel.dev/cel-go) over a view of a protocol state whose names are those of
+// the model's ITF trace (meta_status, clients, b_entries, ...), plus the
+// parameters (params.write_quorum, ...) and helpers CEL lacks (seq, and in
+// the current model's typed view fragment_of, write_set, holders, copies).
 //
 // A property has a name, a kind and an expression:
 //
@@ -16,11 +16,15 @@
 //   - probe: "can this happen?": found (with the shortest trace to a state
 //     where it holds) or not reachable.
 //
-// Expressions are parsed and type-checked against the view before any
-// search starts (Compile); an error names the property, the position and
-// what was expected. Each search goroutine evaluates them through its own
-// Evaluator, which reads the state in place: evaluating the CEL forms of the
-// built-in invariants allocates nothing.
+// This package is what does not depend on a model: definitions and their
+// kinds, the compilation of a list of definitions (CompileDefs), the
+// environment's extensions, the sets a run checks (PropertySet,
+// StateEvaluator), the ITF view, which reads any model's states through
+// its vocabulary (CompileModel), and the explanation of a verdict over
+// any view. The current model's typed view, its hot path, is package
+// spec/specprops: expressions are parsed and type-checked against it
+// before any search starts, and each search goroutine evaluates them
+// through its own evaluator, which reads the state in place.
 //
 // docs/properties.md is the user's reference: the view field by field, the
 // helpers, worked examples and how a probe becomes a guarantee question.
@@ -134,7 +138,7 @@ func Parse(kind Kind, text string) (Def, error) {
 	if !ok {
 		return Def{}, fmt.Errorf("%q: want NAME=EXPR", abbreviate(text))
 	}
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return Def{}, err
 	}
 	if strings.TrimSpace(expr) == "" {
@@ -179,7 +183,9 @@ func SplitLeadsTo(expr string) (p, q string, ok bool) {
 	return "", expr, false
 }
 
-func checkName(name string) error {
+// CheckName reports what is wrong with name as a property's name, if anything:
+// a letter, then letters, digits, '_', '-' or '.', at most 100 characters.
+func CheckName(name string) error {
 	if name == "" {
 		return fmt.Errorf("a property needs a name (NAME=EXPR)")
 	}

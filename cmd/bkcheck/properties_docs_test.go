@@ -13,8 +13,8 @@ import (
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/invariants"
-	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -186,7 +186,7 @@ func TestPropertiesDoc(t *testing.T) {
 }
 
 func viewSection() string {
-	vars, recs := properties.View()
+	vars, recs := specprops.View()
 	var b strings.Builder
 	b.WriteString("| name | type | meaning |\n|---|---|---|\n")
 	for _, v := range vars {
@@ -206,7 +206,7 @@ func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 func helpersSection() string {
 	var b strings.Builder
 	b.WriteString("| helper | meaning |\n|---|---|\n")
-	for _, h := range properties.Helpers() {
+	for _, h := range specprops.Helpers() {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", h.Signature, mdCell(h.Doc))
 	}
 	return b.String()
@@ -215,7 +215,7 @@ func helpersSection() string {
 func builtinsSection() string {
 	var b strings.Builder
 	for _, inv := range invariants.All {
-		bi, ok := properties.BuiltinByName(inv.Name)
+		bi, ok := specprops.BuiltinByName(inv.Name)
 		if !ok {
 			continue
 		}

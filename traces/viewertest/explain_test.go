@@ -13,15 +13,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
 // page renders tr (explained, as bkcheck trace render does) into a file.
 func page(t *testing.T, tr *traces.Trace) string {
 	t.Helper()
-	if ex, err := properties.Explain(tr); err == nil {
+	if ex, err := specprops.Explain(tr); err == nil {
 		tr.Explanation = ex
 	}
 	path := filepath.Join(t.TempDir(), "trace.html")

@@ -1,19 +1,36 @@
-package properties
+// Package specprops is the current model's typed view for CEL properties
+// (package properties): the names of its ITF trace over a spec.State read
+// in place, the helpers that read its fragments and bookies (fragment_of,
+// write_set, holders, copies), the fast path that evaluates most
+// properties without cel-go's interpreter, the CEL forms of the built-in
+// invariants (Builtins) and the explanation of a verdict on the model's
+// state table.
+//
+// It is the current model's hand-written hot path, as spec's Encode and
+// permute are: it knows spec.State field by field, so it lives under the
+// model and is pinned by tests against the model's ITF form
+// (TestViewMatchesITF, TestITFMatchesTypedView); what does not depend on
+// a model (definitions, kinds, the ITF view any model has, the generic
+// explainer) stays in package properties. Package check wires it in.
+//
+// Expressions are parsed and type-checked against the view before any
+// search starts (Compile); an error names the property, the position and
+// what was expected. Each search goroutine evaluates them through its own
+// Evaluator, which reads the state in place: evaluating the CEL forms of
+// the built-in invariants allocates nothing.
+package specprops
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/common"
 	"cel.dev/cel-go/common/functions"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
-	"cel.dev/cel-go/ext"
 
-	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -118,16 +135,8 @@ func init() {
 			}},
 		}},
 		{"seq", "seq(a, b)", "the integers a..b in order (TLA+'s a..b; empty when b < a), e.g. seq(1, c.lac) for the entries a client acknowledged", []helperOverload{
-			{id: "seq_int_int", args: []*types.Type{types.IntType, types.IntType}, result: intList, binary: func(_ *view, a, b ref.Val) ref.Val {
-				lo, ok1 := a.(types.Int)
-				hi, ok2 := b.(types.Int)
-				if !ok1 || !ok2 {
-					return types.NewErr("seq wants two ints")
-				}
-				if hi-lo > 1<<16 {
-					return types.NewErr("seq(%d, %d) is too long", lo, hi)
-				}
-				return seqList(int(lo), int(hi))
+			{id: properties.SeqOverload, args: []*types.Type{types.IntType, types.IntType}, result: intList, binary: func(_ *view, a, b ref.Val) ref.Val {
+				return properties.Seq(a, b)
 			}},
 		}},
 	}
@@ -141,7 +150,7 @@ func (v *view) fragmentOf(e ref.Val, frags ref.Val) ref.Val {
 		return types.NewErr("fragment_of wants an entry id and a list of fragments of the state")
 	}
 	if v.rec != nil {
-		v.rec.note(fragmentRead(&rec{c: l.c}))
+		v.rec.Note(fragmentRead(&rec{c: l.c}))
 	}
 	var fs []spec.Fragment
 	if l.c == ownerMeta {
@@ -172,7 +181,7 @@ func (v *view) writeSet(e ref.Val, frag ref.Val) ref.Val {
 	}
 	if v.rec != nil {
 		if name := fragmentRead(r); name != "" {
-			v.rec.note(name)
+			v.rec.Note(name)
 		}
 	}
 	if id < -128 || id > 127 {
@@ -192,7 +201,7 @@ func (v *view) holders(e ref.Val) ref.Val {
 	var out spec.Bookies
 	for b := 0; b < v.p.Bookies; b++ {
 		if v.rec != nil {
-			v.rec.note("b_entries[" + bookieName(b) + "]")
+			v.rec.Note("b_entries[" + bookieName(b) + "]")
 		}
 		if v.s.BEntries[b].HasID(int8(id)) {
 			out |= 1 << uint(b)
@@ -202,9 +211,7 @@ func (v *view) holders(e ref.Val) ref.Val {
 }
 
 // env is the CEL environment of the view: its variables, record types and
-// helpers, with the standard extensions a TLA+ user reaches for: two-variable
-// comprehensions (clients.all(id, c, ...)), list and set functions
-// (sets.contains, lists.range, ...), strings, and cel.bind.
+// helpers, with every view's extensions (properties.EnvOptions).
 func env() (*cel.Env, error) {
 	envOnce.Do(func() {
 		reg, err := types.NewRegistry()
@@ -216,12 +223,7 @@ func env() (*cel.Env, error) {
 		for _, rt := range recordTypes {
 			prov.byName[rt.t.TypeName()] = rt
 		}
-		opts := []cel.EnvOption{
-			cel.CustomTypeProvider(prov), cel.CustomTypeAdapter(reg),
-			cel.EnableMacroCallTracking(),
-			ext.TwoVarComprehensions(), ext.Lists(ext.ListsMaxRangeSize(1 << 16)), ext.Sets(), ext.Strings(), ext.Bindings(),
-			cel.ParserExpressionSizeLimit(16 << 10),
-		}
+		opts := append([]cel.EnvOption{cel.CustomTypeProvider(prov), cel.CustomTypeAdapter(reg)}, properties.EnvOptions()...)
 		for _, vr := range variables {
 			opts = append(opts, cel.Variable(vr.name, vr.t))
 		}
@@ -269,116 +271,58 @@ func Helpers() []Helper {
 	return out
 }
 
-// Property is a compiled property.
-type Property struct {
-	Def
-	ast   *cel.Ast
-	fast  fexpr // nil: the expression is evaluated by cel-go
-	slots int
-	// Trigger is, for an eventually P ~> Q, the index in the Set of P's
-	// property (this one evaluates Q); -1 otherwise.
-	Trigger int
-}
-
-// User reports whether p is one of the user's properties (not the left
-// side of a P ~> Q, which the Set keeps after them).
-func (p *Property) User() bool { return p.Kind != trigger }
-
-// Fast reports whether the property is evaluated on the fast path (see
-// fast.go) rather than by cel-go's interpreter.
-func (p *Property) Fast() bool { return p.fast != nil }
-
 // Set is the compiled properties of one run.
 type Set struct {
 	Params spec.Params
-	Props  []*Property
+	Props  []*properties.Property
+	// fast and slots are, by property, its fast-path closures (nil: the
+	// expression is evaluated by cel-go) and the comprehension slots
+	// they need.
+	fast  []fexpr
+	slots []int
 }
 
-// Compile parses and type-checks every property against the view. Every
-// problem is reported (a schema.Problems naming the property's setting):
-// the property, the position and what was expected.
-func Compile(p spec.Params, defs []Def) (*Set, error) {
+var (
+	_ properties.PropertySet    = (*Set)(nil)
+	_ properties.TraceSet       = (*Set)(nil)
+	_ properties.StateEvaluator = (*Evaluator)(nil)
+)
+
+// Compile parses and type-checks every property against the view
+// (properties.CompileDefs). Every problem is reported (a schema.Problems
+// naming the property's setting): the property, the position and what
+// was expected.
+func Compile(p spec.Params, defs []properties.Def) (*Set, error) {
 	e, err := env()
 	if err != nil {
 		return nil, fmt.Errorf("properties: the CEL environment: %w", err)
 	}
-	props, err := compileDefs(defs, func(d Def, expr string) (*Property, error) { return compileProperty(e, p, d, expr) })
+	props, err := properties.CompileDefs(defs, func(d properties.Def, expr string) (*cel.Ast, error) { return compileExpr(e, d.Name, expr) })
 	if err != nil {
 		return nil, err
 	}
-	return &Set{Params: p, Props: props}, nil
-}
-
-// compileDefs compiles every definition with compile (a P ~> Q as its
-// goal Q, and its trigger P after the user's properties, Trigger indexing
-// it), reporting every problem at once under each definition's setting.
-func compileDefs(defs []Def, compile func(d Def, expr string) (*Property, error)) ([]*Property, error) {
-	var probs schema.Problems
-	var props, triggers []*Property
-	for _, d := range defs {
-		trig, goal, leadsTo := SplitLeadsTo(d.Expr)
-		pr, err := compile(d, goal)
-		if err != nil {
-			probs.Add(settingOf(d.Kind), "%v", err)
-			continue
-		}
-		if leadsTo {
-			tp, err := compile(Def{Name: d.Name, Kind: trigger, Expr: trig}, trig)
-			if err != nil {
-				probs.Add(settingOf(d.Kind), "%v", err)
-				continue
-			}
-			pr.Trigger = len(triggers) // made an index into props below
-			triggers = append(triggers, tp)
-		}
-		props = append(props, pr)
-	}
-	if err := probs.Err(); err != nil {
-		return nil, err
-	}
-	for _, pr := range props {
-		if pr.Trigger >= 0 {
-			pr.Trigger += len(props)
+	set := &Set{Params: p, Props: props, fast: make([]fexpr, len(props)), slots: make([]int, len(props))}
+	for i, pr := range props {
+		if f, n, err := compileFast(pr.AST().NativeRep(), p); err == nil {
+			set.fast[i], set.slots[i] = f, n
 		}
 	}
-	return append(props, triggers...), nil
+	return set, nil
 }
 
-// trigger is the kind of the left side of an eventually P ~> Q, kept
-// after the user's properties in a Set.
-const trigger Kind = 100
-
-func compileProperty(e *cel.Env, p spec.Params, d Def, expr string) (*Property, error) {
-	ast, err := compileExpr(e, d.Name, expr)
-	if err != nil {
-		return nil, err
-	}
-	pr := &Property{Def: d, ast: ast, Trigger: -1}
-	if f, n, err := compileFast(ast.NativeRep(), p); err == nil {
-		pr.fast, pr.slots = f, n
-	}
-	return pr, nil
-}
+// Fast reports whether property i is evaluated on the fast path (see
+// fast.go) rather than by cel-go's interpreter.
+func (set *Set) Fast(i int) bool { return set.fast[i] != nil }
 
 // compileExpr parses and checks one expression; its error says where and
 // what was expected, in terms of the view.
 func compileExpr(e *cel.Env, name, expr string) (*cel.Ast, error) {
-	src := common.NewStringSource(expr, name)
-	ast, iss := e.CompileSource(src)
-	if iss != nil && iss.Err() != nil {
-		var msgs []string
-		for _, er := range iss.Errors() {
-			msgs = append(msgs, strings.TrimPrefix(er.ToDisplayString(src), "ERROR: ")+hint(er.Message))
-		}
-		return nil, errors.New(strings.Join(msgs, "\n"))
+	ast, _, err := properties.CheckExpr(e, name, expr, hint)
+	if err != nil {
+		return nil, err
 	}
 	if !ast.OutputType().IsExactType(types.BoolType) {
-		t := typeName(ast.OutputType())
-		article := "a"
-		if strings.IndexByte("aeiou", t[0]) >= 0 {
-			article = "an"
-		}
-		return nil, fmt.Errorf("%s:1:1: the expression is %s %s; a property is a bool (true where it holds)", name, article, t)
+		return nil, properties.NotBool(name, ast.OutputType())
 	}
 	return ast, nil
 }
@@ -403,7 +347,7 @@ func hint(msg string) string {
 		guesses := map[string]bool{}
 		for _, rt := range recordTypes {
 			for _, f := range rt.fields {
-				switch d := editDistance(field, f.name); {
+				switch d := properties.EditDistance(field, f.name); {
 				case d < bestD:
 					best, bestD, guesses = []*recordType{rt}, d, map[string]bool{f.name: true}
 				case d == bestD && (len(best) == 0 || best[len(best)-1] != rt):
@@ -431,27 +375,6 @@ func hint(msg string) string {
 	return ""
 }
 
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
-
 // Evaluator evaluates a Set on states, through its own view. It is not
 // safe for concurrent use: give each goroutine one.
 type Evaluator struct {
@@ -464,6 +387,11 @@ type Evaluator struct {
 
 // NewEvaluator prepares the programs of set for one goroutine.
 func (set *Set) NewEvaluator() (*Evaluator, error) { return set.newEvaluator(0) }
+
+// NewTraceEvaluator implements properties.TraceSet.
+func (set *Set) NewTraceEvaluator() (properties.StateEvaluator, error) {
+	return set.newEvaluator(properties.CostLimit)
+}
 
 // newEvaluator is NewEvaluator; with a cost limit (for expressions read
 // from files: a trace's), every evaluation goes through cel-go, which
@@ -478,13 +406,13 @@ func (set *Set) newEvaluator(costLimit uint64) (*Evaluator, error) {
 	if costLimit > 0 {
 		opts = append(opts, cel.CostLimit(costLimit))
 	}
-	for _, pr := range set.Props {
-		prg, err := e.Program(pr.ast, opts...)
+	for i, pr := range set.Props {
+		prg, err := e.Program(pr.AST(), opts...)
 		if err != nil {
 			return nil, fmt.Errorf("property %s: %w", pr.Name, err)
 		}
 		ev.progs = append(ev.progs, prg)
-		ev.frames = append(ev.frames, frame{v: ev.v, slots: make([]ref.Val, pr.slots)})
+		ev.frames = append(ev.frames, frame{v: ev.v, slots: make([]ref.Val, set.slots[i])})
 	}
 	return ev, nil
 }
@@ -496,7 +424,7 @@ func (ev *Evaluator) Load(s *spec.State) { ev.v.load(s) }
 // Holds evaluates property i on the loaded state. An evaluation error
 // (a missing map key, an index out of range) is returned as such.
 func (ev *Evaluator) Holds(i int) (bool, error) {
-	if f := ev.set.Props[i].fast; f != nil && !ev.noFast {
+	if f := ev.set.fast[i]; f != nil && !ev.noFast {
 		switch out := f(&ev.frames[i]); out {
 		case types.True:
 			return true, nil
@@ -516,23 +444,27 @@ func (ev *Evaluator) Holds(i int) (bool, error) {
 	return out == types.True, nil
 }
 
-// Names lists the user's properties' names in order.
-func (set *Set) Names() []string {
-	var out []string
-	for _, p := range set.Props {
-		if p.User() {
-			out = append(out, p.Name)
-		}
+// LoadState implements properties.StateEvaluator: Load of a *spec.State
+// (or a copy of a spec.State).
+func (ev *Evaluator) LoadState(state any) {
+	switch s := state.(type) {
+	case *spec.State:
+		ev.Load(s)
+	case spec.State:
+		ev.Load(&s)
+	default:
+		panic(fmt.Sprintf("properties: the typed view evaluates states of the current model, not %T", state))
 	}
-	return out
 }
 
+// Properties implements properties.PropertySet.
+func (set *Set) Properties() []*properties.Property { return set.Props }
+
+// NewStateEvaluator implements properties.PropertySet.
+func (set *Set) NewStateEvaluator() (properties.StateEvaluator, error) { return set.NewEvaluator() }
+
+// Names lists the user's properties' names in order.
+func (set *Set) Names() []string { return properties.Names(set.Props) }
+
 // Index is the position of the property named name, or -1.
-func (set *Set) Index(name string) int {
-	for i, p := range set.Props {
-		if p.Name == name {
-			return i
-		}
-	}
-	return -1
-}
+func (set *Set) Index(name string) int { return properties.Index(set.Props, name) }

@@ -1,4 +1,4 @@
-package properties
+package specprops
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func readTrace(t *testing.T, path string) *traces.Trace {
 // TestExplain2614: the explanation of apache/bookkeeper#2614's truncation
 // points at the writer's LAC 1 against the metadata's last entry 0.
 func TestExplain2614(t *testing.T) {
-	tr := readTrace(t, "../docs/traces/no-recovery-fence-2614.itf.json")
+	tr := readTrace(t, "../../docs/traces/no-recovery-fence-2614.itf.json")
 	ex, err := Explain(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -46,11 +46,12 @@ func TestExplain2614(t *testing.T) {
 // under a cost limit: one that would run for hours is stopped at once, by
 // Replay's check and by the explanation.
 func TestUntrustedExpressionIsBounded(t *testing.T) {
-	tr := readTrace(t, "../docs/traces/no-recovery-fence-2614.itf.json")
+	tr := readTrace(t, "../../docs/traces/no-recovery-fence-2614.itf.json")
 	tr.Kind, tr.Invariant = "invariant", "Slow"
 	tr.Expression = `seq(0, 60000).all(i, seq(0, 60000).all(j, i + j >= 0)) && meta_status != "STATUS_CLOSED"`
 	start := time.Now()
-	if _, err := CheckTrace(tr); err == nil || !strings.Contains(err.Error(), "cost") {
+	p, _ := spec.ParamsOf(tr.Model)
+	if _, err := CheckTrace(tr, p); err == nil || !strings.Contains(err.Error(), "cost") {
 		t.Errorf("CheckTrace: %v", err)
 	}
 	if ex, _ := Explain(tr); ex != nil && !strings.Contains(strings.Join(ex.Lines, "\n"), "cost") {

@@ -1,4 +1,4 @@
-package properties
+package specprops
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/invariants"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -94,7 +95,7 @@ func TestBuiltinEquivalents(t *testing.T) {
 	}
 	for _, p := range equivalenceModels() {
 		p.EnsureDefaults()
-		var defs []Def
+		var defs []properties.Def
 		for _, inv := range invariants.All {
 			b, _ := BuiltinByName(inv.Name)
 			defs = append(defs, b.Defs("")...)
@@ -117,9 +118,9 @@ func TestBuiltinEquivalents(t *testing.T) {
 				for _, d := range b.Defs("") {
 					var want bool
 					switch {
-					case d.Kind == Invariant && inv.Holds != nil:
+					case d.Kind == properties.Invariant && inv.Holds != nil:
 						want = inv.Holds(p, s)
-					case d.Kind == Terminal && inv.HoldsTerminal != nil:
+					case d.Kind == properties.Terminal && inv.HoldsTerminal != nil:
 						if !terminal[si] {
 							continue
 						}

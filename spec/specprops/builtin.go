@@ -1,4 +1,6 @@
-package properties
+package specprops
+
+import "github.com/bkcheck/bkcheck/properties"
 
 // Builtin is a built-in (compiled) property of package invariants written
 // in CEL: the same verdict on every state (TestBuiltinEquivalents), the
@@ -65,17 +67,17 @@ func BuiltinByName(name string) (Builtin, bool) {
 // Defs are the CEL properties that stand for b: an invariant and/or a
 // terminal property, named by suffix (suffix "" keeps b's name, which only
 // an invariant-only or terminal-only built-in can do).
-func (b Builtin) Defs(suffix string) []Def {
-	var out []Def
+func (b Builtin) Defs(suffix string) []properties.Def {
+	var out []properties.Def
 	if b.Invariant != "" {
-		out = append(out, Def{Name: b.Name + suffix, Kind: Invariant, Expr: b.Invariant})
+		out = append(out, properties.Def{Name: b.Name + suffix, Kind: properties.Invariant, Expr: b.Invariant})
 	}
 	if b.Terminal != "" {
 		name := b.Name + suffix
 		if b.Invariant != "" {
 			name += ".terminal"
 		}
-		out = append(out, Def{Name: name, Kind: Terminal, Expr: b.Terminal})
+		out = append(out, properties.Def{Name: name, Kind: properties.Terminal, Expr: b.Terminal})
 	}
 	return out
 }

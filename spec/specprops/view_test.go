@@ -1,15 +1,12 @@
-package properties
+package specprops
 
 import (
-	"bytes"
-	"encoding/json"
 	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/bkcheck/bkcheck/spec"
-	"github.com/bkcheck/bkcheck/traces"
 )
 
 // TestViewMatchesITF: the view's variables are exactly the ITF trace's
@@ -45,27 +42,13 @@ func TestViewMatchesITF(t *testing.T) {
 		// The states of random walks, as the steps of one trace (the
 		// actions do not matter to the encoding of states).
 		states, _ := sampleStates(t, p, 30)
-		tr := &traces.Trace{Model: spec.Vocabulary(p), Invariant: "x", Steps: []traces.Step{{Initial: true, State: states[0]}}}
-		for _, s := range states[1:] {
-			tr.Steps = append(tr.Steps, traces.Step{State: s, Action: spec.Action{Kind: spec.ClientCreatesLedger, Client: 0, Bookie: -1}})
-		}
-		var b bytes.Buffer
-		if err := traces.EncodeITF(&b, tr); err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Vars   []string         `json:"vars"`
-			States []map[string]any `json:"states"`
-		}
-		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-			t.Fatal(err)
-		}
-		for _, v := range doc.Vars {
+		doc := newITFSample(t, p, states, false) // as json.Unmarshal decodes
+		for _, v := range doc.vars {
 			if v != "mbt::actionTaken" && v != "mbt::nondetPicks" {
 				itfVars[v] = true
 			}
 		}
-		for _, st := range doc.States {
+		for _, st := range doc.itf {
 			for _, f := range st["meta_fragments"].([]any) {
 				note("Fragment", f)
 			}

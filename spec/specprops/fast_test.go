@@ -1,9 +1,11 @@
-package properties
+package specprops
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/bkcheck/bkcheck/properties"
 )
 
 // fastCorpus are expressions that exercise every node the fast path
@@ -52,9 +54,9 @@ var fastCorpus = []string{
 // every corpus expression, every built-in and on every sampled state:
 // the same verdict, or both an error.
 func TestFastMatchesCEL(t *testing.T) {
-	var defs []Def
+	var defs []properties.Def
 	for i, x := range fastCorpus {
-		defs = append(defs, Def{Name: fmt.Sprintf("corpus%02d", i), Kind: Invariant, Expr: x})
+		defs = append(defs, properties.Def{Name: fmt.Sprintf("corpus%02d", i), Kind: properties.Invariant, Expr: x})
 	}
 	for _, b := range Builtins {
 		defs = append(defs, b.Defs("")...)
@@ -65,9 +67,9 @@ func TestFastMatchesCEL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pr := range set.Props {
-			if fast := !strings.Contains(pr.Expr, "cel-go"); pr.Fast() != fast {
-				t.Errorf("%s on the fast path: %v, want %v: %s", pr.Name, pr.Fast(), fast, pr.Expr)
+		for i, pr := range set.Props {
+			if fast := !strings.Contains(pr.Expr, "cel-go"); set.Fast(i) != fast {
+				t.Errorf("%s on the fast path: %v, want %v: %s", pr.Name, set.Fast(i), fast, pr.Expr)
 			}
 		}
 		fast, _ := set.NewEvaluator()

@@ -1,14 +1,14 @@
-package properties
+package specprops
 
 import (
 	"fmt"
 	"reflect"
-	"strings"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
 
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -186,9 +186,6 @@ func layoutList(v *view, l spec.Layout) ref.Val {
 	return &list{kind: lkVals, vals: vals}
 }
 
-// paramName is a setting's name as a CEL field: write-quorum -> write_quorum.
-func paramName(setting string) string { return strings.ReplaceAll(setting, "-", "_") }
-
 // newParamsType declares params: one field per parameter setting (named
 // as the setting, '-' as '_'), plus bookie_ids and client_ids, TLA+'s
 // Bookies and Clients.
@@ -209,7 +206,7 @@ func newParamsType() *recordType {
 			t = types.IntType
 		}
 		idx := gf.Index
-		fields = append(fields, &field{name: paramName(sf.Name), t: t, doc: sf.Help, get: func(r *rec) ref.Val {
+		fields = append(fields, &field{name: properties.ParamName(sf.Name), t: t, doc: sf.Help, get: func(r *rec) ref.Val {
 			return paramValue(reflect.ValueOf(r.v.p).FieldByIndex(idx))
 		}})
 	}
@@ -314,7 +311,7 @@ func withITFVariables(typedVars []variable) []variable {
 		name := d.Name
 		out = append(out, variable{name, types.DynType, d.Doc + " (" + d.When + "; read through the model's ITF form)",
 			func(v *view) ref.Val {
-				val, err := ITFValue(v.p.VarITF(v.s, name))
+				val, err := properties.ITFValue(v.p.VarITF(v.s, name))
 				if err != nil {
 					return types.NewErr("%s: %v", name, err)
 				}
@@ -337,7 +334,7 @@ var variableIndex = func() map[string]int {
 type view struct {
 	p   spec.Params
 	s   *spec.State
-	rec *recorder // non-nil while explaining: reads are noted
+	rec *properties.Recorder // non-nil while explaining: reads are noted
 
 	clients         [spec.MaxClients]rec
 	metaFrags       [maxFragments]rec
@@ -422,29 +419,13 @@ func (v *view) ResolveName(name string) (any, bool) {
 	}
 	vr := &variables[i]
 	if v.rec != nil && vr.read != "" {
-		v.rec.note(vr.read)
+		v.rec.Note(vr.read)
 	}
 	return vr.get(v), true
 }
 
 // Parent implements interpreter.Activation.
 func (v *view) Parent() interpreter.Activation { return nil }
-
-// recorder notes the state-table rows an evaluation reads, in order.
-type recorder struct {
-	seen  map[string]bool
-	names []string
-}
-
-func (r *recorder) note(name string) {
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
-	if !r.seen[name] {
-		r.seen[name] = true
-		r.names = append(r.names, name)
-	}
-}
 
 // ViewVariable describes a top-level name of the view, for documentation.
 type ViewVariable struct {
@@ -462,20 +443,15 @@ type ViewRecord struct {
 func View() ([]ViewVariable, []ViewRecord) {
 	var vars []ViewVariable
 	for _, vr := range variables {
-		vars = append(vars, ViewVariable{vr.name, typeName(vr.t), vr.doc})
+		vars = append(vars, ViewVariable{vr.name, properties.TypeName(vr.t), vr.doc})
 	}
 	var recs []ViewRecord
 	for _, rt := range recordTypes {
 		r := ViewRecord{Name: rt.name, Doc: rt.doc}
 		for _, f := range rt.fields {
-			r.Fields = append(r.Fields, ViewVariable{f.name, typeName(f.t), f.doc})
+			r.Fields = append(r.Fields, ViewVariable{f.name, properties.TypeName(f.t), f.doc})
 		}
 		recs = append(recs, r)
 	}
 	return vars, recs
-}
-
-// typeName renders a CEL type as a user writes about it.
-func typeName(t *types.Type) string {
-	return strings.ReplaceAll(t.String(), "bkcheck.", "")
 }

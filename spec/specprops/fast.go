@@ -1,4 +1,4 @@
-package properties
+package specprops
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
 
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -72,16 +73,8 @@ func (c *fastCompiler) lookup(name string) (int, bool) {
 	return 0, false
 }
 
-func isErr(v ref.Val) bool {
-	switch v.(type) {
-	case *types.Err, *types.Unknown:
-		return true
-	}
-	return false
-}
-
 func noOverload(v ref.Val) ref.Val {
-	if isErr(v) {
+	if properties.IsErr(v) {
 		return v
 	}
 	return types.MaybeNoSuchOverloadErr(v)
@@ -107,7 +100,7 @@ func (c *fastCompiler) compile(e ast.Expr) (fexpr, error) {
 		vr := &variables[i]
 		return func(f *frame) ref.Val {
 			if f.v.rec != nil && vr.read != "" {
-				f.v.rec.note(vr.read)
+				f.v.rec.Note(vr.read)
 			}
 			return vr.get(f.v)
 		}, nil
@@ -180,19 +173,19 @@ func (c *fastCompiler) compileSelect(e ast.Expr) (fexpr, error) {
 func index(x, k ref.Val) ref.Val {
 	switch m := x.(type) {
 	case traits.Mapper:
-		if isErr(k) {
+		if properties.IsErr(k) {
 			return k
 		}
 		v, found := m.Find(k)
 		if !found {
-			if v != nil && isErr(v) {
+			if v != nil && properties.IsErr(v) {
 				return v
 			}
 			return types.NewErr("no such key: %v", k)
 		}
 		return v
 	case traits.Lister:
-		if isErr(k) {
+		if properties.IsErr(k) {
 			return k
 		}
 		return m.Get(k)
@@ -221,7 +214,7 @@ func (c *fastCompiler) compileList(e ast.Expr) (fexpr, error) {
 		vals := make([]ref.Val, len(elems))
 		for i, el := range elems {
 			v := el(f)
-			if isErr(v) {
+			if properties.IsErr(v) {
 				return v
 			}
 			vals[i] = v
@@ -252,7 +245,7 @@ func (c *fastCompiler) compileComprehension(e ast.Expr) (fexpr, error) {
 	if comp.HasIterVar2() {
 		it2 = c.newSlot(comp.IterVar2())
 	}
-	if pred, want, ok := quantifier(comp); ok {
+	if pred, want, ok := properties.Quantifier(comp); ok {
 		p, err := c.compile(pred)
 		if err != nil {
 			return nil, err
@@ -278,7 +271,7 @@ func (c *fastCompiler) compileComprehension(e ast.Expr) (fexpr, error) {
 	c.scope = c.scope[:depth]
 	return func(f *frame) ref.Val {
 		r := rng(f)
-		if isErr(r) {
+		if properties.IsErr(r) {
 			return r
 		}
 		f.slots[accu] = accuInit(f)
@@ -290,7 +283,7 @@ func (c *fastCompiler) compileComprehension(e ast.Expr) (fexpr, error) {
 			}
 			cv := cond(f)
 			if b, ok := cv.(types.Bool); !ok || !bool(b) {
-				if isErr(cv) {
+				if properties.IsErr(cv) {
 					loopErr = cv
 				}
 				return false
@@ -308,46 +301,6 @@ func (c *fastCompiler) compileComprehension(e ast.Expr) (fexpr, error) {
 	}, nil
 }
 
-// quantifier recognises the expansion of all (init true, step
-// accu && P, result accu) and exists (init false, step accu || P): pred is
-// P and decisive the value that ends the loop (false for all, true for
-// exists).
-func quantifier(comp ast.ComprehensionExpr) (pred ast.Expr, decisive bool, ok bool) {
-	init := comp.AccuInit()
-	if init.Kind() != ast.LiteralKind {
-		return nil, false, false
-	}
-	b, isBool := init.AsLiteral().(types.Bool)
-	step, res := comp.LoopStep(), comp.Result()
-	if !isBool || step.Kind() != ast.CallKind || res.Kind() != ast.IdentKind || res.AsIdent() != comp.AccuVar() {
-		return nil, false, false
-	}
-	call := step.AsCall()
-	op := "_&&_"
-	if !b {
-		op = "_||_"
-	}
-	args := call.Args()
-	if call.FunctionName() != op || len(args) != 2 || args[0].Kind() != ast.IdentKind || args[0].AsIdent() != comp.AccuVar() {
-		return nil, false, false
-	}
-	// The loop condition must be the macro's: @not_strictly_false(accu)
-	// for all, @not_strictly_false(!accu) for exists.
-	cond := comp.LoopCondition()
-	if cond.Kind() != ast.CallKind || cond.AsCall().FunctionName() != "@not_strictly_false" || len(cond.AsCall().Args()) != 1 {
-		return nil, false, false
-	}
-	arg := cond.AsCall().Args()[0]
-	if b && !(arg.Kind() == ast.IdentKind && arg.AsIdent() == comp.AccuVar()) {
-		return nil, false, false
-	}
-	if !b && !(arg.Kind() == ast.CallKind && arg.AsCall().FunctionName() == "!_" && len(arg.AsCall().Args()) == 1 &&
-		arg.AsCall().Args()[0].Kind() == ast.IdentKind && arg.AsCall().Args()[0].AsIdent() == comp.AccuVar()) {
-		return nil, false, false
-	}
-	return args[1], !bool(b), true
-}
-
 // quantify is the loop of all (decisive false) or exists (decisive true),
 // with CEL's fold semantics: the decisive value ends it; otherwise the
 // first error met is the result, else the non-decisive value.
@@ -355,7 +308,7 @@ func (c *fastCompiler) quantify(rng, pred fexpr, decisive bool, it1, it2 int) fe
 	dec := boolVal(decisive)
 	return func(f *frame) ref.Val {
 		r := rng(f)
-		if isErr(r) {
+		if properties.IsErr(r) {
 			return r
 		}
 		var acc ref.Val = boolVal(!decisive)
@@ -388,9 +341,8 @@ func (c *fastCompiler) quantify(rng, pred fexpr, decisive bool, it1, it2 int) fe
 	}
 }
 
-// iterate calls visit on the entries of a list (index and element, or the
-// element alone) or a map (key and value) until it returns false; false
-// when r is neither.
+// iterate is properties.Iterate, reading the view's lists and maps
+// without allocating.
 func iterate(r ref.Val, two bool, visit func(k, v ref.Val) bool) bool {
 	switch x := r.(type) {
 	case *list:
@@ -406,30 +358,8 @@ func iterate(r ref.Val, two bool, visit func(k, v ref.Val) bool) bool {
 				break
 			}
 		}
-	case traits.Mapper:
-		it := x.Iterator()
-		for it.HasNext() == types.True {
-			k := it.Next()
-			if !visit(k, x.Get(k)) {
-				break
-			}
-		}
-	case traits.Lister:
-		n, _ := x.Size().(types.Int)
-		for i := types.Int(0); i < n; i++ {
-			v := x.Get(i)
-			var ok bool
-			if two {
-				ok = visit(intVal(int(i)), v)
-			} else {
-				ok = visit(v, nil)
-			}
-			if !ok {
-				break
-			}
-		}
 	default:
-		return false
+		return properties.Iterate(r, two, visit)
 	}
 	return true
 }
@@ -554,7 +484,7 @@ func (c *fastCompiler) compileCall(e ast.Expr) (fexpr, error) {
 			} else {
 				eq = types.Equal(lv, rv)
 			}
-			if neg && !isErr(eq) {
+			if neg && !properties.IsErr(eq) {
 				return boolVal(eq != types.True)
 			}
 			return eq
@@ -649,7 +579,7 @@ func (c *fastCompiler) compileCall(e ast.Expr) (fexpr, error) {
 					if s, ok := v.(types.String); ok {
 						return boolVal(set[s])
 					}
-					if isErr(v) {
+					if properties.IsErr(v) {
 						return v
 					}
 					return coll(f).(traits.Container).Contains(v)
@@ -658,7 +588,7 @@ func (c *fastCompiler) compileCall(e ast.Expr) (fexpr, error) {
 		}
 		return func(f *frame) ref.Val {
 			v := elem(f)
-			if isErr(v) {
+			if properties.IsErr(v) {
 				return v
 			}
 			cv := coll(f)
@@ -672,7 +602,7 @@ func (c *fastCompiler) compileCall(e ast.Expr) (fexpr, error) {
 		x, k := args[0], args[1]
 		return func(f *frame) ref.Val {
 			xv := x(f)
-			if isErr(xv) {
+			if properties.IsErr(xv) {
 				return xv
 			}
 			return index(xv, k(f))
@@ -705,7 +635,7 @@ func (c *fastCompiler) compileCall(e ast.Expr) (fexpr, error) {
 				a := args[0]
 				return func(f *frame) ref.Val {
 					v := a(f)
-					if isErr(v) {
+					if properties.IsErr(v) {
 						return v
 					}
 					return o.unary(f.v, v)
@@ -740,10 +670,10 @@ func (c *fastCompiler) matches(e ast.Expr, o helperOverload) bool {
 // both evaluates l and r, as CEL's strict functions do: bad is the first
 // error, if any, which is then the call's result.
 func both(f *frame, l, r fexpr) (lv, rv, bad ref.Val) {
-	if lv = l(f); isErr(lv) {
+	if lv = l(f); properties.IsErr(lv) {
 		return nil, nil, lv
 	}
-	if rv = r(f); isErr(rv) {
+	if rv = r(f); properties.IsErr(rv) {
 		return nil, nil, rv
 	}
 	return lv, rv, nil
