@@ -394,8 +394,9 @@ func (g *gen) BookieSendsFencingReadLacResponse() {
 			continue
 		}
 		g.begin(-1)
-		g.noteFenced(b)
-		g.n.BFenced |= 1 << uint(b)
+		// The LAC is read from the bookie's last entry; without one (or in
+		// limbo) the read fails and the answer does not wait for the fence.
+		g.noteFenced(b, g.s.BEntries[b] != 0 && !g.s.BLimbo.Has(b))
 		g.reply(msgAction(BookieSendsFencingReadLacResponse, k), k, resp.Key())
 	}
 }
@@ -424,8 +425,7 @@ func (g *gen) BookieSendsReadResponse() {
 		}
 		g.begin(-1)
 		if f.Fence {
-			g.noteFenced(f.Bookie)
-			g.n.BFenced |= 1 << uint(f.Bookie)
+			g.noteFenced(f.Bookie, resp.Code == CodeOK)
 		}
 		g.reply(msgAction(BookieSendsReadResponse, k), k, rk)
 	}

@@ -65,8 +65,7 @@ func (g *gen) BookieFailsRead() {
 		g.begin(-1)
 		g.n.CorruptUsed++
 		if f.Fence {
-			g.noteFenced(f.Bookie)
-			g.n.BFenced |= 1 << uint(f.Bookie)
+			g.noteFenced(f.Bookie, false) // an I/O error: no data
 		}
 		g.reply(msgAction(BookieFailsRead, k), k, rk)
 	}

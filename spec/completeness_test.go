@@ -46,12 +46,13 @@ type complField struct {
 
 // Presence predicates: the rules of spec/encode.go and traces/itf.go
 // stateVars.
-func gwqOnly(m *spec.Model) bool      { return m.V.GuaranteedWriteQuorum }
-func stripedOnly(m *spec.Model) bool  { return m.P.Striped() }
-func faultyOnly(m *spec.Model) bool   { return m.P.Faulty() }
-func lossyOnly(m *spec.Model) bool    { return m.P.LossyJournal() }
-func splitOnly(m *spec.Model) bool    { return m.V.SplitAddCheck }
-func deletionOnly(m *spec.Model) bool { return m.P.DeleteLedger }
+func gwqOnly(m *spec.Model) bool       { return m.V.GuaranteedWriteQuorum }
+func stripedOnly(m *spec.Model) bool   { return m.P.Striped() }
+func faultyOnly(m *spec.Model) bool    { return m.P.Faulty() }
+func lossyOnly(m *spec.Model) bool     { return m.P.LossyJournal() }
+func fenceLossOnly(m *spec.Model) bool { return m.P.FencesCanBeLost() }
+func splitOnly(m *spec.Model) bool     { return m.V.SplitAddCheck }
+func deletionOnly(m *spec.Model) bool  { return m.P.DeleteLedger }
 
 // Extents.
 func perBookie(m *spec.Model, _ reflect.Value) int { return m.P.Bookies }
@@ -169,7 +170,7 @@ var complFields = map[string]complField{
 	"CorruptUsed":                    {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.CorruptReads })},
 	"BUnflushed":                     {present: lossyOnly, extent: perBookie},
 	"BUnflushed[]":                   {flip: flipEntrySet},
-	"BUnflushedFence":                {present: lossyOnly, flip: flipBookies},
+	"BUnflushedFence":                {present: fenceLossOnly, flip: flipBookies},
 	"BDurableLAC":                    {present: lossyOnly, extent: perBookie},
 	"BDurableLAC[]":                  {flip: flipInt(fixed(0), entries(0))},
 	"BChecked":                       {present: splitOnly, extent: perBookie},

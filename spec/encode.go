@@ -88,8 +88,10 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 	if p.DeleteLedger {
 		dst = append(dst, byte(b2u(s.MetaDeleted)), byte(s.BCollected), byte(s.BVolatileFence))
 	}
-	if p.LossyJournal() {
+	if p.FencesCanBeLost() {
 		dst = append(dst, byte(s.BUnflushedFence))
+	}
+	if p.LossyJournal() {
 		for b := 0; b < p.Bookies; b++ {
 			dst = append(dst, byte(s.BDurableLAC[b]))
 			dst = binary.AppendUvarint(dst, uint64(s.BUnflushed[b]))
@@ -253,8 +255,10 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.BCollected = r.bookies("collected", p.Bookies)
 		s.BVolatileFence = r.bookies("volatile fences", p.Bookies)
 	}
-	if p.LossyJournal() {
+	if p.FencesCanBeLost() {
 		s.BUnflushedFence = r.bookies("unflushed fences", p.Bookies)
+	}
+	if p.LossyJournal() {
 		for b := 0; b < p.Bookies && r.Err() == nil; b++ {
 			s.BDurableLAC[b] = r.small("durable lac", 0, MaxEntries)
 			s.BUnflushed[b] = EntrySet(r.Uvarint())

@@ -20,9 +20,9 @@ func (g *gen) lose(b int) {
 
 // BookieCrashes: bookie b stops (the process, or with --journal no-sync
 // the machine: a power loss). Its connections break. What its journal had
-// not made durable is lost: nothing with a synced journal; with a lossy
-// journal the entries it acknowledged since its last flush, its LAC goes
-// back to the flushed one, and with no-sync its unflushed fence too.
+// not made durable is lost: a fence whose record was not yet written
+// (noteFenced), and with a lossy journal the entries it acknowledged since
+// its last flush; its LAC goes back to the flushed one.
 func (g *gen) BookieCrashes(b int) {
 	if int(g.s.CrashesUsed) >= g.p.Crashes || g.s.BDown.Has(b) {
 		return
@@ -37,13 +37,14 @@ func (g *gen) BookieCrashes(b int) {
 		g.n.BFenced &^= bit
 		g.n.BVolatileFence &^= bit
 	}
+	if g.n.BUnflushedFence.Has(b) {
+		g.n.BFenced &^= bit
+		g.n.BUnflushedFence &^= bit
+	}
 	if g.p.LossyJournal() {
 		g.n.BEntries[b] &^= g.n.BUnflushed[b]
 		g.n.BLAC[b] = g.n.BDurableLAC[b]
-		if g.n.BUnflushedFence.Has(b) {
-			g.n.BFenced &^= bit
-		}
-		g.n.BUnflushed[b], g.n.BUnflushedFence = 0, g.n.BUnflushedFence&^bit
+		g.n.BUnflushed[b] = 0
 	}
 	g.lose(b)
 	g.out(Action{Kind: BookieCrashes, Client: -1, Bookie: int8(b)})
@@ -140,19 +141,24 @@ func (g *gen) BookieRejoinsEmpty(b int) {
 
 // BookieSyncsJournal: bookie b's journal makes everything it acknowledged
 // durable (fsync with journalSyncData=false; a ledger-storage flush with
-// the journal disabled).
+// the journal disabled), and a fence record still in its queue: the
+// Journal thread writes (and with journalSyncData=true fsyncs) it within
+// journalMaxGroupWaitMSec.
 func (g *gen) BookieSyncsJournal(b int) {
-	if !g.p.LossyJournal() || g.s.BDown.Has(b) {
+	if g.s.BDown.Has(b) {
 		return
 	}
 	bit := Bookies(1) << uint(b)
-	if g.s.BUnflushed[b] == 0 && !g.s.BUnflushedFence.Has(b) && g.s.BDurableLAC[b] == g.s.BLAC[b] {
+	lossy := g.p.LossyJournal()
+	if !g.s.BUnflushedFence.Has(b) && (!lossy || g.s.BUnflushed[b] == 0 && g.s.BDurableLAC[b] == g.s.BLAC[b]) {
 		return
 	}
 	g.begin(-1)
-	g.n.BUnflushed[b] = 0
 	g.n.BUnflushedFence &^= bit
-	g.n.BDurableLAC[b] = g.n.BLAC[b]
+	if lossy {
+		g.n.BUnflushed[b] = 0
+		g.n.BDurableLAC[b] = g.n.BLAC[b]
+	}
 	g.out(Action{Kind: BookieSyncsJournal, Client: -1, Bookie: int8(b)})
 }
 
@@ -164,12 +170,31 @@ func (g *gen) noteStored(b int, e Entry) {
 	}
 }
 
-// noteFenced records that bookie b fenced the ledger: with no-sync the
-// fence record is in the page cache until the next flush.
-func (g *gen) noteFenced(b int) {
-	if g.p.Journal == JournalNoSync && !g.s.BFenced.Has(b) {
-		g.n.BUnflushedFence |= 1 << uint(b)
+// noteFenced records, in the successor being built, that bookie b fenced
+// the ledger for a fencing read and answers it, with data (the entry, or
+// the LAC read from its last entry) or without. BookieImpl.fenceLedger
+// queues a fence record in the journal (LedgerDescriptorImpl.
+// fenceAndLogInJournal) and ReadEntryProcessor.processPacket waits for it
+// only when data was read (handleReadResultForFenceRead, which waits on
+// the pending record of an earlier fence too); on NoEntryException,
+// NoLedgerException, DataUnknownException or an IOException it answers at
+// once, and a crash before the Journal thread writes the record loses
+// the fence. With no-sync even a written record waits for the next fsync.
+// The variant durable-fence-reply makes every reply wait.
+func (g *gen) noteFenced(b int, withData bool) {
+	bit := Bookies(1) << uint(b)
+	switch {
+	case !g.p.FencesCanBeLost():
+	case g.p.Journal == JournalNoSync:
+		if !g.s.BFenced.Has(b) {
+			g.n.BUnflushedFence |= bit
+		}
+	case withData:
+		g.n.BUnflushedFence &^= bit
+	case !g.s.BFenced.Has(b):
+		g.n.BUnflushedFence |= bit
 	}
+	g.n.BFenced |= bit
 }
 
 // BookieBecomesReadOnly: bookie b turns read-only (its disks passed the

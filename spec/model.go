@@ -41,7 +41,7 @@ func (m *Model) RequiredActions() []ActionKind {
 		}
 	}
 	add(p.Crashes > 0, BookieCrashes, BookieRestarts)
-	add(p.LossyJournal(), BookieSyncsJournal)
+	add(p.LossyJournal() || p.FencesCanBeLost(), BookieSyncsJournal)
 	add(p.DiskLoss > 0, BookieLosesDisk)
 	add(p.Reformat > 0, BookieRejoinsEmpty)
 	add(p.ReadOnly > 0, BookieBecomesReadOnly, BookieSendsAddReadOnlyResponse)

@@ -51,6 +51,8 @@ func (p Params) Rows(s *State) []vocab.Row {
 			add(fmt.Sprintf("b_unflushed[b%d]", b+1), "%s", FormatEntries(s.BUnflushed[b]))
 			add(fmt.Sprintf("b_durable_lac[b%d]", b+1), "%d", s.BDurableLAC[b])
 		}
+	}
+	if p.FencesCanBeLost() {
 		add("b_unflushed_fence", "%s", FormatBookies(s.BUnflushedFence))
 	}
 	lafr := p.HasLAFR()

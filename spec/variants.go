@@ -50,6 +50,12 @@ type Variant struct {
 	// of the bookie's, closed ones too, as the BP-46 text says (the code
 	// fences open ones only); a candidate fix for apache/bookkeeper#4812.
 	IntegrityFencesClosed bool
+	// DurableFenceReply: a bookie answers every fencing read only once
+	// its fence record is in the journal, as ReadEntryProcessor already
+	// does when the read found data (handleReadResultForFenceRead); today
+	// a NoSuchEntry, no-ledger, Unknown or I/O-error answer does not wait,
+	// and a crash right after it loses the fence. A candidate fix.
+	DurableFenceReply bool
 
 	// Actions are the actions only this variant has: a run of the variant
 	// must see each fire (coverage), or the variant proves nothing.
@@ -68,6 +74,7 @@ const (
 	VariantStaleAcksAfterChange  = "stale-acks-after-change"
 	VariantDeleteForgetsFence    = "delete-forgets-fence"
 	VariantIntegrityFencesClosed = "integrity-fences-closed"
+	VariantDurableFenceReply     = "durable-fence-reply"
 )
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -140,6 +147,13 @@ var Variants = []Variant{
 		Issue:                 "apache/bookkeeper#4812",
 		RecoveryReadsFence:    true,
 		IntegrityFencesClosed: true,
+	},
+	{
+		Name:               VariantDurableFenceReply,
+		Description:        "a bookie answers a fencing read only once its fence record is in the journal, whatever the read found (today it waits only when it read data): a candidate fix for fences lost by a crash right after a NoSuchEntry answer (--crashes)",
+		Source:             "proto/ReadEntryProcessor.processPacket and ReadEntryProcessorV3.getReadResponse, with the wait of handleReadResultForFenceRead on every path",
+		RecoveryReadsFence: true,
+		DurableFenceReply:  true,
 	},
 }
 

@@ -29,6 +29,16 @@ func (p Params) HasChecked() bool { return p.variant().SplitAddCheck }
 // b_volatile_fence.
 func (p Params) HasDeletion() bool { return p.DeleteLedger }
 
+// FencesCanBeLost: a crash can lose a fence whose journal record is not
+// yet durable (b_unflushed_fence). With no-sync every fence waits for the
+// next fsync; with a synced or disabled journal a bookie that answers a
+// fencing read without data (NoSuchEntry, no ledger, Unknown, an I/O
+// error) does not wait for its fence record (ReadEntryProcessor), unless
+// the variant makes every such reply wait (durable-fence-reply).
+func (p Params) FencesCanBeLost() bool {
+	return p.Crashes > 0 && (p.Journal == JournalNoSync || !p.variant().DurableFenceReply)
+}
+
 // variant is p's variant (the reference if the name is unknown: Validate
 // rejects such parameters before any model is built).
 func (p Params) variant() Variant {
@@ -102,7 +112,7 @@ var stateVars = []stateVar{
 			return m.perBookie(func(b int) any { return int(s.BDurableLAC[b]) })
 		},
 		decode: func(d itfDec, v any, s *State) { d.perBookieInts(v, &s.BDurableLAC) }},
-	{Var: vocab.Var{Name: "b_unflushed_fence", Shape: vocab.BookieSet, Doc: "the bookies whose fence is not yet durable", When: "--journal no-sync or disabled"}, present: Params.LossyJournal,
+	{Var: vocab.Var{Name: "b_unflushed_fence", Shape: vocab.BookieSet, Doc: "the bookies whose fence record is not yet durable in their journal", When: "--crashes (with a synced or disabled journal: fences answered without data)"}, present: Params.FencesCanBeLost, since: true,
 		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BUnflushedFence) },
 		decode: func(d itfDec, v any, s *State) { s.BUnflushedFence = d.bookies(v) }},
 	{Var: vocab.Var{Name: "meta_deleted", Doc: "whether the ledger's metadata is deleted", When: "--delete-ledger"}, present: Params.HasDeletion,
