@@ -96,7 +96,7 @@ var All = []Bug{
 		Fix:         "No change to the coverage rule. The mitigation is BP-46's data-integrity check (PR #2936, 4.15.0, opt-in dataIntegrityChecking): a bookie that lost data fences the ledger and answers Unknown (limbo) for what it lacks.",
 		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
-		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity = 1, true }), Invariants: []string{noDivergence}, Symmetry: both},
+		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity, x.ReformatCookie = 1, true, spec.CookieKept }), Invariants: []string{noDivergence}, Symmetry: both},
 		FixedExpect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
 		Finding:     "The data-integrity check stops this truncation, but not the loss: with the same one re-format bkcheck finds a 15-state trace in which the ledger is closed first, the bookie is re-formatted afterwards (the check leaves closed ledgers alone, so it comes back unfenced) and the old writer's add reaches quorum on it and on a bookie recovery never fenced: #4812's mechanism (bk-4812 below).",
 	},
@@ -149,10 +149,10 @@ var All = []Bug{
 		Mechanism: "An open ledger's bookies are replaced by fresh processes with empty disks at the same address (decommissioning deleted their cookies, so they start as new). Auto-recovery fences and closes the ledger; a fresh bookie holds no fence for it, so the original writer's add is accepted by it and by a bookie recovery did not fence, and is acknowledged beyond the closed end: silent loss. The data-integrity check does not help: it fences open ledgers only.",
 		Versions:  "reproduced on 4.16.x and 4.17.3; open",
 		Fix:       "None merged. bkcheck checks a candidate: the data-integrity check fencing closed ledgers too, as the BP-46 text says (variant integrity-fences-closed).",
-		Bug:       check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity = 1, true }), Invariants: []string{noDivergence}, Symmetry: both},
+		Bug:       check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity, x.ReformatCookie = 1, true, spec.CookieKept }), Invariants: []string{noDivergence}, Symmetry: both},
 		Expect:    regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
 		Fixed: check.ModelConfig{Params: p(func(x *spec.Params) {
-			x.Reformat, x.DataIntegrity, x.Variant = 1, true, spec.VariantIntegrityFencesClosed
+			x.Reformat, x.DataIntegrity, x.ReformatCookie, x.Variant = 1, true, spec.CookieKept, spec.VariantIntegrityFencesClosed
 		}),
 			Invariants: []string{noDivergence}, Symmetry: both},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 1957188, Slow: true},

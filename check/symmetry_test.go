@@ -49,7 +49,7 @@ func TestSymmetryOrbits(t *testing.T) {
 		{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}, // striped
 		// Extensions: faults put per-bookie flags and budgets in the state,
 		// gwq adds LAFR fields; the canonical form must relabel them all.
-		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Reformat: 1, DataIntegrity: true},
+		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Reformat: 1, DataIntegrity: true, ReformatCookie: spec.CookieKept},
 		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Reformat: 1},
 		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Crashes: 1, ReadOnly: 1},
 		{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, Variant: "gwq"},

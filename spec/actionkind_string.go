@@ -43,11 +43,12 @@ func _() {
 	_ = x[BookieFailsRead-33]
 	_ = x[ClientDeletesLedger-34]
 	_ = x[BookieCollectsLedger-35]
+	_ = x[BookieRunsPreBootCheck-36]
 }
 
-const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedger"
+const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedgerBookieRunsPreBootCheck"
 
-var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857}
+var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857, 879}
 
 func (i ActionKind) String() string {
 	idx := int(i) - 1

@@ -48,12 +48,15 @@ const (
 	BookieFailsRead
 	ClientDeletesLedger
 	BookieCollectsLedger
+	// Added after the groups above were numbered (a kind's number is
+	// kept once released).
+	BookieRunsPreBootCheck
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = BookieCollectsLedger + 1
+const numActionKinds = BookieRunsPreBootCheck + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -148,6 +151,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		for b := 0; b < p.Bookies; b++ {
 			g.BookieCrashes(b)
 			g.BookieRestarts(b)
+			g.BookieRunsPreBootCheck(b)
 			g.BookieLosesDisk(b)
 			g.BookieRejoinsEmpty(b)
 			g.BookieSyncsJournal(b)

@@ -51,6 +51,7 @@ func stripedOnly(m *spec.Model) bool   { return m.P.Striped() }
 func faultyOnly(m *spec.Model) bool    { return m.P.Faulty() }
 func lossyOnly(m *spec.Model) bool     { return m.P.LossyJournal() }
 func fenceLossOnly(m *spec.Model) bool { return m.P.FencesCanBeLost() }
+func deferredOnly(m *spec.Model) bool  { return m.P.DeferredCheck() }
 func splitOnly(m *spec.Model) bool     { return m.V.SplitAddCheck }
 func deletionOnly(m *spec.Model) bool  { return m.P.DeleteLedger }
 
@@ -168,6 +169,7 @@ var complFields = map[string]complField{
 	"ReadOnlyUsed":                   {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.ReadOnly })},
 	"DiskFullUsed":                   {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.DiskFull })},
 	"CorruptUsed":                    {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.CorruptReads })},
+	"BCheckPending":                  {present: deferredOnly, flip: flipBookies},
 	"BUnflushed":                     {present: lossyOnly, extent: perBookie},
 	"BUnflushed[]":                   {flip: flipEntrySet},
 	"BUnflushedFence":                {present: fenceLossOnly, flip: flipBookies},
@@ -436,8 +438,13 @@ func complConfigs() []complConfig {
 		with("crashes-journal-disabled-integrity", func(p *spec.Params) {
 			p.Crashes, p.Journal, p.DataIntegrity = 1, spec.JournalDisabled, true
 		}),
+		// With InterleavedLedgerStorage the check fences nothing: the model
+		// is the one without it (EnsureDefaults), which this pins too.
+		with("crashes-journal-disabled-integrity-interleaved", func(p *spec.Params) {
+			p.Crashes, p.Journal, p.DataIntegrity, p.LedgerStorage = 1, spec.JournalDisabled, true, spec.LedgerStorageInterleaved
+		}),
 		with("disk-loss-reformat", func(p *spec.Params) { p.DiskLoss, p.Reformat = 1, 1 }),
-		with("reformat-integrity", func(p *spec.Params) { p.Reformat, p.DataIntegrity = 1, true }),
+		with("reformat-integrity", func(p *spec.Params) { p.Reformat, p.DataIntegrity, p.ReformatCookie = 1, true, spec.CookieKept }),
 		with("read-only", func(p *spec.Params) { p.ReadOnly = 1 }),
 		with("disk-full", func(p *spec.Params) { p.DiskFull = 1 }),
 		with("corrupt-reads", func(p *spec.Params) { p.CorruptReads = 1 }),
@@ -458,14 +465,15 @@ func complConfigs() []complConfig {
 				p.DeleteLedger = true
 			}
 			if v.IntegrityFencesClosed {
-				p.Reformat, p.DataIntegrity = 1, true
+				p.Reformat, p.DataIntegrity, p.ReformatCookie = 1, true, spec.CookieKept
 			}
 		}))
 	}
 	everything := func(name, variant string) complConfig {
 		return with(name, func(p *spec.Params) {
 			p.Bookies, p.Ensemble, p.Variant = 4, 3, variant
-			p.Crashes, p.Journal, p.DiskLoss, p.Reformat, p.DataIntegrity = 1, spec.JournalNoSync, 1, 1, true
+			p.Crashes, p.Journal, p.DiskLoss, p.Reformat, p.DataIntegrity = 1, spec.JournalDisabled, 1, 1, true
+			p.ReformatCookie = spec.CookieKept
 			p.ReadOnly, p.DiskFull, p.CorruptReads, p.DeleteLedger = 1, 1, 1, true
 		})
 	}

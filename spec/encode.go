@@ -80,6 +80,9 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		dst = append(dst, byte(s.BDown), byte(s.BWiped), byte(s.BReadOnly), byte(s.BDiskFull), byte(s.BLimbo),
 			byte(s.CrashesUsed), byte(s.DiskLossUsed), byte(s.ReformatUsed), byte(s.ReadOnlyUsed), byte(s.DiskFullUsed), byte(s.CorruptUsed))
 	}
+	if p.DeferredCheck() {
+		dst = append(dst, byte(s.BCheckPending))
+	}
 	if m.V.SplitAddCheck {
 		for b := 0; b < p.Bookies; b++ {
 			dst = binary.AppendUvarint(dst, uint64(s.BChecked[b]))
@@ -241,6 +244,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.ReadOnlyUsed = r.small("read-only faults used", 0, p.ReadOnly)
 		s.DiskFullUsed = r.small("disk-full faults used", 0, p.DiskFull)
 		s.CorruptUsed = r.small("corrupt reads used", 0, p.CorruptReads)
+	}
+	if p.DeferredCheck() {
+		s.BCheckPending = r.bookies("pending pre-boot checks", p.Bookies)
 	}
 	if m.V.SplitAddCheck {
 		for b := 0; b < p.Bookies && r.Err() == nil; b++ {

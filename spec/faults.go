@@ -31,7 +31,8 @@ func (g *gen) BookieCrashes(b int) {
 	bit := Bookies(1) << uint(b)
 	g.n.BDown |= bit
 	g.n.CrashesUsed++
-	g.n.BChecked[b] = 0 // in memory
+	g.n.BChecked[b] = 0       // in memory
+	g.n.BCheckPending &^= bit // the next restart starts the check again
 	if g.n.BVolatileFence.Has(b) {
 		// The fence of a deleted ledger was kept in memory only.
 		g.n.BFenced &^= bit
@@ -52,18 +53,35 @@ func (g *gen) BookieCrashes(b int) {
 
 // BookieRestarts: a crashed bookie comes back with what its journal kept.
 // With the journal disabled the shutdown was unclean and data may be
-// missing, so the data-integrity check (if on) runs first. A bookie with a
-// wiped disk does not restart: cookie validation refuses it.
+// missing: with --data-integrity, EmbeddedServer starts the pre-boot check
+// (runPreBootCheck("UNCLEAN_SHUTDOWN")) and drops its future, so the
+// bookie serves reads, fences and adds before the check has run
+// (BookieRunsPreBootCheck). A bookie with a wiped disk does not restart:
+// cookie validation refuses it.
 func (g *gen) BookieRestarts(b int) {
 	if !g.s.BDown.Has(b) || g.s.BWiped.Has(b) || g.p.unavailableSet().Has(b) {
 		return
 	}
 	g.begin(-1)
 	g.n.BDown &^= 1 << uint(b)
-	if g.p.Journal == JournalDisabled {
-		g.dataIntegrityCheck(b)
+	if g.p.DeferredCheck() {
+		g.n.BCheckPending |= 1 << uint(b)
 	}
 	g.out(Action{Kind: BookieRestarts, Client: -1, Bookie: int8(b)})
+}
+
+// BookieRunsPreBootCheck: the pre-boot check a restart started
+// (b_check_pending) runs on the running bookie, against the metadata as it
+// is now (DataIntegrityCheckImpl.runPreBootCheck walks the ledgers with
+// MetadataAsyncIterator and processPreBoot marks each).
+func (g *gen) BookieRunsPreBootCheck(b int) {
+	if !g.s.BCheckPending.Has(b) || g.s.BDown.Has(b) {
+		return
+	}
+	g.begin(-1)
+	g.n.BCheckPending &^= 1 << uint(b)
+	g.dataIntegrityCheck(b)
+	g.out(Action{Kind: BookieRunsPreBootCheck, Client: -1, Bookie: int8(b)})
 }
 
 // dataIntegrityCheck is DataIntegrityCheckImpl's pre-boot check on bookie
@@ -96,6 +114,7 @@ func (g *gen) wipe(b int) {
 	g.n.BLimbo &^= bit
 	g.n.BChecked[b] = 0
 	g.n.BVolatileFence &^= bit
+	g.n.BCheckPending &^= bit
 }
 
 // BookieLosesDisk: bookie b's disk is wiped (a failed or replaced volume).
@@ -116,11 +135,15 @@ func (g *gen) BookieLosesDisk(b int) {
 	g.out(Action{Kind: BookieLosesDisk, Client: -1, Bookie: int8(b)})
 }
 
-// BookieRejoinsEmpty: an operator re-formats bookie b (or deletes its
-// cookie) and it rejoins under the same address with an empty disk:
-// entries, LAC and fences are gone, its connections break. With the
-// data-integrity check on, it comes back fenced and in limbo for the
-// ledger if the ledger is open and its last ensemble holds b.
+// BookieRejoinsEmpty: an operator re-formats bookie b (or decommissions
+// it and starts a fresh one at its address) and it rejoins with an empty
+// disk: entries, LAC and fences are gone, its connections break. With the
+// cookie deleted (the default) DataIntegrityCookieValidation.checkCookies
+// finds a new environment and stamps cookies: no check. With the cookie
+// kept (--reformat-cookie kept, dataIntegrityStampMissingCookiesEnabled)
+// it runs the pre-boot check and waits for it: the bookie comes back
+// fenced and in limbo for the ledger if the ledger is open and its last
+// ensemble holds b.
 func (g *gen) BookieRejoinsEmpty(b int) {
 	if int(g.s.ReformatUsed) >= g.p.Reformat || g.p.unavailableSet().Has(b) || g.s.MetaStatus == StatusNil {
 		return
@@ -134,7 +157,9 @@ func (g *gen) BookieRejoinsEmpty(b int) {
 	g.wipe(b)
 	g.n.BDown &^= bit
 	g.n.BWiped &^= bit
-	g.dataIntegrityCheck(b)
+	if g.p.ReformatCookie == CookieKept {
+		g.dataIntegrityCheck(b)
+	}
 	g.lose(b)
 	g.out(Action{Kind: BookieRejoinsEmpty, Client: -1, Bookie: int8(b)})
 }

@@ -30,5 +30,8 @@ func DecodeLegacyParams(b []byte) (Params, error) {
 	p := lp.Params
 	p.Reformat = lp.DataLoss
 	p.DataIntegrity = lp.DataLossMode == "limbo" && lp.DataLoss > 0
+	if p.DataIntegrity {
+		p.ReformatCookie = CookieKept // 0.1's limbo ran the check on every re-format
+	}
 	return p, nil
 }

@@ -41,6 +41,7 @@ func (m *Model) RequiredActions() []ActionKind {
 		}
 	}
 	add(p.Crashes > 0, BookieCrashes, BookieRestarts)
+	add(p.DeferredCheck(), BookieRunsPreBootCheck)
 	add(p.LossyJournal() || p.FencesCanBeLost(), BookieSyncsJournal)
 	add(p.DiskLoss > 0, BookieLosesDisk)
 	add(p.Reformat > 0, BookieRejoinsEmpty)

@@ -39,16 +39,18 @@ type Params struct {
 	// each one's mechanism and source). Budgets say how many times each may
 	// happen in a run. All off is the reference model, whose state space
 	// they leave untouched.
-	Crashes       int    `name:"crashes" unit:"N" help:"bookie crashes allowed; a crashed bookie restarts with what its journal made durable (all of it with --journal synced)"`
-	Journal       string `name:"journal" unit:"MODE" help:"what a crash loses: synced (journalSyncData=true, the default: acks follow fsync, nothing), no-sync (journalSyncData=false: acks precede fsync; a crash is a power loss and loses unflushed entries and fences), disabled (journalWriteData=false: acks precede any disk write; a crash loses unflushed entries)"`
-	DiskLoss      int    `name:"disk-loss" unit:"N" help:"bookie disks that may be wiped; cookie validation (InvalidCookieException) keeps such a bookie down until an operator re-formats it"`
-	Reformat      int    `name:"reformat" unit:"N" help:"operator re-formats allowed: a bookie (running, or kept down by a wiped disk) rejoins empty under the same address"`
-	DataIntegrity bool   `name:"data-integrity" help:"dataIntegrityChecking=true: a bookie that rejoins having lost data fences and marks in limbo the ledger if it is not closed and its last ensemble holds the bookie (DataIntegrityCheckImpl); in limbo it answers Unknown for entries and LACs it does not have"`
-	ReadOnly      int    `name:"read-only" unit:"N" help:"bookies that may turn read-only: they reject normal adds (EREADONLY, before any fence check) and accept recovery adds (high priority)"`
-	DiskFull      int    `name:"disk-full" unit:"N" help:"bookies that may turn read-only with every disk below minUsableSizeForHighPriorityWrites: they reject recovery adds too"`
-	Unavailable   int    `name:"unavailable" unit:"N" help:"the last N bookies are down for the whole run (never start)"`
-	CorruptReads  int    `name:"corrupt-reads" unit:"N" help:"reads of a stored entry that may fail (a corrupt entry log); the bookie answers an error (EIO), or NoSuchEntry with --variant corrupt-read-nosuch"`
-	DeleteLedger  bool   `name:"delete-ledger" help:"a client that closed the ledger may delete it, and bookies then garbage-collect it (Pulsar deletes ledgers it no longer needs)"`
+	Crashes        int    `name:"crashes" unit:"N" help:"bookie crashes allowed; a crashed bookie restarts with what its journal made durable (all of it with --journal synced)"`
+	Journal        string `name:"journal" unit:"MODE" help:"what a crash loses: synced (journalSyncData=true, the default: acks follow fsync, nothing), no-sync (journalSyncData=false: acks precede fsync; a crash is a power loss and loses unflushed entries and fences), disabled (journalWriteData=false: acks precede any disk write; a crash loses unflushed entries)"`
+	DiskLoss       int    `name:"disk-loss" unit:"N" help:"bookie disks that may be wiped; cookie validation (InvalidCookieException) keeps such a bookie down until an operator re-formats it"`
+	Reformat       int    `name:"reformat" unit:"N" help:"operator re-formats allowed: a bookie (running, or kept down by a wiped disk) rejoins empty under the same address"`
+	DataIntegrity  bool   `name:"data-integrity" help:"dataIntegrityChecking=true: the pre-boot check (DataIntegrityCheckImpl) fences and marks in limbo the ledger if it is not closed and its last ensemble holds the bookie; in limbo a bookie answers Unknown for entries and LACs it does not have. It runs after an unclean shutdown with --journal disabled, started at restart and not awaited (BookieRunsPreBootCheck), and on a re-format only with --reformat-cookie kept"`
+	ReformatCookie string `name:"reformat-cookie" unit:"MODE" help:"what an operator re-format does with the bookie's cookie in the metadata store: deleted (the default, as bookieformat -deleteCookie, decommissionbookie and the HTTP decommission with delete_cookie do: the bookie boots as a new environment and no pre-boot check runs) or kept (with --data-integrity and dataIntegrityStampMissingCookiesEnabled=true: cookie validation runs the pre-boot check and waits for it before the bookie serves)"`
+	LedgerStorage  string `name:"ledger-storage" unit:"CLASS" help:"the bookies' ledger storage, for the data-integrity check: db (DbLedgerStorage, the default and Pulsar's) or interleaved (InterleavedLedgerStorage or SortedLedgerStorage, BookKeeper's default class: no limbo, the pre-boot check throws before it fences anything)"`
+	ReadOnly       int    `name:"read-only" unit:"N" help:"bookies that may turn read-only: they reject normal adds (EREADONLY, before any fence check) and accept recovery adds (high priority)"`
+	DiskFull       int    `name:"disk-full" unit:"N" help:"bookies that may turn read-only with every disk below minUsableSizeForHighPriorityWrites: they reject recovery adds too"`
+	Unavailable    int    `name:"unavailable" unit:"N" help:"the last N bookies are down for the whole run (never start)"`
+	CorruptReads   int    `name:"corrupt-reads" unit:"N" help:"reads of a stored entry that may fail (a corrupt entry log); the bookie answers an error (EIO), or NoSuchEntry with --variant corrupt-read-nosuch"`
+	DeleteLedger   bool   `name:"delete-ledger" help:"a client that closed the ledger may delete it, and bookies then garbage-collect it (Pulsar deletes ledgers it no longer needs)"`
 
 	// ReliableNetwork: no message is lost (sends and replies are always
 	// delivered); timeouts then come only from crashed bookies. A way to
@@ -83,6 +85,22 @@ const (
 	JournalDisabled = "disabled" // journalWriteData=false: entries acked before any disk write; fences journalled
 )
 
+// Re-format cookie modes (Params.ReformatCookie) and ledger storages
+// (Params.LedgerStorage); the zero values are the defaults.
+const (
+	CookieDeleted            = ""            // the operator deleted the bookie's cookie: a new environment
+	CookieKept               = "kept"        // the cookie stays; stamping missing cookies runs the check
+	LedgerStorageDB          = ""            // DbLedgerStorage: limbo exists
+	LedgerStorageInterleaved = "interleaved" // Interleaved/SortedLedgerStorage: setLimboState throws
+)
+
+// DeferredCheck reports whether a restart after an unclean shutdown
+// starts the pre-boot check without waiting for it (EmbeddedServer, with
+// journalWriteData=false): the bookie serves until BookieRunsPreBootCheck.
+func (p Params) DeferredCheck() bool {
+	return p.DataIntegrity && p.Crashes > 0 && p.Journal == JournalDisabled
+}
+
 // LossyJournal reports whether a bookie acknowledges what a crash can
 // still lose: its state then records what is not yet durable.
 func (p Params) LossyJournal() bool {
@@ -107,9 +125,13 @@ func DefaultParams() Params {
 
 // EnsureDefaults fills in what a parameter set leaves unsaid: E = Qw, the
 // reference variant. Settings that have no effect are cleared, so that
-// equal models have equal Params: "synced" is the journal's zero value,
-// and the journal matters only with crashes, the data-integrity check
-// only with a way to lose data.
+// equal models have equal Params: "synced", "deleted" and "db" are zero
+// values; the journal matters only with crashes; the data-integrity check
+// only where BookKeeper runs it (a restart after an unclean shutdown with
+// the journal disabled, a re-format that kept the cookie) and only with
+// DbLedgerStorage (with Interleaved/SortedLedgerStorage setLimboState
+// throws before the check fences anything, the same model as no check;
+// the re-format that would then never boot is refused by Validate).
 func (p *Params) EnsureDefaults() {
 	if p.Ensemble == 0 {
 		p.Ensemble = p.WriteQuorum
@@ -120,8 +142,25 @@ func (p *Params) EnsureDefaults() {
 	if p.Journal == "synced" || p.Crashes == 0 {
 		p.Journal = JournalSynced
 	}
-	if p.Reformat == 0 && !(p.Crashes > 0 && p.Journal == JournalDisabled) {
+	switch p.ReformatCookie {
+	case "deleted":
+		p.ReformatCookie = CookieDeleted
+	}
+	if p.LedgerStorage == "db" {
+		p.LedgerStorage = LedgerStorageDB
+	}
+	if p.Reformat == 0 {
+		p.ReformatCookie = CookieDeleted
+	}
+	kept := p.Reformat > 0 && p.ReformatCookie == CookieKept
+	if !kept && !(p.Crashes > 0 && p.Journal == JournalDisabled) {
 		p.DataIntegrity = false
+	}
+	if !kept && p.LedgerStorage == LedgerStorageInterleaved {
+		p.DataIntegrity = false
+	}
+	if !p.DataIntegrity {
+		p.LedgerStorage = LedgerStorageDB
 	}
 }
 
@@ -187,6 +226,23 @@ func (p Params) Validate() error {
 	case JournalSynced, JournalNoSync, JournalDisabled:
 	default:
 		probs.Add("journal", "must be synced, no-sync or disabled (got %q)", p.Journal)
+	}
+	switch p.ReformatCookie {
+	case CookieDeleted:
+	case CookieKept:
+		if !p.DataIntegrity {
+			probs.Add("reformat-cookie", "kept needs --data-integrity: with the cookie kept and empty directories, only the data-integrity cookie validation with dataIntegrityStampMissingCookiesEnabled=true lets the bookie boot (otherwise InvalidCookieException keeps it down: that is --disk-loss)")
+		}
+		if p.LedgerStorage == LedgerStorageInterleaved {
+			probs.Add("reformat-cookie", "kept with --ledger-storage interleaved never boots: the pre-boot check throws (InterleavedLedgerStorage.setLimboState) and cookie validation refuses the bookie")
+		}
+	default:
+		probs.Add("reformat-cookie", "must be deleted or kept (got %q)", p.ReformatCookie)
+	}
+	switch p.LedgerStorage {
+	case LedgerStorageDB, LedgerStorageInterleaved:
+	default:
+		probs.Add("ledger-storage", "must be db or interleaved (got %q)", p.LedgerStorage)
 	}
 	return probs.Err()
 }

@@ -279,6 +279,7 @@ func TestActionKindNames(t *testing.T) {
 		"ClientReceivesAddErrorResponse", "ClientFailsToCreateLedger", "BookieSendsAddReadOnlyResponse",
 		"BookieLosesDisk", "BookieSyncsJournal", "BookieFillsDisk",
 		"BookieChecksAdd", "BookieFailsRead", "ClientDeletesLedger", "BookieCollectsLedger",
+		"BookieRunsPreBootCheck",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

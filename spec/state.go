@@ -228,6 +228,11 @@ type State struct {
 	DiskFullUsed int8
 	CorruptUsed  int8
 
+	// The pre-boot check started at a restart after an unclean shutdown
+	// (--data-integrity, --journal disabled) and not yet run: EmbeddedServer
+	// does not wait for it, so the bookie serves meanwhile.
+	BCheckPending Bookies
+
 	// Journal durability (only with --journal no-sync or disabled): what
 	// each bookie acknowledged but has not yet made durable, and its LAC
 	// as of its last flush. A crash loses the former and goes back to the

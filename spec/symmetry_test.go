@@ -15,7 +15,7 @@ func TestCanonicalIsInvariant(t *testing.T) {
 	for _, p := range []Params{
 		{Bookies: 3, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2},
 		{Bookies: 3, Clients: 3, Ensemble: 3, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1}, // striped
-		{Bookies: 3, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, Crashes: 1, Reformat: 1, DataIntegrity: true},
+		{Bookies: 3, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, Crashes: 1, Reformat: 1, DataIntegrity: true, ReformatCookie: CookieKept},
 	} {
 		m, err := NewModel(p)
 		if err != nil {

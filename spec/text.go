@@ -36,6 +36,9 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add("faults_used", "crashes %d, disk losses %d, re-formats %d, read-only %d, disk full %d, corrupt reads %d",
 			s.CrashesUsed, s.DiskLossUsed, s.ReformatUsed, s.ReadOnlyUsed, s.DiskFullUsed, s.CorruptUsed)
 	}
+	if p.DeferredCheck() {
+		add("b_check_pending", "%s", FormatBookies(s.BCheckPending))
+	}
 	if p.HasDeletion() {
 		add("meta_deleted", "%s", tlaBool(s.MetaDeleted))
 		add("b_collected", "%s", FormatBookies(s.BCollected))

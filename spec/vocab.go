@@ -104,6 +104,9 @@ var stateVars = []stateVar{
 	faultSet("b_limbo", "the bookies in limbo after the data-integrity check", func(s *State) *Bookies { return &s.BLimbo }, false),
 	{Var: vocab.Var{Name: "faults_used", Doc: "how much of each fault budget is used", When: "any fault"}, present: Params.Faulty,
 		itf: (*vocabModel).faultsUsedITF, decode: func(d itfDec, v any, s *State) { d.faultsUsed(v, s) }},
+	{Var: vocab.Var{Name: "b_check_pending", Shape: vocab.BookieSet, Doc: "the bookies whose pre-boot data-integrity check, started at a restart after an unclean shutdown, has not run yet (the bookie serves meanwhile)", When: "--data-integrity, --crashes, --journal disabled"}, present: Params.DeferredCheck, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BCheckPending) },
+		decode: func(d itfDec, v any, s *State) { s.BCheckPending = d.bookies(v) }},
 	{Var: vocab.Var{Name: "b_unflushed", Shape: vocab.PerBookie, Doc: "the entries each bookie acknowledged and has not yet made durable", When: "--journal no-sync or disabled"}, present: Params.LossyJournal,
 		itf:    func(m *vocabModel, s *State) any { return m.entrySets(&s.BUnflushed) },
 		decode: func(d itfDec, v any, s *State) { d.entrySets(v, &s.BUnflushed) }},
@@ -183,11 +186,13 @@ func actionInfo(k ActionKind) vocab.Action {
 	case k == BookieLosesDisk:
 		a.EnabledBy = "--disk-loss"
 	case k == BookieSyncsJournal:
-		a.EnabledBy = "--journal no-sync or disabled"
+		a.EnabledBy = "--crashes"
 	case k == BookieFillsDisk:
 		a.EnabledBy = "--disk-full"
 	case k == BookieFailsRead:
 		a.EnabledBy = "--corrupt-reads"
+	case k == BookieRunsPreBootCheck:
+		a.EnabledBy = "--data-integrity with --crashes and --journal disabled"
 	case k == ClientDeletesLedger || k == BookieCollectsLedger:
 		a.EnabledBy = "--delete-ledger"
 	}

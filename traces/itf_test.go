@@ -23,7 +23,7 @@ func itfTraces(tt *testing.T) []*Trace {
 	out = append(out, walk(tt, base,
 		[]spec.ActionKind{spec.ClientCreatesLedger, spec.ClientSendsAddEntryRequests, spec.BookieSendsAddConfirmedResponse, spec.ClientReceivesAddConfirmedResponse, spec.ClientStartsRecovery},
 		[]spec.Bookies{0, 0b10, 0, 0, 0}))
-	striped := spec.Params{Bookies: 4, Clients: 2, Ensemble: 3, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2, Variant: "gwq", Crashes: 1, Reformat: 1, DataIntegrity: true}
+	striped := spec.Params{Bookies: 4, Clients: 2, Ensemble: 3, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2, Variant: "gwq", Crashes: 1, Reformat: 1, DataIntegrity: true, ReformatCookie: spec.CookieKept}
 	out = append(out, walk(tt, striped,
 		[]spec.ActionKind{spec.ClientCreatesLedger, spec.ClientSendsAddEntryRequests, spec.BookieCrashes, spec.BookieSendsAddConfirmedResponse, spec.BookieRejoinsEmpty},
 		[]spec.Bookies{0, 0, 0, 0, 0}))
