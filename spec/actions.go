@@ -758,6 +758,10 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 	if timedOut == 0 {
 		return
 	}
+	if !g.m.V.GuaranteedWriteQuorum && g.p.PartialReplacement {
+		g.replacePartially(kind, cid, recovery, cf, timedOut)
+		return
+	}
 	if !g.m.V.GuaranteedWriteQuorum {
 		// The failed set must be non-empty, all timed out, and leave no
 		// timed-out bookie among the good ones: exactly the timed-out
@@ -777,8 +781,50 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 	}
 }
 
-// replace is the body of ChangeEnsemble for one set of failed bookies.
-func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) {
+// replacePartially is EnsembleUtils.replaceBookiesInEnsemble: the failed
+// bookies are replaced one at a time in ensemble order, and when no bookie
+// is left for one the change keeps those replaced before it (it fails only
+// if there are none: "if (replaced <= 0) throw e; else break;"). With
+// striping the order is the layout's; without, an ensemble is a set and
+// its order in the Java client's list is the placement policy's (random),
+// so every set of failed bookies that order could put first is a
+// successor: each replaceable set of the largest replaceable size. That
+// choice does not depend on the bookies' names, which keeps symmetry
+// sound.
+func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragment, failed Bookies) {
+	if g.p.Striped() {
+		order := cf.inPositionOrder(g.p, failed)
+		for k := len(order); k >= 1; k-- {
+			var prefix Bookies
+			for _, b := range order[:k] {
+				prefix |= 1 << uint(b)
+			}
+			if g.replace(kind, cid, recovery, prefix) {
+				return
+			}
+		}
+		return
+	}
+	for k := failed.Len(); k >= 1; k-- {
+		any := false
+		for sub := Bookies(0); ; {
+			sub = (sub - failed) & failed // subsets in increasing order
+			if sub == 0 {
+				break
+			}
+			if sub.Len() == k && g.replace(kind, cid, recovery, sub) {
+				any = true
+			}
+		}
+		if any {
+			return
+		}
+	}
+}
+
+// replace is the body of ChangeEnsemble for one set of failed bookies; it
+// reports whether it emitted the change (a replacement exists).
+func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) bool {
 	c := &g.s.Clients[cid]
 	cf, _ := c.CurrFragment()
 	good := cf.Ensemble &^ failed
@@ -791,7 +837,7 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) {
 		newEns, ok = g.SelectEnsemble(good, failed)
 	}
 	if !ok {
-		return
+		return false
 	}
 	first := c.LAC + 1
 	if g.m.V.GuaranteedWriteQuorum {
@@ -801,7 +847,7 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) {
 		first = c.LAFR + 1
 		for id := first; id <= c.LAC; id++ {
 			if id >= 1 && c.Confirmed[id-1]&failed != 0 {
-				return
+				return false
 			}
 		}
 	}
@@ -828,6 +874,7 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) {
 	a := clientAction(kind, cid)
 	a.Lost = failed
 	g.out(a)
+	return true
 }
 
 // ClientChangesEnsemble: the writer replaces bookies that timed out.

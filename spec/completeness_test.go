@@ -450,6 +450,7 @@ func complConfigs() []complConfig {
 		with("corrupt-reads", func(p *spec.Params) { p.CorruptReads = 1 }),
 		with("delete-ledger", func(p *spec.Params) { p.DeleteLedger = true }),
 		with("unavailable", func(p *spec.Params) { p.Unavailable = 1 }),
+		with("partial-replacement-striped", func(p *spec.Params) { p.Ensemble, p.Crashes, p.PartialReplacement = 3, 2, true }),
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}
 		}),

@@ -68,6 +68,13 @@ type Params struct {
 	// at a fenced LAC of 1 or more never sees its write-backs complete and
 	// never closes the ledger.
 	RecoveryFromLAC bool `name:"recovery-from-lac" help:"the recovery client counts write-backs from the fenced LAC, as LedgerRecoveryOp does (the spec counts from entry 1: with --entries >= 2 such recoveries never close)"`
+
+	// PartialReplacement: an ensemble change replaces the failed bookies
+	// one at a time and keeps the replacements it found, as
+	// EnsembleUtils.replaceBookiesInEnsemble does ("if (replaced <= 0)
+	// throw e; else break;"). The spec replaces every timed-out bookie at
+	// once or makes no change.
+	PartialReplacement bool `name:"partial-replacement" help:"an ensemble change replaces the timed-out bookies one at a time, in ensemble order, and keeps those it could replace, as EnsembleUtils.replaceBookiesInEnsemble does (the spec replaces all of them or none)"`
 }
 
 // ParamsSchema is the schema of Params: flags, file keys and JSON keys.

@@ -74,6 +74,18 @@ func (l Layout) With(i, b int) Layout {
 	return l&^(7<<(3*uint(i))) | Layout(b)<<(3*uint(i))
 }
 
+// inPositionOrder lists the members of bs in the order of f's positions
+// (striping: an ordered ensemble).
+func (f Fragment) inPositionOrder(p Params, bs Bookies) []int {
+	var out []int
+	for pos := 0; pos < p.Ensemble; pos++ {
+		if b := f.Layout.At(pos); bs.Has(b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // PendingAddOp is [entry, fragment_id, ensemble] (and the ensemble's
 // layout with striping).
 type PendingAddOp struct {
