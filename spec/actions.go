@@ -1047,7 +1047,7 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 	next := c.LAP + 1
 	a := clientAction(ClientSendsRecoveryReadRequests, cid)
 	a.Entry = next
-	g.sendToBookies(a, g.p.writeSet(next, c.RecoveryEns, c.RecoveryLay), func(b int) MsgKey {
+	g.sendToBookies(a, g.recoveryReadSet(c, next), func(b int) MsgKey {
 		return MsgFields{Type: ReadRequest, Bookie: b, Cid: cid, Entry: Entry{ID: next}, Fence: g.m.V.RecoveryReadsFence}.Key()
 	}, func() {
 		nc := g.begin(cid)
@@ -1055,6 +1055,25 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 		nc.CurrReadEntry = next
 		nc.Fenced = 0
 	})
+}
+
+// recoveryReadSet is the write set a recovery read of entry id goes to.
+// PendingReadOp reads entry i from getLedgerMetadata().getEnsembleAt(i),
+// the ensemble of the fragment holding i (release 4.13 included); the spec
+// reads every entry from the last fragment's ensemble (recovery_ensemble).
+// The two differ only for an entry before the last fragment, which
+// recovery reads only when it starts below the last fragment (variant
+// no-lac-floor); there the model reads as BookKeeper does.
+func (g *gen) recoveryReadSet(c *Client, id int8) Bookies {
+	frags := g.s.MetaFragmentList()
+	if n := len(frags); n > 1 && id < frags[n-1].First {
+		for i := n - 2; i >= 0; i-- {
+			if frags[i].First <= id {
+				return g.p.WriteSet(id, frags[i])
+			}
+		}
+	}
+	return g.p.writeSet(id, c.RecoveryEns, c.RecoveryLay)
 }
 
 // ClientReceivesRecoveryReadResponse: one positive read makes the entry
@@ -1067,6 +1086,8 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 		return
 	}
 	cf, _ := c.CurrFragment()
+	readSet := g.recoveryReadSet(c, c.CurrReadEntry)
+	readEns := readSet | c.RecoveryEns // where this client's reads can be in flight
 	for _, m := range g.s.Msgs {
 		k := m.Key
 		if k.Cid() != cid || m.Count < 1 || k.Type() != ReadResponse || k.Entry().ID != c.CurrReadEntry {
@@ -1097,7 +1118,7 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 		a := msgAction(ClientReceivesRecoveryReadResponse, k)
 		switch {
 		case anyOK: // ReadPositive
-			if !g.s.onlyReadInFlight(k, c.RecoveryEns) {
+			if !g.s.onlyReadInFlight(k, readEns) {
 				continue
 			}
 			nc := g.begin(cid)
@@ -1106,7 +1127,7 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 			nc.LAP = c.LAP + 1
 			nc.addPending(PendingAddOp{Entry: Entry{ID: c.LAP + 1, Data: k.Entry().Data}, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
 		case nse >= g.p.WriteQuorum-g.p.AckQuorum+1: // ReadNegative
-			if !g.s.onlyReadInFlight(k, c.RecoveryEns) {
+			if !g.s.onlyReadInFlight(k, readEns) {
 				continue
 			}
 			nc := g.begin(cid)
@@ -1114,8 +1135,8 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 			nc.clearResponses()
 			nc.RecoveryEns, nc.RecoveryLay = 0, 0
 			nc.LastRecoverable = k.Entry().ID - 1
-		case total+g.s.ReadTimeoutCount(cid, g.p.writeSet(c.CurrReadEntry, c.RecoveryEns, c.RecoveryLay)) == g.p.WriteQuorum: // ReadUnknown
-			if !g.s.onlyReadInFlight(k, c.RecoveryEns) {
+		case total+g.s.ReadTimeoutCount(cid, readSet) == g.p.WriteQuorum: // ReadUnknown
+			if !g.s.onlyReadInFlight(k, readEns) {
 				continue
 			}
 			nc := g.begin(cid)

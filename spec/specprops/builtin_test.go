@@ -74,6 +74,7 @@ func equivalenceModels() []spec.Params {
 	faults := d
 	faults.Bookies, faults.WriteQuorum, faults.AckQuorum = 3, 3, 2
 	faults.Crashes, faults.Journal, faults.Reformat, faults.DataIntegrity, faults.ReadOnly = 1, "no-sync", 1, true, 1
+	faults.ReformatCookie = spec.CookieKept // the check runs on the re-format
 	crash := d
 	crash.Bookies, crash.WriteQuorum, crash.Crashes, crash.ReliableNetwork = 3, 3, 1, true
 	lacFloor := d // #2615: fragments out of order

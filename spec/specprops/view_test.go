@@ -23,6 +23,8 @@ func TestViewMatchesITF(t *testing.T) {
 	deleting.DeleteLedger = true
 	split := spec.DefaultParams()
 	split.Variant = "split-add-check"
+	deferred := spec.DefaultParams() // b_check_pending
+	deferred.Crashes, deferred.Journal, deferred.DataIntegrity = 1, spec.JournalDisabled, true
 	itfVars := map[string]bool{}
 	fields := map[string]map[string]bool{} // record type -> ITF keys seen
 	note := func(rt string, obj any) {
@@ -37,7 +39,7 @@ func TestViewMatchesITF(t *testing.T) {
 			fields[rt][k] = true
 		}
 	}
-	for _, p := range []spec.Params{striped, faulty, deleting, split} {
+	for _, p := range []spec.Params{striped, faulty, deleting, split, deferred} {
 		p.EnsureDefaults()
 		// The states of random walks, as the steps of one trace (the
 		// actions do not matter to the encoding of states).
