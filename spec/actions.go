@@ -224,6 +224,11 @@ func (g *gen) begin(cid int) *Client {
 // reply completes ProcessedOneAndSendAnother(rcv, snd) on the successor
 // being built: rcv is marked processed and snd is sent, delivered or lost.
 func (g *gen) reply(a Action, rcv, snd MsgKey) {
+	if g.p.HasHandles() && a.Kind != BookieSendsAddReadOnlyResponse {
+		// Handling the request loaded the ledger's handle (a read-only
+		// bookie rejects an add before it looks the ledger up).
+		g.n.BHandle |= 1 << uint(rcv.Bookie())
+	}
 	g.n.setCount(rcv, 0)
 	g.n.insert(snd, 1)
 	g.out(a)

@@ -7,20 +7,24 @@ package spec
 
 // mayStore reports whether bookie b may store the normal add k now: it is
 // not fenced (the reference: check and store are one step under the
-// handle's lock), or, with split-add-check, it found the ledger not fenced
-// in an earlier step (BookieChecksAdd) whatever happened since.
+// handle's lock). With split-add-check an add that found no handle checks
+// in an earlier step (BookieChecksAdd) and stores whatever happened since;
+// one that found a handle is the reference's single step.
 func (g *gen) mayStore(b int, k MsgKey) bool {
-	if g.m.V.SplitAddCheck {
+	if g.m.V.SplitAddCheck && (g.s.BChecked[b].Has(k.Entry()) || !g.s.BHandle.Has(b)) {
 		return g.s.BChecked[b].Has(k.Entry())
 	}
 	return !g.s.BFenced.Has(b)
 }
 
-// BookieChecksAdd (split-add-check): a bookie finds the ledger not fenced
-// for a normal add and will store it later (BookieSendsAddConfirmedResponse)
-// even if a fencing read fences the ledger in between: before PR #4701 an
-// add and a fence on a ledger without a handle could get two
-// LedgerDescriptor objects and lock different monitors.
+// BookieChecksAdd (split-add-check): a bookie that holds no handle for the
+// ledger (its first request for it since it started) creates one, finds
+// the ledger not fenced for a normal add, and will store it later
+// (BookieSendsAddConfirmedResponse) even if a fencing read fences the
+// ledger in between: before PR #4701 an add and a fence on a ledger
+// without a handle could get two LedgerDescriptor objects
+// (HandleFactoryImpl.getHandle) and lock different monitors. Once a handle
+// exists both lock it, and the add is the reference's single step.
 func (g *gen) BookieChecksAdd() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
@@ -28,10 +32,11 @@ func (g *gen) BookieChecksAdd() {
 			continue
 		}
 		b := k.Bookie()
-		if g.s.BFenced.Has(b) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) || g.s.BChecked[b].Has(k.Entry()) || g.s.Sent(addResponse(k, true)) {
+		if g.s.BFenced.Has(b) || g.s.BDown.Has(b) || g.s.BHandle.Has(b) || g.rejectsAdd(b, k) || g.s.BChecked[b].Has(k.Entry()) || g.s.Sent(addResponse(k, true)) {
 			continue
 		}
 		g.begin(-1)
+		g.n.BHandle |= 1 << uint(b)
 		g.n.BChecked[b] = g.n.BChecked[b].Add(k.Entry())
 		g.out(msgAction(BookieChecksAdd, k))
 	}
@@ -86,8 +91,12 @@ func (g *gen) ClientDeletesLedger(cid int) {
 // BookieCollectsLedger: a bookie garbage-collects the deleted ledger: its
 // entries and handle are gone. Since PR #4462 it remembers that the ledger
 // was fenced (recentlyFencedAndDeletedLedgers) and rejects adds as fenced,
-// in memory only: a crash forgets it. With variant delete-forgets-fence
-// the fence goes with the handle.
+// in memory only: a crash forgets it. It remembers only what it can see
+// then: HandleFactoryImpl.ledgerDeleted → markIfConflictWritingOccurs
+// marks the ledger only if its handle is loaded (ledgers.get) and fenced,
+// so a restart between the fence and the collection, with no request
+// since, defeats it too. With variant delete-forgets-fence the fence goes
+// with the handle.
 func (g *gen) BookieCollectsLedger(b int) {
 	if !g.s.MetaDeleted || g.s.BCollected.Has(b) || g.s.BDown.Has(b) {
 		return
@@ -97,13 +106,13 @@ func (g *gen) BookieCollectsLedger(b int) {
 	g.n.BCollected |= bit
 	g.n.BEntries[b], g.n.BLAC[b], g.n.BLAFR[b] = 0, 0, 0
 	g.n.BUnflushed[b], g.n.BDurableLAC[b], g.n.BChecked[b] = 0, 0, 0
-	switch {
-	case g.m.V.DeleteForgetsFence:
-		g.n.BFenced &^= bit
+	if !g.m.V.DeleteForgetsFence && g.n.BFenced.Has(b) && g.s.BHandle.Has(b) {
+		g.n.BVolatileFence |= bit // remembered, in memory only
+	} else {
+		g.n.BFenced &^= bit // gone with the ledger's index
 		g.n.BUnflushedFence &^= bit
-	case g.n.BFenced.Has(b):
-		g.n.BVolatileFence |= bit
 	}
+	g.n.BHandle &^= bit
 	g.out(Action{Kind: BookieCollectsLedger, Client: -1, Bookie: int8(b)})
 }
 

@@ -52,6 +52,7 @@ func faultyOnly(m *spec.Model) bool    { return m.P.Faulty() }
 func lossyOnly(m *spec.Model) bool     { return m.P.LossyJournal() }
 func fenceLossOnly(m *spec.Model) bool { return m.P.FencesCanBeLost() }
 func deferredOnly(m *spec.Model) bool  { return m.P.DeferredCheck() }
+func handlesOnly(m *spec.Model) bool   { return m.P.HasHandles() }
 func splitOnly(m *spec.Model) bool     { return m.V.SplitAddCheck }
 func deletionOnly(m *spec.Model) bool  { return m.P.DeleteLedger }
 
@@ -169,6 +170,7 @@ var complFields = map[string]complField{
 	"ReadOnlyUsed":                   {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.ReadOnly })},
 	"DiskFullUsed":                   {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.DiskFull })},
 	"CorruptUsed":                    {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.CorruptReads })},
+	"BHandle":                        {present: handlesOnly, flip: flipBookies},
 	"BCheckPending":                  {present: deferredOnly, flip: flipBookies},
 	"BUnflushed":                     {present: lossyOnly, extent: perBookie},
 	"BUnflushed[]":                   {flip: flipEntrySet},

@@ -91,6 +91,9 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 	if p.DeleteLedger {
 		dst = append(dst, byte(b2u(s.MetaDeleted)), byte(s.BCollected), byte(s.BVolatileFence))
 	}
+	if p.HasHandles() {
+		dst = append(dst, byte(s.BHandle))
+	}
 	if p.FencesCanBeLost() {
 		dst = append(dst, byte(s.BUnflushedFence))
 	}
@@ -260,6 +263,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.MetaDeleted = r.small("meta deleted", 0, 1) == 1
 		s.BCollected = r.bookies("collected", p.Bookies)
 		s.BVolatileFence = r.bookies("volatile fences", p.Bookies)
+	}
+	if p.HasHandles() {
+		s.BHandle = r.bookies("ledger handles", p.Bookies)
 	}
 	if p.FencesCanBeLost() {
 		s.BUnflushedFence = r.bookies("unflushed fences", p.Bookies)

@@ -33,6 +33,7 @@ func (g *gen) BookieCrashes(b int) {
 	g.n.CrashesUsed++
 	g.n.BChecked[b] = 0       // in memory
 	g.n.BCheckPending &^= bit // the next restart starts the check again
+	g.n.BHandle &^= bit       // handles are in memory
 	if g.n.BVolatileFence.Has(b) {
 		// The fence of a deleted ledger was kept in memory only.
 		g.n.BFenced &^= bit
@@ -115,6 +116,7 @@ func (g *gen) wipe(b int) {
 	g.n.BChecked[b] = 0
 	g.n.BVolatileFence &^= bit
 	g.n.BCheckPending &^= bit
+	g.n.BHandle &^= bit
 }
 
 // BookieLosesDisk: bookie b's disk is wiped (a failed or replaced volume).

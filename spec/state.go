@@ -264,6 +264,12 @@ type State struct {
 	BCollected     Bookies
 	BVolatileFence Bookies
 
+	// The bookies holding a handle for the ledger in memory (its
+	// LedgerDescriptor in HandleFactoryImpl's map): created by the first
+	// request a bookie handles for the ledger since it started, gone with a
+	// crash or the garbage collection (split-add-check, --delete-ledger).
+	BHandle Bookies
+
 	Clients [MaxClients]Client
 }
 

@@ -147,6 +147,7 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	dst.BDiskFull = pm.bookies(s.BDiskFull)
 	dst.BLimbo = pm.bookies(s.BLimbo)
 	dst.BCheckPending = pm.bookies(s.BCheckPending)
+	dst.BHandle = pm.bookies(s.BHandle)
 	dst.BUnflushedFence = pm.bookies(s.BUnflushedFence)
 	for i := 0; i < int(s.NumMetaFragments); i++ {
 		dst.MetaFragments[i] = pm.fragment(s.MetaFragments[i], p.Ensemble, striped)
@@ -302,7 +303,7 @@ func (c *Canonicalizer) signatures(s *State) {
 		bit := Bookies(1) << uint(b)
 		h := uint64(s.BEntries[b])*31 + uint64(s.BLAC[b])<<8 + uint64(s.BLAFR[b])<<16 +
 			mix(uint64(s.BUnflushed[b])+1)*uint64(s.BDurableLAC[b]+1) + mix(uint64(s.BChecked[b])+7)
-		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending} {
+		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle} {
 			if set&bit != 0 {
 				h += 1 << (24 + uint(i))
 			}

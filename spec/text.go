@@ -44,6 +44,9 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add("b_collected", "%s", FormatBookies(s.BCollected))
 		add("b_volatile_fence", "%s", FormatBookies(s.BVolatileFence))
 	}
+	if p.HasHandles() {
+		add("b_handle", "%s", FormatBookies(s.BHandle))
+	}
 	if p.HasChecked() {
 		for b := 0; b < p.Bookies; b++ {
 			add(fmt.Sprintf("b_checked[b%d]", b+1), "%s", FormatEntries(s.BChecked[b]))

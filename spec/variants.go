@@ -117,7 +117,7 @@ var Variants = []Variant{
 	},
 	{
 		Name:               VariantSplitAddCheck,
-		Description:        "a bookie checks 'not fenced' and stores an add in two steps; a fencing read between them returns the LAC before the entry and the add is still acknowledged (two handles for one ledger, before 4.17.4/4.18.0)",
+		Description:        "an add that is a bookie's first request for the ledger since it started (no handle yet) checks 'not fenced' and stores in two steps; a fencing read between them returns the LAC before the entry and the add is still acknowledged (two handles for one ledger, before 4.17.4/4.18.0)",
 		Source:             "HandleFactoryImpl.getHandle before PR #4701",
 		Issue:              "apache/bookkeeper PR #4701",
 		RecoveryReadsFence: true,
@@ -126,7 +126,7 @@ var Variants = []Variant{
 	},
 	{
 		Name:                 VariantStaleAcksAfterChange,
-		Description:          "after an ensemble change the writer still counts acks from the bookies it replaced: an entry can be acknowledged on bookies the metadata no longer assigns it to",
+		Description:          "after an ensemble change the writer still counts acks from the bookies it replaced: an entry can be acknowledged on bookies the metadata no longer assigns it to. An over-approximation of #4651's race: PendingAddOp.writeComplete drops an ack from an address its ensemble no longer names and the re-send loop removes earlier ones (ackSet.removeBookieAndCheck), so a trace of this variant need not be an execution of the Java client",
 		Source:               "PendingAddOp.unsetSuccessAndSendWriteRequest / LedgerHandle.sendAddSuccessCallbacks (issues #4651, #4097, #3005; PR #4194 open)",
 		Issue:                "apache/bookkeeper#4651",
 		RecoveryReadsFence:   true,

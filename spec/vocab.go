@@ -29,6 +29,12 @@ func (p Params) HasChecked() bool { return p.variant().SplitAddCheck }
 // b_volatile_fence.
 func (p Params) HasDeletion() bool { return p.DeleteLedger }
 
+// HasHandles: whether a bookie holds a handle for the ledger matters
+// (b_handle): to split-add-check, whose race needs an add that finds no
+// handle, and to ledger deletion, whose fix (PR #4462) remembers a fence
+// only through a loaded handle.
+func (p Params) HasHandles() bool { return p.HasChecked() || p.HasDeletion() }
+
 // FencesCanBeLost: a crash can lose a fence whose journal record is not
 // yet durable (b_unflushed_fence). With no-sync every fence waits for the
 // next fsync; with a synced or disabled journal a bookie that answers a
@@ -127,6 +133,9 @@ var stateVars = []stateVar{
 	{Var: vocab.Var{Name: "b_volatile_fence", Shape: vocab.BookieSet, Doc: "the bookies whose fence of the deleted ledger is only in memory", When: "--delete-ledger"}, present: Params.HasDeletion,
 		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BVolatileFence) },
 		decode: func(d itfDec, v any, s *State) { s.BVolatileFence = d.bookies(v) }},
+	{Var: vocab.Var{Name: "b_handle", Shape: vocab.BookieSet, Doc: "the bookies holding a handle for the ledger in memory (created by the first request since the bookie started; gone with a crash or garbage collection)", When: "--variant split-add-check or --delete-ledger"}, present: Params.HasHandles, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BHandle) },
+		decode: func(d itfDec, v any, s *State) { s.BHandle = d.bookies(v) }},
 	{Var: vocab.Var{Name: "b_checked", Shape: vocab.PerBookie, Doc: "the normal adds each bookie found not fenced and has not stored yet", When: "variants that check and store an add in two steps (split-add-check)"}, present: Params.HasChecked,
 		itf:    func(m *vocabModel, s *State) any { return m.entrySets(&s.BChecked) },
 		decode: func(d itfDec, v any, s *State) { d.entrySets(v, &s.BChecked) }},
