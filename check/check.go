@@ -181,6 +181,10 @@ func (e *expander) Check() string {
 	return ""
 }
 
+// InModel implements explorer.Constrainer: the CEL state constraints on
+// the state Check loaded.
+func (e *expander) InModel() bool { return e.cel == nil || e.cel.inModel() }
+
 func (e *expander) CheckTerminal() string {
 	p := e.m.spec.P
 	for _, inv := range e.m.invs {

@@ -65,6 +65,9 @@ func (c ModelConfig) CELProperties() (properties.PropertySet, error) {
 	var probs schema.Problems
 	defs, err := c.Settings.Defs(reserved)
 	probs.Merge(err)
+	if len(c.Settings.Constraint) > 0 && len(c.Settings.Eventually) > 0 {
+		probs.Add("constraint", "cannot be combined with --eventually (the eventually pass searches the product of the model and its properties, which has no constraint)")
+	}
 	if n := len(c.Settings.Eventually); n > maxEventually {
 		probs.Add("eventually", "at most %d eventually properties per run (got %d)", maxEventually, n)
 	}
@@ -93,6 +96,7 @@ type celProps struct {
 	terminal   []int
 	eventually []int
 	probes     []int
+	constraint []int         // state constraints: not claims
 	probeSeen  []atomic.Bool // by position in probes: held in some state checked
 	// target >= 0 makes a probe's witness search: Check reports
 	// set.Properties()[target] where it holds, and nothing else is checked.
@@ -121,6 +125,8 @@ func newCELProps(set properties.PropertySet) *celProps {
 			cp.eventually = append(cp.eventually, i)
 		case properties.Probe:
 			cp.probes = append(cp.probes, i)
+		case properties.Constraint:
+			cp.constraint = append(cp.constraint, i)
 		}
 	}
 	cp.probeSeen = make([]atomic.Bool, len(cp.probes))
@@ -177,6 +183,18 @@ func (cc *celChecker) check(s any) string {
 		}
 	}
 	return ""
+}
+
+// inModel is InModel's CEL part on the state check loaded: whether every
+// state constraint holds (an evaluation error puts the state outside, as
+// it ends TLC's run; the constraint's trace explanation shows it).
+func (cc *celChecker) inModel() bool {
+	for _, i := range cc.cp.constraint {
+		if !cc.holds(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkTerminal is CheckTerminal's CEL part.
@@ -283,7 +301,7 @@ func answerCEL(ctx context.Context, cfg Config, rep *Report, cp *celProps, witne
 	}
 	results := map[string]*PropertyResult{}
 	for _, p := range cp.set.Properties() {
-		if !p.User() {
+		if !p.User() || p.Kind == properties.Constraint {
 			continue
 		}
 		results[p.Name] = &PropertyResult{Name: p.Name, Kind: p.Kind.String(), Expression: p.Expr, Statement: p.Statement, Status: Unknown}
@@ -331,7 +349,7 @@ func answerCEL(ctx context.Context, cfg Config, rep *Report, cp *celProps, witne
 		}
 	}
 	for _, p := range cp.set.Properties() {
-		if p.User() {
+		if p.User() && p.Kind != properties.Constraint {
 			rep.Properties = append(rep.Properties, *results[p.Name])
 		}
 	}
@@ -342,7 +360,7 @@ func answerCEL(ctx context.Context, cfg Config, rep *Report, cp *celProps, witne
 func (m *Model) witness(ctx context.Context, cfg Config, i int) (*traces.Trace, error) {
 	tm := *m
 	tm.invs, tm.cov = nil, &coverageLog{}
-	tm.cel = &celProps{set: m.cel.set, target: i}
+	tm.cel = &celProps{set: m.cel.set, target: i, constraint: m.cel.constraint}
 	res, err := explorer.Run(ctx, &tm, searchOptions(cfg))
 	if err != nil || res.Status != explorer.Violation {
 		return nil, err // a model error there is the main search's to report

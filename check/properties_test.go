@@ -13,6 +13,7 @@ import (
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec/specprops"
+	"github.com/bkcheck/bkcheck/traces"
 )
 
 // graph is a model's whole reachable graph, explicitly: the reference
@@ -350,4 +351,72 @@ func TestSimulateProbeAndEventually(t *testing.T) {
 			t.Errorf("%s: %v", c.kind, err)
 		}
 	}
+}
+
+// TestConstraint: a CEL state constraint restricts the search, for the
+// invariants, the probes' witnesses and every worker count alike. The
+// question is the one docs/guarantees.md asks: with two bookies of Qw 3's
+// write set crashed (before any ensemble change) and one spare, can an
+// entry be acknowledged? Without the constraint a witness crashes the
+// spare after it joins; with it the spec's all-or-nothing replacement
+// cannot, and BookKeeper's partial replacement can.
+func TestConstraint(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Bookies, cfg.WriteQuorum, cfg.AckQuorum, cfg.Crashes = 4, 3, 2, 2
+	cfg.Exclude = []string{"BookieRestarts", "ClientStartsRecovery", "ClientClosesLedgerSuccess", "ClientClosesLedgerFail"}
+	cfg.Invariants = []string{"NoAckWithWriteSetCrashed"}
+	cfg.Symmetry = spec.Symmetry{Bookies: true, Clients: true}
+	cfg.Probe = []string{"Acked=clients.exists(id, c, c.lac >= 1)"}
+	run := func(workers int) *Report {
+		t.Helper()
+		cfg.Workers = workers
+		rep, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := run(1); rep.Status != explorer.Violation || crashedAfterChange(rep.Trace) == 0 {
+		t.Fatalf("unconstrained: %s; want a witness that crashes a bookie after the ensemble change", rep.Status)
+	}
+	cfg.Constraint = []string{"CrashesFirst=meta_version <= 1 || size(b_down) == params.crashes"}
+	var want int64
+	for _, w := range []int{1, 3} {
+		rep := run(w)
+		if rep.Status != explorer.OK {
+			t.Fatalf("constrained, all-or-nothing replacement: %s, want ok", rep.Status)
+		}
+		if want == 0 {
+			want = rep.Distinct
+		} else if rep.Distinct != want {
+			t.Errorf("%d workers: %d orbits, 1 worker %d", w, rep.Distinct, want)
+		}
+		if len(rep.Properties) != 1 || rep.Properties[0].Status != Found {
+			t.Fatalf("the probe (constraints are no properties of the report): %+v", rep.Properties)
+		}
+	}
+	cfg.PartialReplacement = true
+	rep := run(2)
+	if rep.Status != explorer.Violation || len(rep.Trace.Steps) != 11 || crashedAfterChange(rep.Trace) != 0 {
+		t.Fatalf("constrained, partial replacement: %s; want the 11-state witness with both crashes first", rep.Status)
+	}
+	if err := Replay(rep.Trace); err != nil {
+		t.Fatalf("the witness does not replay: %v", err)
+	}
+}
+
+// crashedAfterChange counts the crashes of tr after its first ensemble change.
+func crashedAfterChange(tr *traces.Trace) int {
+	n, changed := 0, false
+	for _, st := range tr.Steps[1:] {
+		switch st.Action.(spec.Action).Kind {
+		case spec.ClientChangesEnsemble:
+			changed = true
+		case spec.BookieCrashes:
+			if changed {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -169,6 +169,10 @@ func (e *expander413) Check() string {
 	return ""
 }
 
+// InModel implements explorer.Constrainer: the CEL state constraints on
+// the state Check loaded.
+func (e *expander413) InModel() bool { return e.cel == nil || e.cel.inModel() }
+
 // CheckTerminal implements explorer.Expander: the spec has no property
 // of terminal states; CEL terminal properties are checked here.
 func (e *expander413) CheckTerminal() string {

@@ -57,6 +57,7 @@ type stateOut struct {
 	nSucc   int64       // successors emitted, duplicates included
 	candEnd int         // this state's candidates end at chunkOut.cands[candEnd]
 	hasNew  bool        // some successor was not in the table (probe mode only)
+	outside bool        // outside the state constraints: not expanded, not terminal
 	err     *ModelError // the model failed on this state (modelerror.go)
 }
 
@@ -77,6 +78,7 @@ type chunkOut struct {
 // worker expands chunks with its own Expander.
 type worker struct {
 	exp      Expander
+	cons     Constrainer // exp, if its model has state constraints
 	fpr      state.Fingerprinter
 	table    *state.Set // only read while workers expand
 	deadlock bool
@@ -117,6 +119,10 @@ func (w *worker) onSuccessor(a Action, enc, key []byte) {
 	out.cands = append(out.cands, candidate{fp: fp, action: a, idx: idx, off: int32(off), end: int32(len(out.arena)), shard: uint16(w.table.ShardOf(fp))})
 }
 
+// inModel reports whether the loaded state is within the model's state
+// constraints (always, for a model without them).
+func (w *worker) inModel() bool { return w.cons == nil || w.cons.InModel() }
+
 // expandChunk fills out for the states out.lo..out.hi of cur. It stops
 // after the first state that violates, or that the model fails on (a
 // panic, recovered here: the state's stateOut carries it, without
@@ -142,7 +148,9 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		}
 		var so stateOut
 		w.call = CallCheck
-		if so.bad = w.exp.Check(); so.bad == "" {
+		if so.bad = w.exp.Check(); so.bad == "" && !w.inModel() {
+			so.outside = true
+		} else if so.bad == "" {
 			w.nSucc, w.hasNew = 0, false
 			w.call = CallSuccessors
 			w.exp.Successors(w.emit)
@@ -154,7 +162,7 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		}
 		so.candEnd = len(out.cands)
 		out.states = append(out.states, so)
-		if so.bad != "" || so.badTerm != "" || (w.deadlock && so.nSucc == 0) {
+		if so.bad != "" || so.badTerm != "" || (w.deadlock && so.nSucc == 0 && !so.outside) {
 			break
 		}
 	}
@@ -335,6 +343,7 @@ func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set
 			return nil, merr
 		}
 		w := &worker{exp: exp, fpr: fpr, table: table, deadlock: opt.CheckDeadlock}
+		w.cons, _ = exp.(Constrainer)
 		w.emit = w.onSuccessor
 		x.workers[i] = w
 	}

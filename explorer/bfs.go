@@ -262,7 +262,7 @@ func (so *stateOut) violation(checkDeadlock bool) (name string, kind violationKi
 		return so.bad, kindInvariant, true
 	case so.badTerm != "":
 		return so.badTerm, kindTerminal, true
-	case so.nSucc == 0 && checkDeadlock:
+	case so.nSucc == 0 && checkDeadlock && !so.outside:
 		return "Deadlock", kindDeadlock, true
 	}
 	return "", 0, false

@@ -49,3 +49,14 @@ type Expander interface {
 	// search continues from enc (the actual state), deduplicated by key.
 	Successors(emit func(a Action, enc, key []byte))
 }
+
+// Constrainer is what an Expander implements when its model has state
+// constraints (TLC's CONSTRAINT): InModel reports whether the loaded state
+// satisfies them. A state outside them is checked against the invariants,
+// as TLC checks it, but not expanded, and it is not a terminal state (no
+// terminal property, no deadlock): the search is of the constrained model.
+// Unlike TLC, which drops such a state, the explorer keeps it in the
+// visited set, so it counts among the distinct states.
+type Constrainer interface {
+	InModel() bool
+}

@@ -210,7 +210,7 @@ func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet
 		if bad := exp.Check(); bad != "" {
 			return len(path), &ViolationInfo{Invariant: bad, Trace: path}, nil
 		}
-		if len(path) >= opt.Depth {
+		if c, ok := exp.(Constrainer); len(path) >= opt.Depth || ok && !c.InModel() {
 			return len(path), nil, nil
 		}
 		succs, arena = succs[:0], arena[:0]

@@ -46,9 +46,10 @@ const (
 	Terminal                   // holds in every terminal state
 	Eventually                 // every behaviour reaches a state where it holds
 	Probe                      // a state where it holds is reachable (a question, not a claim)
+	Constraint                 // not a claim: the search does not go on from a state where it fails (TLC's CONSTRAINT)
 )
 
-var kindNames = [...]string{"", "invariant", "terminal", "eventually", "probe"}
+var kindNames = [...]string{"", "invariant", "terminal", "eventually", "probe", "constraint"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -59,7 +60,7 @@ func (k Kind) String() string {
 
 // KindByName is the kind of a name as String gives it.
 func KindByName(name string) (Kind, bool) {
-	for k := Invariant; k <= Probe; k++ {
+	for k := Invariant; k <= Constraint; k++ {
 		if k.String() == name {
 			return k, true
 		}
@@ -86,18 +87,19 @@ type Settings struct {
 	Terminal   schema.Repeated `name:"terminal" unit:"NAME=EXPR" group:"properties" help:"a CEL expression that must hold in every terminal state, one without successor (repeatable)"`
 	Eventually schema.Repeated `name:"eventually" unit:"NAME=EXPR" group:"properties" help:"a CEL expression every behaviour must reach, or P ~> Q: whenever P holds, Q holds then or later; fails when a path to a terminal state never satisfies it (repeatable)"`
 	Probe      schema.Repeated `name:"probe" unit:"NAME=EXPR" group:"properties" help:"a CEL question: is a state where it holds reachable? Answered found (with the shortest trace) or not reachable; never a failure (repeatable)"`
+	Constraint schema.Repeated `name:"constraint" unit:"NAME=EXPR" group:"properties" help:"a CEL state constraint, as TLC's CONSTRAINT: a state where it fails is checked but the search does not go on from it (nor counts it as terminal); results are then about the constrained model (repeatable)"`
 }
 
 // Empty reports whether no property is given.
 func (s Settings) Empty() bool {
-	return len(s.Invariant)+len(s.Terminal)+len(s.Eventually)+len(s.Probe) == 0
+	return len(s.Invariant)+len(s.Terminal)+len(s.Eventually)+len(s.Probe)+len(s.Constraint) == 0
 }
 
 // settingOf is the setting that holds properties of kind k.
 func settingOf(k Kind) string { return k.String() }
 
 // Defs parses every NAME=EXPR of s, in the order invariant, terminal,
-// eventually, probe (each in the order given). Every problem is reported,
+// eventually, probe, constraint (each in the order given). Every problem is reported,
 // each under its setting, and the definitions without one are returned
 // all the same (so that their expressions can be checked too). Names must
 // be unique, also against reserved (the built-in invariants' names).
@@ -111,7 +113,7 @@ func (s Settings) Defs(reserved []string) ([]Def, error) {
 	for _, g := range []struct {
 		kind Kind
 		vals schema.Repeated
-	}{{Invariant, s.Invariant}, {Terminal, s.Terminal}, {Eventually, s.Eventually}, {Probe, s.Probe}} {
+	}{{Invariant, s.Invariant}, {Terminal, s.Terminal}, {Eventually, s.Eventually}, {Probe, s.Probe}, {Constraint, s.Constraint}} {
 		for _, text := range g.vals {
 			d, err := Parse(g.kind, text)
 			if err != nil {
