@@ -13,8 +13,8 @@ import (
 	"sync"
 
 	"github.com/bkcheck/bkcheck/explorer"
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 	"github.com/bkcheck/bkcheck/traces"
 	"github.com/bkcheck/bkcheck/vocab"
 )

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/bkcheck/bkcheck/explorer"
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/state"
 )

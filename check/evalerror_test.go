@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 	"github.com/bkcheck/bkcheck/traces"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/bkcheck/bkcheck/explorer"
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/traces"

@@ -41,8 +41,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 	"github.com/bkcheck/bkcheck/traces"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 	"github.com/bkcheck/bkcheck/spec413"
 )
 

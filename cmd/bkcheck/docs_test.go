@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 )
 
 // settingsTable renders the settings of targets as a Markdown table.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/explorer"
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 )
 
 // withPanickingInvariant registers, for the test, a built-in property

@@ -12,8 +12,8 @@ import (
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/internal/testtier"
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/traces"
 )

@@ -3,8 +3,8 @@ package specprops
 import (
 	"testing"
 
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 )
 
 // BenchmarkBuiltins: the cost of one evaluation of each built-in's CEL form

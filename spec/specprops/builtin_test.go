@@ -5,9 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/bkcheck/bkcheck/invariants"
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
 )
 
 // sampleStates are the states of n random walks (fixed seed) of p's
