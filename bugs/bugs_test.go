@@ -49,6 +49,25 @@ func TestBugsAreDistinct(t *testing.T) {
 			t.Errorf("%s: variant %q has no issue reference", b.ID, bug.Variant)
 		}
 	}
+	// No two bugs are shown by one execution: their configurations (as
+	// normalised, so that an option without effect does not count) differ
+	// from every other bug's and from every other bug's fix.
+	owner := map[string]string{}
+	for _, b := range All {
+		bug := b.Bug
+		bug.EnsureDefaults()
+		if other, ok := owner[bug.ID()]; ok {
+			t.Errorf("%s has the configuration of %s", b.ID, other)
+		}
+		owner[bug.ID()] = b.ID
+	}
+	for _, b := range All {
+		fix := b.Fixed
+		fix.EnsureDefaults()
+		if other, ok := owner[fix.ID()]; ok && other != b.ID {
+			t.Errorf("%s's fix is the configuration of bug %s", b.ID, other)
+		}
+	}
 	if len(All) < 8 {
 		t.Errorf("only %d bugs", len(All))
 	}

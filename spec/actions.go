@@ -368,7 +368,8 @@ func (g *gen) BookieSendsAddFencedResponse() {
 		switch ro, readOnly := g.readOnlyAddResponse(k); {
 		case readOnly:
 			resp, kind = ro, BookieSendsAddReadOnlyResponse
-		case !k.Recovery() && g.s.BFenced.Has(k.Bookie()) && !g.s.BChecked[k.Bookie()].Has(k.Entry()):
+		case !k.Recovery() && g.s.BFenced.Has(k.Bookie()) && !g.s.BChecked[k.Bookie()].Has(k.Entry()),
+			!k.Recovery() && g.metadataRefusesAdd(k.Bookie()):
 			resp = addResponse(k, false)
 		default:
 			continue

@@ -11,10 +11,21 @@ package spec
 // in an earlier step (BookieChecksAdd) and stores whatever happened since;
 // one that found a handle is the reference's single step.
 func (g *gen) mayStore(b int, k MsgKey) bool {
+	if g.metadataRefusesAdd(b) {
+		return false
+	}
 	if g.m.V.SplitAddCheck && (g.s.BChecked[b].Has(k.Entry()) || !g.s.BHandle.Has(b)) {
 		return g.s.BChecked[b].Has(k.Entry())
 	}
 	return !g.s.BFenced.Has(b)
+}
+
+// metadataRefusesAdd (variant add-checks-metadata): bookie b holds nothing
+// of the ledger, so a normal add would create it, and the metadata says
+// the ledger is closed or in recovery: the bookie answers as fenced.
+func (g *gen) metadataRefusesAdd(b int) bool {
+	return g.m.V.AddChecksMetadata && g.s.BEntries[b] == 0 && !g.s.BFenced.Has(b) &&
+		(g.s.MetaStatus == StatusClosed || g.s.MetaStatus == StatusInRecovery)
 }
 
 // BookieChecksAdd (split-add-check): a bookie that holds no handle for the

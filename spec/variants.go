@@ -56,6 +56,11 @@ type Variant struct {
 	// a NoSuchEntry, no-ledger, Unknown or I/O-error answer does not wait,
 	// and a crash right after it loses the fence. A candidate fix.
 	DurableFenceReply bool
+	// AddChecksMetadata: a bookie asked for a normal add to a ledger it
+	// holds nothing of (no entry, no fence: never seen, or re-formatted)
+	// reads the ledger's metadata first and answers the add as fenced if
+	// the ledger is CLOSED or IN_RECOVERY. A candidate fix for #4812.
+	AddChecksMetadata bool
 
 	// Actions are the actions only this variant has: a run of the variant
 	// must see each fire (coverage), or the variant proves nothing.
@@ -75,6 +80,7 @@ const (
 	VariantDeleteForgetsFence    = "delete-forgets-fence"
 	VariantIntegrityFencesClosed = "integrity-fences-closed"
 	VariantDurableFenceReply     = "durable-fence-reply"
+	VariantAddChecksMetadata     = "add-checks-metadata"
 )
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -142,7 +148,7 @@ var Variants = []Variant{
 	},
 	{
 		Name:                  VariantIntegrityFencesClosed,
-		Description:           "the data-integrity check fences closed ledgers too, as the BP-46 text says (the code fences only open ledgers in their last ensemble): a candidate fix for re-formatted bookies that hold no fence (#4812)",
+		Description:           "the data-integrity check fences closed ledgers too, as the BP-46 text says (the code fences only open ledgers in their last ensemble): it helps only where the check runs, a re-format that kept the cookie (--reformat-cookie kept), so not #4812, whose decommission deletes the cookie",
 		Source:                "BP-46 'Running without journal' (site3/.../BP-46-run-without-journal.md); DataIntegrityCheckImpl.processPreBoot",
 		Issue:                 "apache/bookkeeper#4812",
 		RecoveryReadsFence:    true,
@@ -154,6 +160,14 @@ var Variants = []Variant{
 		Source:             "proto/ReadEntryProcessor.processPacket and ReadEntryProcessorV3.getReadResponse, with the wait of handleReadResultForFenceRead on every path",
 		RecoveryReadsFence: true,
 		DurableFenceReply:  true,
+	},
+	{
+		Name:               VariantAddChecksMetadata,
+		Description:        "a bookie asked for a normal add to a ledger it holds nothing of (no entry, no fence: never seen, or re-formatted) reads the ledger's metadata and answers the add as fenced if the ledger is CLOSED or IN_RECOVERY: a candidate fix for #4812 (a fresh bookie at a replaced address accepting a stale writer's add)",
+		Source:             "proposed for apache/bookkeeper#4812: WriteEntryProcessor / BookieImpl.addEntry consulting the ledger manager before HandleFactoryImpl creates a handle for an unknown ledger",
+		Issue:              "apache/bookkeeper#4812",
+		RecoveryReadsFence: true,
+		AddChecksMetadata:  true,
 	},
 }
 

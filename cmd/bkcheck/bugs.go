@@ -30,7 +30,7 @@ func runBugs(ctx context.Context, inv *invocation) int {
 	page, err := bugs.Generate(ctx, bugs.Options{Report: pc.report})
 	var gp *generatedPage
 	if err == nil {
-		gp = &generatedPage{markdown: page.Markdown, traces: page.Traces}
+		gp = &generatedPage{markdown: page.Markdown, traces: page.Traces, unused: page.Unused}
 	}
 	return pc.finish(ctx, gp, err)
 }
