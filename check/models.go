@@ -176,6 +176,10 @@ func buildTrace(b Bound, v *explorer.ViolationInfo, statement func(name string) 
 	}
 	if v.Error != nil {
 		tr.Error, tr.Checked = v.Error.Error(), checked
+		// A property that cannot be evaluated is named, so that the
+		// trace records its kind and expression and replay can evaluate
+		// it again (describeCEL).
+		tr.Invariant = v.Error.Property
 	}
 	for i, st := range v.Trace {
 		s, err := b.DecodeState(st.State)

@@ -150,11 +150,17 @@ func (cp *celProps) newChecker() *celChecker {
 	return &celChecker{cp: cp, ev: ev}
 }
 
-// holds evaluates property i; an evaluation error counts as not holding
-// (the trace's explanation then shows the error).
+// holds evaluates property i. An evaluation error (a missing key, a
+// division by zero, an overflow) is an error in the property, not in the
+// protocol: it ends the search with the error verdict naming the property
+// and the CEL error, at the state where it happened, as TLC stops at an
+// evaluation error (explorer.PropertyError).
 func (cc *celChecker) holds(i int) bool {
 	ok, err := cc.ev.Holds(i)
-	return ok && err == nil
+	if err != nil {
+		panic(&explorer.PropertyError{Property: cc.cp.set.Properties()[i].Name, Err: err})
+	}
+	return ok
 }
 
 // check is Check's CEL part on the loaded state: the name of the first

@@ -27,7 +27,7 @@ func Replay(tr *traces.Trace) error {
 	if len(tr.Steps) == 0 {
 		return &ReplayError{Step: 1, Reason: "the trace has no states"}
 	}
-	if tr.Kind != "" {
+	if tr.Kind != "" && tr.Error == "" {
 		return replayCEL(tr)
 	}
 	info, err := LookupModel(tr.Model.Descriptor().Name)
@@ -39,6 +39,9 @@ func Replay(tr *traces.Trace) error {
 	switch {
 	case tr.Error != "":
 		c.Invariants = append([]string{}, tr.Checked...)
+		if err := c.Settings.Add(tr.Kind, tr.Invariant, tr.Expression); err != nil {
+			return fmt.Errorf("the trace's property: %w", err)
+		}
 	case tr.Deadlock || tr.Invariant == "":
 		c.Invariants = []string{}
 	}

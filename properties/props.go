@@ -95,6 +95,32 @@ func (s Settings) Empty() bool {
 	return len(s.Invariant)+len(s.Terminal)+len(s.Eventually)+len(s.Probe)+len(s.Constraint) == 0
 }
 
+// Add appends the property NAME=EXPR to the setting of the kind named kind
+// ("" adds nothing: a trace of a built-in property).
+func (s *Settings) Add(kind, name, expr string) error {
+	if kind == "" {
+		return nil
+	}
+	k, ok := KindByName(kind)
+	if !ok {
+		return fmt.Errorf("unknown property kind %q", kind)
+	}
+	def := name + "=" + expr
+	switch k {
+	case Invariant:
+		s.Invariant = append(s.Invariant, def)
+	case Terminal:
+		s.Terminal = append(s.Terminal, def)
+	case Eventually:
+		s.Eventually = append(s.Eventually, def)
+	case Probe:
+		s.Probe = append(s.Probe, def)
+	case Constraint:
+		s.Constraint = append(s.Constraint, def)
+	}
+	return nil
+}
+
 // settingOf is the setting that holds properties of kind k.
 func settingOf(k Kind) string { return k.String() }
 

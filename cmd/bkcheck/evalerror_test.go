@@ -125,3 +125,26 @@ func TestErrorExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestCELEvaluationError: a CEL property that cannot be evaluated (a
+// client the parameters do not have, a division by zero) is an error in
+// the property, not a violation of the protocol: exit 76, naming the
+// property and the CEL error, with the trace to the state where it
+// happened, which bkcheck replay confirms (issue #22, item 2).
+func TestCELEvaluationError(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ prop, cel string }{
+		{`X=clients["c3"].lac >= 0`, "no such key: c3"},
+		{`D=meta_version / (meta_version - meta_version) == 0`, "division by zero"},
+	} {
+		name, _, _ := strings.Cut(c.prop, "=")
+		trace := filepath.Join(dir, name+".itf.json")
+		code, out, errOut := runArgs(t, "check", "--invariant", c.prop, "--trace-out", trace)
+		if code != exitInvariantError || !strings.Contains(out, "Error: "+name+" cannot be evaluated") || !strings.Contains(out, c.cel) || strings.Contains(out, "is violated") {
+			t.Fatalf("%s: exit %d\n%s%s", name, code, out, errOut)
+		}
+		if code, out, errOut := runArgs(t, "replay", trace); code != 0 || !strings.Contains(out, "confirmed") {
+			t.Errorf("%s: replay exit %d\n%s%s", name, code, out, errOut)
+		}
+	}
+}
