@@ -130,11 +130,12 @@ func TestErrorExitCodes(t *testing.T) {
 // client the parameters do not have, a division by zero) is an error in
 // the property, not a violation of the protocol: exit 76, naming the
 // property and the CEL error, with the trace to the state where it
-// happened, which bkcheck replay confirms (issue #22, item 2).
+// happened, which bkcheck replay confirms (issue #22, item 2). A constant
+// unknown id is refused before the search (exit 2).
 func TestCELEvaluationError(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct{ prop, cel string }{
-		{`X=clients["c3"].lac >= 0`, "no such key: c3"},
+		{`X=clients["c" + string(params.clients + 1)].lac >= 0`, "no such key: c3"},
 		{`D=meta_version / (meta_version - meta_version) == 0`, "division by zero"},
 	} {
 		name, _, _ := strings.Cut(c.prop, "=")
@@ -146,5 +147,9 @@ func TestCELEvaluationError(t *testing.T) {
 		if code, out, errOut := runArgs(t, "replay", trace); code != 0 || !strings.Contains(out, "confirmed") {
 			t.Errorf("%s: replay exit %d\n%s%s", name, code, out, errOut)
 		}
+	}
+	code, _, errOut := runArgs(t, "check", "--invariant", `X=clients["c3"].lac >= 0`)
+	if code != exitUsage || !strings.Contains(errOut, `X: clients["c3"]: the run has clients c1..c2`) {
+		t.Errorf("a constant unknown id: exit %d\n%s", code, errOut)
 	}
 }

@@ -301,6 +301,9 @@ func Compile(p spec.Params, defs []properties.Def) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkIDs(p, props); err != nil {
+		return nil, err
+	}
 	set := &Set{Params: p, Props: props, fast: make([]fexpr, len(props)), slots: make([]int, len(props))}
 	for i, pr := range props {
 		if f, n, err := compileFast(pr.AST().NativeRep(), p); err == nil {

@@ -1,0 +1,83 @@
+package specprops
+
+import (
+	"strconv"
+	"strings"
+
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/types"
+
+	"github.com/bkcheck/bkcheck/properties"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// The maps of the view keyed by a client or a bookie id.
+var (
+	byClient = map[string]bool{"clients": true}
+	byBookie = map[string]bool{"b_entries": true, "b_unflushed": true, "b_fenced": true, "b_lac": true,
+		"b_lafr": true, "b_durable_lac": true, "b_checked": true}
+)
+
+// checkIDs reports, before any search, a property that looks up a client
+// or a bookie the parameters do not have by a constant id
+// (clients["c3"] with two clients, b_lac.b4 with three bookies): it
+// could only fail to evaluate. Every such lookup of every property is
+// one problem, under the property's setting.
+func checkIDs(p spec.Params, props []*properties.Property) error {
+	var probs schema.Problems
+	for _, pr := range props {
+		if !pr.User() {
+			continue
+		}
+		ast.PreOrderVisit(pr.AST().NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+			m, key, ok := constantLookup(e)
+			if !ok {
+				return
+			}
+			prefix, n, what := "c", p.Clients, "clients"
+			if byBookie[m] {
+				prefix, n, what = "b", p.Bookies, "bookies"
+			}
+			if id, err := strconv.Atoi(strings.TrimPrefix(key, prefix)); !strings.HasPrefix(key, prefix) || err != nil || id < 1 || id > n {
+				probs.Add(pr.Kind.String(), "%s: %s[%q]: the run has %s %s1..%s%d", pr.Name, m, key, what, prefix, prefix, n)
+			}
+		}))
+	}
+	return probs.Err()
+}
+
+// constantLookup recognises M["id"] and M.id for a map M of byClient or
+// byBookie: the map's name and the id.
+func constantLookup(e ast.Expr) (string, string, bool) {
+	switch e.Kind() {
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != operators.Index || len(c.Args()) != 2 {
+			return "", "", false
+		}
+		m, k := c.Args()[0], c.Args()[1]
+		if m.Kind() != ast.IdentKind || k.Kind() != ast.LiteralKind {
+			return "", "", false
+		}
+		name := m.AsIdent()
+		s, ok := k.AsLiteral().(types.String)
+		if !ok || !byClient[name] && !byBookie[name] {
+			return "", "", false
+		}
+		return name, string(s), true
+	case ast.SelectKind:
+		sel := e.AsSelect()
+		if sel.IsTestOnly() || sel.Operand().Kind() != ast.IdentKind {
+			return "", "", false
+		}
+		name := sel.Operand().AsIdent()
+		if !byClient[name] && !byBookie[name] {
+			return "", "", false
+		}
+		return name, sel.FieldName(), true
+	}
+	return "", "", false
+}
+
