@@ -80,4 +80,3 @@ func constantLookup(e ast.Expr) (string, string, bool) {
 	}
 	return "", "", false
 }
-
