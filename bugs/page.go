@@ -46,8 +46,8 @@ reproduces it: the mechanism, the releases it affects and its fix, the
 smallest parameter set bkcheck knows that shows it, the shortest
 counterexample (a breadth-first search, so no shorter one exists in that
 configuration; the ITF file replays with ` + "`bkcheck replay`" + `), and the
-fixed protocol's verdict on the same question. ` + "`bkcheck regress`" + `
-checks all of it. The model and the faults are described in
+fixed protocol's verdict on the same question. ` + "`bkcheck regress --all`" + `
+checks all of it (plain ` + "`bkcheck regress`" + ` skips the slow cases). The model and the faults are described in
 [model.md](model.md); the variants each bug uses are listed by
 ` + "`bkcheck variants`" + `.
 

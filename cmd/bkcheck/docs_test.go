@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,5 +132,28 @@ func TestDocsStandAlone(t *testing.T) {
 	}
 	if n := strings.Count(string(readme), "go run ./cmd/bkcheck"); n != 1 {
 		t.Errorf("the README uses go run %d times; only the first command should (go run hides exit codes)", n)
+	}
+}
+
+// TestReadmeSimulateFigure: the README's figures for its simulate example
+// (the walk that first fails and its trace's length) are what that
+// command gives (issue #22, item 9: a figure a page quotes comes from the
+// run, or a test pins it).
+func TestReadmeSimulateFigure(t *testing.T) {
+	code, out, errOut := runArgs(t, "simulate", "--bookies", "5", "-w", "5", "-a", "2", "--reformat", "1",
+		"--traces", "100000", "--depth", "60", "--loss-rate", "0.05", "--trace-out", filepath.Join(t.TempDir(), "walk.itf.json"))
+	seed := regexp.MustCompile(`Walk seed (\d+) fails`).FindStringSubmatch(out)
+	length := regexp.MustCompile(`Counterexample: (\d+) states`).FindStringSubmatch(out)
+	if code != exitViolation || seed == nil || length == nil {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	n, _ := strconv.ParseInt(seed[1], 10, 64)
+	want := fmt.Sprintf("the first truncation comes at walk seed %s,\na %s-state trace", group(n), length[1])
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
