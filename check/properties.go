@@ -41,6 +41,13 @@ func (c ModelConfig) builtinNames() []string {
 	return c.Invariants
 }
 
+// ChecksNothing reports whether a run of c checks no property at all (no
+// built-in, no CEL property, no deadlock): it only counts the states, as
+// TLC without invariants does.
+func (c ModelConfig) ChecksNothing() bool {
+	return len(c.builtinNames()) == 0 && c.Settings.Empty() && !c.CheckDeadlock
+}
+
 // validateBuiltins reports unknown names, and "none" among others.
 func (c ModelConfig) validateBuiltins() error {
 	if slices.Contains(c.Invariants, noBuiltins) && len(c.Invariants) > 1 {

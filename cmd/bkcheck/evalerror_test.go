@@ -153,3 +153,15 @@ func TestCELEvaluationError(t *testing.T) {
 		t.Errorf("a constant unknown id: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestNothingChecked: a run that checks no property says so, instead of a
+// bare "No error has been found" (issue #22, item 6).
+func TestNothingChecked(t *testing.T) {
+	code, out, _ := runArgs(t, "check", "--invariants", "none")
+	if code != 0 || !strings.Contains(out, "No property was checked") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if _, out, _ := runArgs(t, "check"); strings.Contains(out, "No property was checked") {
+		t.Errorf("the default run checks the shipped invariants:\n%s", out)
+	}
+}

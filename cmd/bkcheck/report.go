@@ -174,6 +174,9 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 	switch rep.Status {
 	case explorer.OK:
 		fmt.Fprintln(w, "Model checking completed. No error has been found.")
+		if rep.Config.ChecksNothing() {
+			fmt.Fprintln(w, "No property was checked (--invariants none, no CEL property, no --check-deadlock): the search only counted the states.")
+		}
 	case explorer.Violation:
 		r.violationText(rep.Readable)
 	case explorer.Error:
