@@ -163,8 +163,10 @@ func (s Settings) Defs(reserved []string) ([]Def, error) {
 func Parse(kind Kind, text string) (Def, error) {
 	name, expr, ok := strings.Cut(text, "=")
 	name = strings.TrimSpace(name)
-	if !ok {
-		return Def{}, fmt.Errorf("%q: want NAME=EXPR", abbreviate(text))
+	if !ok || strings.HasPrefix(expr, "=") || strings.ContainsAny(name, " \t\n()[]{}!<>&|\"'+*/%") {
+		// No "=", or the first one is part of "==" or "<=", or what comes
+		// before it is an expression rather than a name: the name is missing.
+		return Def{}, fmt.Errorf("%q: want NAME=EXPR (a name, then the expression)", abbreviate(text))
 	}
 	if err := CheckName(name); err != nil {
 		return Def{}, err

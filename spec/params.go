@@ -201,7 +201,11 @@ func (p Params) Validate() error {
 	case p.Ensemble >= 1 && p.Ensemble < p.WriteQuorum:
 		probs.Add("ensemble", "%d is below the write quorum %d", p.Ensemble, p.WriteQuorum)
 	}
-	if p.Ensemble > p.Bookies && p.Bookies >= 1 {
+	switch {
+	case p.Ensemble > p.Bookies && p.Bookies >= 1 && p.Ensemble == p.WriteQuorum:
+		// E = Qw, as when the ensemble is not given: name what was given.
+		probs.Add("write-quorum", "%d exceeds the number of bookies %d (an ensemble holds Qw bookies at least)", p.WriteQuorum, p.Bookies)
+	case p.Ensemble > p.Bookies && p.Bookies >= 1:
 		probs.Add("ensemble", "%d exceeds the number of bookies %d", p.Ensemble, p.Bookies)
 	}
 	if p.Entries < 1 || p.Entries > MaxEntries {

@@ -108,7 +108,7 @@ func TestSweepSkippedReason(t *testing.T) {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
 	r := readSweep(t, out)
-	want := "ack-quorum: 3 exceeds the write quorum 2; ensemble: 2 exceeds the number of bookies 1"
+	want := "ack-quorum: 3 exceeds the write quorum 2; write-quorum: 2 exceeds the number of bookies 1 (an ensemble holds Qw bookies at least)"
 	if len(r.Points) != 1 || r.Points[0].Status != "skipped" || r.Points[0].Reason != want {
 		t.Fatalf("got %+v, want reason %q", r.Points, want)
 	}

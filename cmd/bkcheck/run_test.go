@@ -125,7 +125,7 @@ func TestUsageListsEveryProblem(t *testing.T) {
 	if code != exitUsage || out != "" {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
-	for _, want := range []string{"--clients: must be between 1 and 4 (got 0)", "-a: 3 exceeds the write quorum 2", "--ensemble: 2 exceeds the number of bookies 1",
+	for _, want := range []string{"--clients: must be between 1 and 4 (got 0)", "-a: 3 exceeds the write quorum 2", "-w: 2 exceeds the number of bookies 1",
 		"--invariants: unknown invariant(s) Bogus", `--variant: unknown variant "nope"`, "--max-states: must be >= 0 (got -1)"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
