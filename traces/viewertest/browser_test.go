@@ -76,11 +76,13 @@ func TestHTMLViewerInBrowser(t *testing.T) {
 	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 
-	var title, title4, titleEnd, titleClick, changedRow string
+	var opened, title, title4, titleEnd, titleClick, changedRow string
 	var changed, arrows int
 	err = chromedp.Run(ctx,
 		chromedp.Navigate("file://"+page),
 		chromedp.WaitVisible("#step-title", chromedp.ByQuery),
+		chromedp.Text("#step-title", &opened, chromedp.ByQuery),
+		chromedp.KeyEvent(kb.Home),
 		chromedp.Text("#step-title", &title, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll("#svg line[marker-end]").length`, &arrows),
 		chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent(kb.ArrowRight), chromedp.KeyEvent("j"),
@@ -95,8 +97,11 @@ func TestHTMLViewerInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(opened, "Step 6 of 6") || !strings.Contains(opened, "violates TailFragmentsReachWriteQuorum") {
+		t.Errorf("the page opens at %q, not at the violating step", opened)
+	}
 	if title != "Step 1 of 6: Init" {
-		t.Errorf("initial title %q", title)
+		t.Errorf("Home shows %q", title)
 	}
 	if !strings.HasPrefix(title4, "Step 4 of 6: BookieSendsAddConfirmedResponse(b2, c1)") {
 		t.Errorf("after three key presses: %q", title4)

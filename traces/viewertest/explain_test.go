@@ -92,6 +92,7 @@ func testExplains(t *testing.T, tab tabFunc) {
 		chromedp.Text("#prop-expr", &expr, chromedp.ByQuery),
 		chromedp.Text("#why-lines", &why, chromedp.ByQuery),
 		chromedp.Text("#why-reads", &reads, chromedp.ByQuery),
+		chromedp.KeyEvent(kb.Home),
 		chromedp.Evaluate(`document.querySelectorAll("#vars tr.culprit").length`, &culpritsEarly),
 		chromedp.Evaluate(`[...document.querySelectorAll("#svg text")].filter(t => t.previousSibling && t.previousSibling.classList && t.previousSibling.classList.contains("pending")).map(t => t.textContent)`, &pending),
 		chromedp.KeyEvent(kb.End),
