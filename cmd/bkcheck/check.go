@@ -178,6 +178,9 @@ func runCheck(ctx context.Context, inv *invocation) int {
 		return exitError
 	}
 	out.dir = c.cfg.Dir
+	if _, shards, _ := c.cfg.Sharding.Resolve(); shards > 1 {
+		out.continueCmd = continueCommand()
+	}
 	return finishCheck(out, rep, err, c.out.TraceOut, ctx.Err() != nil)
 }
 

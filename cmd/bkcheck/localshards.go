@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -69,6 +70,9 @@ func runLocalShards(ctx context.Context, c *checkCommand, args []string, stdout,
 			cargs = append(cargs, fmt.Sprintf("--cpuprofile=%s.%d", c.only.CPUProfile, i+1))
 		}
 		cmd := exec.Command(exe, cargs...)
+		// The shards' interrupted reports name the command that continues
+		// the run: this one, not theirs.
+		cmd.Env = append(os.Environ(), continueEnv+"="+shellJoin(append([]string{"bkcheck", "check"}, args...)))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches them through us
 		if i == 0 {
 			cmd.Stdout = stdout
@@ -143,4 +147,32 @@ func prefix(w io.Writer, r io.Reader, p string) {
 	for sc.Scan() {
 		fmt.Fprintf(w, "%s%s\n", p, sc.Text())
 	}
+}
+
+// continueEnv carries, to the processes of --local-shards, the command
+// that continues their run.
+const continueEnv = "BKCHECK_CONTINUE"
+
+// continueCommand is the command that continues this sharded run: the
+// coordinator's, for a shard of --local-shards, else this process's own.
+func continueCommand() string {
+	if c := os.Getenv(continueEnv); c != "" {
+		return c
+	}
+	return shellJoin(append([]string{"bkcheck"}, os.Args[1:]...))
+}
+
+// shellJoin quotes args for a POSIX shell where they need it.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=./,:@%+", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }

@@ -23,6 +23,7 @@ import (
 type reporter struct {
 	coverage       bool   // --coverage
 	dir            string // run directory, for the resume hint
+	continueCmd    string // a sharded run: the command that continues it (it has no --resume)
 	traceFile      string // where the counterexample was written, if anywhere
 	stdout, stderr io.Writer
 	json           bool
@@ -184,7 +185,10 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 	case explorer.Unknown:
 		if interrupted {
 			fmt.Fprintln(w, "Interrupted: the search was stopped; the verdict is unknown.")
-			if r.dir != "" {
+			switch {
+			case r.continueCmd != "":
+				fmt.Fprintf(w, "Continue with the same command (a shard started on its directory continues its search): %s\n", r.continueCmd)
+			case r.dir != "":
 				fmt.Fprintf(w, "Continue with: bkcheck check --resume %s\n", r.dir)
 			}
 		} else {

@@ -116,3 +116,46 @@ func TestShardKilledAndRestarted(t *testing.T) {
 		sameFigures(t, fmt.Sprintf("shard %d/3", i+1), resultOf(t, outs[i].Bytes()), wantRes)
 	}
 }
+
+// TestLocalShardsInterruptedContinue: an interrupted --local-shards run
+// prints the command that continues it (there is no --resume for shards),
+// and that command, run as printed, finishes the search with the figures
+// of an uninterrupted run (issue #22, item 3).
+func TestLocalShardsInterruptedContinue(t *testing.T) {
+	testtier.Long(t, "builds the binary and interrupts a sharded run")
+	bin := buildBinary(t)
+	model := []string{"--bookies", "3", "-e", "3", "-w", "2", "-a", "2", "--trace-out", "none"}
+	want, err := exec.Command(bin, append([]string{"check", "--json"}, model...)...).Output()
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(bin, append([]string{"check", "--dir", dir, "--local-shards", "2"}, model...)...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() == exitOK {
+		t.Skip("the search finished before the interrupt")
+	}
+	const hint = "Continue with the same command (a shard started on its directory continues its search): "
+	_, line, ok := strings.Cut(out.String(), hint)
+	if !ok {
+		t.Fatalf("no continue command:\n%s", out.String())
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	if !strings.HasPrefix(line, "bkcheck check ") || strings.Contains(line, "--resume") || strings.Contains(line, "--shard=") {
+		t.Fatalf("the printed command %q is not the coordinator's", line)
+	}
+	// The printed command, as a shell would run it.
+	sh := exec.Command("sh", "-c", bin+strings.TrimPrefix(line, "bkcheck")+" --json")
+	got, err := sh.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	sameFigures(t, "continued", lastJSON(t, string(got)), lastJSON(t, string(want)))
+}
