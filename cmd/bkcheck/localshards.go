@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,10 @@ import (
 	"github.com/bkcheck/bkcheck/schema"
 )
 
+// maxLocalShards bounds --local-shards: four processes per core, each with
+// its own workers, is already more than a search gains from.
+func maxLocalShards() int { return 4 * runtime.NumCPU() }
+
 // checkLocalShards validates --local-shards against the other settings.
 func (c *checkCommand) checkLocalShards() {
 	n := c.only.LocalShards
@@ -24,6 +29,8 @@ func (c *checkCommand) checkLocalShards() {
 	case n < 0:
 		c.cl.probs.Add("local-shards", "must be >= 1 (got %d)", n)
 	case n <= 1:
+	case n > maxLocalShards():
+		c.cl.probs.Add("local-shards", "%d processes on %d cores would only thrash (at most %d here); to run more, start them by hand with --shard i/N (docs/distributed.md)", n, runtime.NumCPU(), maxLocalShards())
 	case c.cfg.Dir == "":
 		c.cl.probs.Add("local-shards", "needs --dir: the shards share a run directory")
 	case c.cfg.Shard != "" || c.cfg.Shards != 0:
@@ -74,6 +81,7 @@ func runLocalShards(ctx context.Context, c *checkCommand, args []string, stdout,
 		// the run: this one, not theirs.
 		cmd.Env = append(os.Environ(), continueEnv+"="+shellJoin(append([]string{"bkcheck", "check"}, args...)))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches them through us
+		dieWithParent(cmd.SysProcAttr)                        // and a killed coordinator leaves none behind
 		if i == 0 {
 			cmd.Stdout = stdout
 		}

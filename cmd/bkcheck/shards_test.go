@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,6 +59,7 @@ func TestLocalShards(t *testing.T) {
 		want string
 	}{
 		{[]string{"--local-shards", "2"}, "needs --dir"},
+		{[]string{"--local-shards", "1000", "--dir", t.TempDir()}, "would only thrash"},
 		{[]string{"--local-shards", "2", "--dir", t.TempDir(), "--shard", "1/2"}, "leave out --shard"},
 		{[]string{"--shard", "3/2", "--dir", t.TempDir()}, "1 <= i <= N"},
 		{[]string{"--shard", "1/2"}, "needs --dir"},
@@ -158,4 +160,47 @@ func TestLocalShardsInterruptedContinue(t *testing.T) {
 		t.Fatalf("%s: %v", line, err)
 	}
 	sameFigures(t, "continued", lastJSON(t, string(got)), lastJSON(t, string(want)))
+}
+
+// TestLocalShardsDieWithCoordinator: kill -9 of a --local-shards
+// coordinator takes its shard processes with it (Linux's parent-death
+// signal), and the directory can be continued at once (issue #22, item 4).
+func TestLocalShardsDieWithCoordinator(t *testing.T) {
+	testtier.Long(t, "builds the binary and kills a coordinator")
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	bin := buildBinary(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	model := []string{"--bookies", "3", "-e", "3", "-w", "2", "-a", "2", "--trace-out", "none"}
+	cmd := exec.Command(bin, append([]string{"check", "--dir", dir, "--local-shards", "2"}, model...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	shards := func() []string {
+		out, _ := exec.Command("pgrep", "-f", "--", dir+" .*--shard=").Output()
+		return strings.Fields(string(out))
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(shards()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(shards()) < 2 {
+		t.Fatalf("the shards did not start")
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	deadline = time.Now().Add(30 * time.Second)
+	for len(shards()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := shards(); len(left) > 0 {
+		exec.Command("kill", append([]string{"-9"}, left...)...).Run()
+		t.Fatalf("shards %v outlived their coordinator", left)
+	}
+	again := exec.Command(bin, append([]string{"check", "--dir", dir, "--local-shards", "2"}, model...)...)
+	if out, err := again.CombinedOutput(); err != nil {
+		t.Fatalf("continuing: %v\n%s", err, out)
+	}
 }
