@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -101,6 +103,11 @@ func OpenRunStore(opt RunStoreOptions) (*RunStore, error) {
 		WithIndexCacheSize(0)
 	db, err := badger.Open(bo)
 	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			// Badger keeps the holder's pid in its LOCK file.
+			pid, _ := os.ReadFile(filepath.Join(opt.Dir, "LOCK"))
+			return nil, fmt.Errorf("state: %s is in use by another process (pid %s; another bkcheck on the same directory?): let it finish or stop it first", opt.Dir, strings.TrimSpace(string(pid)))
+		}
 		return nil, fmt.Errorf("state: open badger store %s: %w", opt.Dir, err)
 	}
 	st := &RunStore{db: db, dir: opt.Dir, bits: opt.Bits, loBytes: loBytesOf(opt.Bits)}

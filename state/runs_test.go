@@ -1,11 +1,13 @@
 package state
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -229,4 +231,20 @@ func BenchmarkFindExisting(b *testing.B) {
 		st.FindExisting(cands, func(uint64) {})
 	}
 	b.ReportMetric(float64(b.N)*float64(st.Len())/b.Elapsed().Seconds(), "fps/s")
+}
+
+// TestRunStoreInUse: a directory another store (another bkcheck) has open
+// is refused with a message that says so and names the holder's pid, not
+// Badger's raw lock error (issue #22, item 4).
+func TestRunStoreInUse(t *testing.T) {
+	dir := t.TempDir()
+	st, err := OpenRunStore(RunStoreOptions{Dir: dir, Bits: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, err = OpenRunStore(RunStoreOptions{Dir: dir, Bits: 64})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("in use by another process (pid %d;", os.Getpid())) {
+		t.Fatalf("second open: %v", err)
+	}
 }
