@@ -242,6 +242,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MaxStates:     cfg.MaxStates,
 		CheckDeadlock: cfg.CheckDeadlock,
 		Progress:      cfg.Progress,
+		Waiting:       cfg.Waiting,
 		ProgressEvery: cfg.ProgressEvery,
 	}
 	switch cfg.Store {

@@ -255,6 +255,9 @@ type Config struct {
 	// BFS level and at most every ProgressEvery in between.
 	Progress      func(explorer.Stats) `name:"-"`
 	ProgressEvery time.Duration        `name:"-"`
+	// Waiting, when set, is told that a shard waits at a barrier for
+	// others (explorer.Options.Waiting; shards 0-based).
+	Waiting func(depth int, missing []int, waited time.Duration) `name:"-"`
 }
 
 // AdoptRun makes c continue the run rec describes (in dir): its model,

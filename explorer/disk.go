@@ -125,7 +125,7 @@ func openDiskSearch(m Model, opt Options) (*diskSearch, error) {
 	s.lastPr = s.start
 	if s.shards > 1 {
 		s.dir = filepath.Join(opt.Dir, fmt.Sprintf("shard-%03d", opt.Shard))
-		s.co = &coord{dir: filepath.Join(opt.Dir, "sync"), shard: opt.Shard, shards: opt.Shards, poll: opt.SyncPoll}
+		s.co = &coord{dir: filepath.Join(opt.Dir, "sync"), shard: opt.Shard, shards: opt.Shards, poll: opt.SyncPoll, waiting: opt.Waiting, every: opt.WaitingEvery}
 	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("explorer: creating run directory: %w", err)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -305,4 +307,27 @@ func TestDiskFiles(t *testing.T) {
 		t.Errorf("store figures %+v", res.Store)
 	}
 	t.Log(fmt.Sprint(names))
+}
+
+// TestShardWaiting: a shard whose peer never comes says, at the barrier,
+// which shard it waits for (Options.Waiting), and stops when cancelled.
+func TestShardWaiting(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got []int
+	opt := diskVariant{name: "alone", workers: 1, shards: 2}.options(Options{ModelID: "grid"}, t.TempDir())
+	opt.WaitingEvery = 20 * time.Millisecond
+	opt.Waiting = func(depth int, missing []int, waited time.Duration) {
+		if got == nil {
+			got = append([]int{}, missing...)
+		}
+		cancel()
+	}
+	_, err := Run(ctx, gridModel(5, 5), opt)
+	if !errors.Is(err, context.Canceled) && err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !slices.Equal(got, []int{1}) {
+		t.Fatalf("waiting for %v, want shard 1", got)
+	}
 }

@@ -91,6 +91,12 @@ type Options struct {
 	// SyncPoll is how often a shard looks for the others at a barrier;
 	// 0 means 100ms.
 	SyncPoll time.Duration
+	// Waiting, when set, is told when a shard has waited at a barrier for
+	// WaitingEvery (0: 10 s), and every WaitingEvery again: the level, and
+	// the shards (0-based) it still waits for, which may be dead or never
+	// started.
+	Waiting      func(depth int, missing []int, waited time.Duration)
+	WaitingEvery time.Duration
 
 	// testing overrides the memory split of a search on disk, so that
 	// tests reach the full-table paths with small models.
@@ -124,6 +130,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Shards == 0 {
 		o.Shards = 1
+	}
+	if o.WaitingEvery == 0 {
+		o.WaitingEvery = 10 * time.Second
 	}
 	if o.SyncPoll == 0 {
 		o.SyncPoll = 100 * time.Millisecond

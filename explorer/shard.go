@@ -46,10 +46,12 @@ import (
 // posted (their files are durable before the marker), while the others
 // wait at the next barrier.
 type coord struct {
-	dir    string
-	shard  int
-	shards int
-	poll   time.Duration
+	dir     string
+	shard   int
+	shards  int
+	poll    time.Duration
+	waiting func(depth int, missing []int, waited time.Duration) // Options.Waiting
+	every   time.Duration                                        // Options.WaitingEvery
 }
 
 // runRecord is sync/run.json: what every shard of the search must agree on.
@@ -138,6 +140,7 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 	// milliseconds, large ones cost no more than one read per shard per
 	// c.poll.
 	wait := time.Millisecond
+	start, told := time.Now(), time.Duration(0)
 	for {
 		for i := range c.shards {
 			if got[i] != nil {
@@ -151,6 +154,16 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 		}
 		if missing == 0 {
 			break
+		}
+		if waited := time.Since(start); c.waiting != nil && waited-told >= c.every {
+			var who []int
+			for i := range c.shards {
+				if got[i] == nil {
+					who = append(who, i)
+				}
+			}
+			c.waiting(depth, who, waited)
+			told = waited
 		}
 		select {
 		case <-ctx.Done():

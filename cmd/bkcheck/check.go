@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/explorer"
@@ -154,6 +156,15 @@ func runCheck(ctx context.Context, inv *invocation) int {
 	out.coverage = c.out.Coverage
 	prog := newProgress(out, c.out.Progress)
 	c.cfg.Progress, c.cfg.ProgressEvery = prog.report, prog.every()
+	c.cfg.Waiting = func(depth int, missing []int, waited time.Duration) {
+		_, n, _ := c.cfg.Sharding.Resolve()
+		who := make([]string, len(missing))
+		for i, s := range missing {
+			who[i] = fmt.Sprintf("%d/%d", s+1, n)
+		}
+		fmt.Fprintf(stderr, "bkcheck check: waiting for shard %s at level %d for %s: is it running? (a shard that died continues when restarted with its command)\n",
+			strings.Join(who, ", "), depth, waited.Round(time.Second))
+	}
 	if c.only.CPUProfile != "" {
 		pf, err := atomicfile.Create(c.only.CPUProfile)
 		if err != nil {

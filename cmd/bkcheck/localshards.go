@@ -111,23 +111,42 @@ func runLocalShards(ctx context.Context, c *checkCommand, args []string, stdout,
 		case <-done:
 		}
 	}()
-	codes := make([]int, n)
+	// Wait for every shard at once: a shard that dies (kill -9, an error,
+	// a refused directory) leaves the others waiting for it at a level
+	// barrier, so it is noticed as it happens, and the others are stopped,
+	// resumably.
+	type ended struct {
+		i, code int
+		how     string
+	}
+	exits := make(chan ended, n)
 	for i, cmd := range cmds {
-		err := cmd.Wait()
-		codes[i] = cmd.ProcessState.ExitCode()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			fmt.Fprintf(stderr, "bkcheck check: shard %d/%d: %v\n", i+1, n, err)
-			codes[i] = exitError
-		}
-		if codes[i] != codes[0] && codes[i] != exitInterrupted {
-			// A shard that fails on its own (an error, a refused
-			// directory) makes the others wait at a barrier: stop them.
+		go func() {
+			err := cmd.Wait()
+			e := ended{i: i, code: cmd.ProcessState.ExitCode(), how: cmd.ProcessState.String()}
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				e.code, e.how = exitError, err.Error()
+			}
+			exits <- e
+		}()
+	}
+	codes := make([]int, n)
+	died := false
+	for range n {
+		e := <-exits
+		codes[e.i] = e.code
+		if !died && ctx.Err() == nil && shardDied(e.code) {
+			died = true
+			fmt.Fprintf(stderr, "bkcheck check: shard %d/%d ended on its own (%s); stopping the other shards, which were waiting for it. The directory is resumable: continue with the same command.\n", e.i+1, n, e.how)
 			stopAll(cmds)
 		}
 	}
 	close(done)
 	outWG.Wait()
+	if died {
+		return exitError
+	}
 	for i, code := range codes {
 		if code != codes[0] {
 			fmt.Fprintf(stderr, "bkcheck check: shard %d/%d ended with exit code %d, shard 1/%d with %d\n", i+1, n, code, n, codes[0])
@@ -139,10 +158,18 @@ func runLocalShards(ctx context.Context, c *checkCommand, args []string, stdout,
 	return codes[0]
 }
 
-// stopAll interrupts the shards that are running.
+// shardDied reports whether a shard's exit code says it stopped on its
+// own rather than with the search's verdict: killed by a signal (-1), an
+// error, a usage error, or an interrupt nobody asked for.
+func shardDied(code int) bool {
+	return code < 0 || code == exitError || code == exitUsage || code == exitInterrupted
+}
+
+// stopAll interrupts the shards that are running (os.Process.Signal
+// does nothing to one already waited for).
 func stopAll(cmds []*exec.Cmd) {
 	for _, cmd := range cmds {
-		if cmd != nil && cmd.Process != nil && cmd.ProcessState == nil {
+		if cmd != nil && cmd.Process != nil {
 			cmd.Process.Signal(os.Interrupt)
 		}
 	}

@@ -204,3 +204,51 @@ func TestLocalShardsDieWithCoordinator(t *testing.T) {
 		t.Fatalf("continuing: %v\n%s", err, out)
 	}
 }
+
+// TestLocalShardKilled: kill -9 of one shard of --local-shards does not
+// hang the run: the coordinator notices it at once, stops the other
+// shard, says so (exit 1), and the same command finishes the search with
+// the figures of an uninterrupted run (issue #22, item 1).
+func TestLocalShardKilled(t *testing.T) {
+	testtier.Long(t, "builds the binary and kills a shard")
+	bin := buildBinary(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	model := []string{"--bookies", "3", "-e", "3", "-w", "2", "-a", "2", "--trace-out", "none"}
+	want, err := exec.Command(bin, append([]string{"check", "--json"}, model...)...).Output()
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+	args := append([]string{"check", "--dir", dir, "--local-shards", "2"}, model...)
+	cmd := exec.Command(bin, args...)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid []string
+	for deadline := time.Now().Add(time.Minute); len(pid) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, _ := exec.Command("pgrep", "-f", "--", dir+" .*--shard=2/2").Output()
+		pid = strings.Fields(string(out))
+	}
+	if len(pid) == 0 {
+		t.Fatal("shard 2/2 did not start")
+	}
+	time.Sleep(time.Second)
+	exec.Command("kill", "-9", pid[0]).Run()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the run hangs after a shard died:\n%s", errOut.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitError || !strings.Contains(errOut.String(), "shard 2/2 ended on its own") {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	got, err := exec.Command(bin, append(args, "--json")...).Output()
+	if err != nil {
+		t.Fatalf("continuing: %v", err)
+	}
+	sameFigures(t, "continued", lastJSON(t, string(got)), lastJSON(t, string(want)))
+}
