@@ -56,25 +56,43 @@ var lossMechanisms = []lossMechanism{
 	{"disk-loss", [2]string{"loses its disk, cookie validation on (a wiped bookie stays down), journal synced",
 		"lose their disks, cookie validation on (a wiped bookie stays down), journal synced"}, "wiped disk",
 		func(p *spec.Params, f int) { p.DiskLoss = f }, nil},
-	{"reformat", [2]string{"is re-formatted by an operator and rejoins empty (cookie check bypassed), no data-integrity check",
-		"are re-formatted by an operator and rejoin empty (cookie check bypassed), no data-integrity check"}, "re-format",
+	{"crash-synced", [2]string{"crashes (a kill or a power loss) with the default journal (journalSyncData=true: every acknowledged entry is on disk; a fence answered without data may not be yet)",
+		"crash at once with the default journal (journalSyncData=true: every acknowledged entry is on disk; a fence answered without data may not be yet)"}, "crash",
+		func(p *spec.Params, f int) { p.Crashes = f }, smallSettings},
+	{"reformat", [2]string{"is re-formatted by an operator with its cookie deleted (bookieformat -deleteCookie, decommissionbookie): it rejoins empty as a new environment and no data-integrity check runs, whatever dataIntegrityChecking says",
+		"are re-formatted by an operator with their cookies deleted (bookieformat -deleteCookie, decommissionbookie): they rejoin empty as new environments and no data-integrity check runs, whatever dataIntegrityChecking says"}, "re-format",
 		func(p *spec.Params, f int) { p.Reformat = f }, nil},
-	{"reformat-integrity", [2]string{"is re-formatted and rejoins empty, with the data-integrity check (dataIntegrityChecking=true)",
-		"are re-formatted and rejoin empty, with the data-integrity check (dataIntegrityChecking=true)"}, "re-format",
-		func(p *spec.Params, f int) { p.Reformat, p.DataIntegrity = f, true }, nil},
-	{"crash-nosync", [2]string{"crashes with journalSyncData=false (a power loss: what was not flushed is lost)",
-		"crash at once with journalSyncData=false (a power loss: what was not flushed is lost)"}, "crash",
+	{"reformat-integrity", [2]string{"is re-formatted with its cookie kept, dataIntegrityChecking=true, dataIntegrityStampMissingCookiesEnabled=true and DbLedgerStorage (cookie validation runs the pre-boot check and waits for it before the bookie serves)",
+		"are re-formatted with their cookies kept, dataIntegrityChecking=true, dataIntegrityStampMissingCookiesEnabled=true and DbLedgerStorage (cookie validation runs the pre-boot check and waits for it before the bookie serves)"}, "re-format",
+		func(p *spec.Params, f int) { p.Reformat, p.DataIntegrity, p.ReformatCookie = f, true, spec.CookieKept }, nil},
+	{"crash-nosync", [2]string{"crashes with journalSyncData=false (a power loss: what was not flushed is lost, fences too)",
+		"crash at once with journalSyncData=false (a power loss: what was not flushed is lost, fences too)"}, "crash",
 		func(p *spec.Params, f int) { p.Crashes, p.Journal = f, spec.JournalNoSync }, smallSettings},
-	{"crash-nojournal", [2]string{"crashes with journalWriteData=false (unflushed entries lost; fences kept), no data-integrity check",
-		"crash at once with journalWriteData=false (unflushed entries lost; fences kept), no data-integrity check"}, "crash",
+	{"crash-nojournal", [2]string{"crashes with journalWriteData=false (unflushed entries lost), no data-integrity check",
+		"crash at once with journalWriteData=false (unflushed entries lost), no data-integrity check"}, "crash",
 		func(p *spec.Params, f int) { p.Crashes, p.Journal = f, spec.JournalDisabled }, smallSettings},
-	{"crash-nojournal-integrity", [2]string{"crashes with journalWriteData=false and the data-integrity check",
-		"crash at once with journalWriteData=false and the data-integrity check"}, "crash",
+	{"crash-nojournal-integrity", [2]string{"crashes with journalWriteData=false, dataIntegrityChecking=true and DbLedgerStorage (the pre-boot check starts at the restart and BookKeeper does not wait for it)",
+		"crash at once with journalWriteData=false, dataIntegrityChecking=true and DbLedgerStorage (the pre-boot check starts at each restart and BookKeeper does not wait for it)"}, "crash",
 		func(p *spec.Params, f int) { p.Crashes, p.Journal, p.DataIntegrity = f, spec.JournalDisabled, true }, smallSettings},
 }
 
-// smallSettings are the settings the journal questions are asked for:
-// those operators most often run (2/2/2, 3/3/2).
+// bookKeeper turns on the rules in which BookKeeper's Java code differs
+// from the TLA+ spec and that are options of the model (docs/model.md,
+// "Known differences"): the page speaks for BookKeeper.
+func bookKeeper(p spec.Params) spec.Params {
+	p.PartialReplacement, p.RecoveryFromLAC = true, true
+	return p
+}
+
+// crashesFirst is the availability questions' constraint: every crash
+// happens before the first ensemble change and the first acknowledgement,
+// so that "f bookies of the write set crashed" means those of the ledger's
+// first ensemble, down when the writer needed them (not a spare that
+// joined and crashed later, nor a bookie that crashed after the ack).
+const crashesFirst = "CrashesFirst=(meta_version <= 1 && clients.all(id, c, c.lac == 0)) || size(b_down) == params.crashes"
+
+// smallSettings are the settings the crash questions are asked for:
+// Qw <= 3 and Qa = 2, as operators most often run (2/2/2, 3/3/2, 5/3/2).
 func smallSettings(qw, qa int) bool { return qw <= 3 && qa == 2 }
 
 // An open question (the bounded search found nothing) gets a random
@@ -241,18 +259,34 @@ bound, which proves nothing. A question the search leaves open also gets
 which reach deeper than the search; a counterexample found so is a real
 execution (replayed) but not necessarily the shortest.
 
-**How a bookie loses data** is named in every data-loss question, as
-BookKeeper's mechanisms decide it (docs/model.md, "Faults"):
+**The configuration each answer holds under** is named in its question:
+the journal (`+"`journalSyncData`"+`, `+"`journalWriteData`"+`), the data-integrity
+check (`+"`dataIntegrityChecking`"+`) and whether BookKeeper waits for it, what
+a re-format did with the bookie's cookie, and the ledger storage. Beyond
+that, every search uses BookKeeper's rules where the Java client differs
+from the TLA+ spec (docs/model.md, "Known differences"): an ensemble change
+keeps a partial replacement (`+"`--partial-replacement`"+`,
+`+"`EnsembleUtils.replaceBookiesInEnsemble`"+`) and recovery counts from the
+fenced LAC (`+"`--recovery-from-lac`"+`, `+"`LedgerRecoveryOp`"+`). How a bookie
+loses data, as BookKeeper's mechanisms decide it (docs/model.md, "Faults"):
 
 - a *wiped disk* with cookie validation on (the default): the bookie
   refuses to start (InvalidCookieException) and stays down;
-- an *operator re-format* (cookie deleted, or the bookie decommissioned
-  and replaced at the same address): it rejoins empty; with the
-  *data-integrity check* (`+"`dataIntegrityChecking=true`"+`) it then fences
-  and marks in limbo a ledger that is open and whose last ensemble holds it;
-- a *crash* with `+"`journalSyncData=false`"+` (a power loss) or with
-  `+"`journalWriteData=false`"+`, which loses what was acknowledged but not
-  yet flushed; with the default synced journal a crash loses nothing.
+- an *operator re-format* that deleted the cookie (`+"`bookieformat -deleteCookie`"+`,
+  `+"`decommissionbookie`"+`, the HTTP decommission with `+"`delete_cookie`"+`): it
+  rejoins empty as a new environment, and no data-integrity check runs;
+  one that kept the cookie, with `+"`dataIntegrityStampMissingCookiesEnabled=true`"+`,
+  runs the check (fence and limbo for a ledger that is open and whose last
+  ensemble holds the bookie) and waits for it before serving;
+- a *crash*. With the default journal (`+"`journalSyncData=true`"+`) every
+  acknowledged entry is on disk, but a fence a bookie answered without data
+  (NoSuchEntry, an empty LAC read) is not yet: `+"`ReadEntryProcessor`"+` does
+  not wait for the fence record then, and a crash before the journal
+  writes it loses the fence. With `+"`journalSyncData=false`"+` (a power loss)
+  or `+"`journalWriteData=false`"+` a crash also loses what was acknowledged
+  but not yet flushed; with `+"`journalWriteData=false`"+` and the
+  data-integrity check, the restarted bookie runs the check in the
+  background while it serves.
 
 Data-loss questions search the model without the actions that cannot make
 an acknowledged entry disappear when the ensemble holds every bookie (no
@@ -290,7 +324,7 @@ they are not evidence of safety.
 - More entries, more clients, faults combined with one another, and
   read-only or disk-full bookies are out of this page's scope (see
   ` + "`--crashes`" + `, ` + "`--read-only`" + `, ` + "`--disk-full`" + `).
-- The journal questions are asked for 2/2/2 and 3/3/2 only.
+- The crash questions are asked where Qw ≤ 3 and Qa = 2 only.
 `)
 	g.page.Markdown = []byte(b.String())
 	return g.page, nil
@@ -300,7 +334,7 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 	id := fmt.Sprintf("e%d-w%d-a%d", e, qw, qa)
 	model := func(bookies int, invariants ...string) check.ModelConfig {
 		return check.ModelConfig{
-			Params:     spec.Params{Bookies: bookies, Clients: 2, Entries: 1, Inflight: 1, Ensemble: e, WriteQuorum: qw, AckQuorum: qa},
+			Params:     bookKeeper(spec.Params{Bookies: bookies, Clients: 2, Entries: 1, Inflight: 1, Ensemble: e, WriteQuorum: qw, AckQuorum: qa}),
 			Invariants: invariants,
 		}
 	}
@@ -350,6 +384,7 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 		}
 		mc = model(c.bookies, "NoAckWithWriteSetCrashed")
 		mc.Crashes = c.f
+		mc.Constraint = []string{crashesFirst}
 		mc.Exclude = AckIrrelevant
 		if !c.change {
 			mc.Exclude = append(append([]string{}, AckIrrelevant...), noChange...)
@@ -361,9 +396,9 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 		if a, err = g.ask(qid, mc, true); err != nil {
 			return err
 		}
-		scope := fmt.Sprintf("%d bookies; crashed bookies stay down; without recovery or closing (they cannot help an ack)", c.bookies)
+		scope := fmt.Sprintf("%d bookies; the crashes before the first ensemble change and ack, and for good; without recovery or closing (they cannot help an ack)", c.bookies)
 		if !c.change {
-			scope = fmt.Sprintf("%d bookies; no ensemble change; crashed bookies stay down; without recovery or closing", c.bookies)
+			scope = fmt.Sprintf("%d bookies; no ensemble change; the crashes before the ack, and for good; without recovery or closing", c.bookies)
 		}
 		switch a.status {
 		case "violation":
