@@ -48,11 +48,6 @@ const noDivergence = "NoDivergenceBetweenClientAndMetaData"
 
 var both = spec.Symmetry{Bookies: true, Clients: true}
 
-// bookKeeper turns on BookKeeper's rules where the Java client differs
-// from the TLA+ spec (docs/model.md, "Known differences"), for the bugs
-// whose configurations they matter to (a spare bookie, two entries).
-func bookKeeper(x *spec.Params) { x.PartialReplacement, x.RecoveryFromLAC = true, true }
-
 // Constraints that put the events of a story in order where the state does
 // not record it: the bookie loses its data only once the ledger is closed
 // (the split brain of #544 and #4812, not #2612's truncation), or before
