@@ -65,7 +65,9 @@ func (g *gen) BookieRestarts(b int) {
 	}
 	g.begin(-1)
 	g.n.BDown &^= 1 << uint(b)
-	if g.p.DeferredCheck() {
+	if g.p.DeferredCheck() && g.n.MetaStatus != StatusNil {
+		// With no ledger in the metadata yet the check has nothing to
+		// walk (MetadataAsyncIterator starts from the ledgers there are).
 		g.n.BCheckPending |= 1 << uint(b)
 	}
 	g.out(Action{Kind: BookieRestarts, Client: -1, Bookie: int8(b)})
