@@ -177,10 +177,7 @@ func TestLocalShardsDieWithCoordinator(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	shards := func() []string {
-		out, _ := exec.Command("pgrep", "-f", "--", dir+" .*--shard=").Output()
-		return strings.Fields(string(out))
-	}
+	shards := func() []string { return shardPIDs(dir, "") }
 	deadline := time.Now().Add(time.Minute)
 	for len(shards()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -227,8 +224,7 @@ func TestLocalShardKilled(t *testing.T) {
 	}
 	var pid []string
 	for deadline := time.Now().Add(time.Minute); len(pid) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		out, _ := exec.Command("pgrep", "-f", "--", dir+" .*--shard=2/2").Output()
-		pid = strings.Fields(string(out))
+		pid = shardPIDs(dir, "2/2")
 	}
 	if len(pid) == 0 {
 		t.Fatal("shard 2/2 did not start")
@@ -251,4 +247,11 @@ func TestLocalShardKilled(t *testing.T) {
 		t.Fatalf("continuing: %v", err)
 	}
 	sameFigures(t, "continued", lastJSON(t, string(got)), lastJSON(t, string(want)))
+}
+
+// shardPIDs lists the pids of the shard processes running on dir (shard
+// "i/N", or any with "").
+func shardPIDs(dir, shard string) []string {
+	out, _ := exec.Command("pgrep", "-f", "--", dir+" .*--shard="+shard).Output()
+	return strings.Fields(string(out))
 }

@@ -13,12 +13,22 @@ import (
 	"github.com/bkcheck/bkcheck/spec"
 )
 
-// The maps of the view keyed by a client or a bookie id.
-var (
-	byClient = map[string]bool{"clients": true}
-	byBookie = map[string]bool{"b_entries": true, "b_unflushed": true, "b_fenced": true, "b_lac": true,
-		"b_lafr": true, "b_durable_lac": true, "b_checked": true}
-)
+// The maps of the view keyed by a client or a bookie id, from the view's
+// own list of its maps (values.go): clients, then the per-bookie ones
+// (confirmed is keyed by entry).
+var byClient, byBookie = func() (map[string]bool, map[string]bool) {
+	c, b := map[string]bool{}, map[string]bool{}
+	for k, name := range mapVarNames {
+		switch mapKind(k) {
+		case mkClients:
+			c[name] = true
+		case mkConfirmed:
+		default:
+			b[name] = true
+		}
+	}
+	return c, b
+}()
 
 // checkIDs reports, before any search, a property that looks up a client
 // or a bookie the parameters do not have by a constant id
