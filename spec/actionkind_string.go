@@ -44,11 +44,14 @@ func _() {
 	_ = x[ClientDeletesLedger-34]
 	_ = x[BookieCollectsLedger-35]
 	_ = x[BookieRunsPreBootCheck-36]
+	_ = x[ClientReceivesAddTimeout-37]
+	_ = x[ClientUpdatesEnsembleMetadata-38]
+	_ = x[ClientCompletesEnsembleChange-39]
 }
 
-const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedgerBookieRunsPreBootCheck"
+const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedgerBookieRunsPreBootCheckClientReceivesAddTimeoutClientUpdatesEnsembleMetadataClientCompletesEnsembleChange"
 
-var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857, 879}
+var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857, 879, 903, 932, 961}
 
 func (i ActionKind) String() string {
 	idx := int(i) - 1

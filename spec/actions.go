@@ -51,12 +51,16 @@ const (
 	// Added after the groups above were numbered (a kind's number is
 	// kept once released).
 	BookieRunsPreBootCheck
+	// The Java client's add path (--add-path java; javaclient.go).
+	ClientReceivesAddTimeout
+	ClientUpdatesEnsembleMetadata
+	ClientCompletesEnsembleChange
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = BookieRunsPreBootCheck + 1
+const numActionKinds = ClientCompletesEnsembleChange + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -102,7 +106,7 @@ func (a Action) String() string {
 		s += fmt.Sprintf(" e%d", a.Entry)
 	}
 	if a.Lost != 0 {
-		if a.Kind == ClientChangesEnsemble || a.Kind == RecoveryClientChangesEnsemble {
+		if a.Kind == ClientChangesEnsemble || a.Kind == RecoveryClientChangesEnsemble || a.Kind == ClientUpdatesEnsembleMetadata {
 			s += " replaced:" + FormatBookies(a.Lost)
 		} else {
 			s += " lost:" + FormatBookies(a.Lost)
@@ -165,11 +169,15 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 			g.ClientFailsToCreateLedger(cid)
 			g.ClientReceivesAddErrorResponse(cid)
 		}
-		g.ClientSendsAddEntryRequests(cid)
-		g.ClientReceivesAddConfirmedResponse(cid)
-		g.ClientReceivesAddFencedResponse(cid)
-		g.ClientChangesEnsemble(cid)
-		g.ClientResendsPendingAddOp(cid)
+		if p.JavaAddPath() {
+			g.javaWriter(cid)
+		} else {
+			g.ClientSendsAddEntryRequests(cid)
+			g.ClientReceivesAddConfirmedResponse(cid)
+			g.ClientReceivesAddFencedResponse(cid)
+			g.ClientChangesEnsemble(cid)
+			g.ClientResendsPendingAddOp(cid)
+		}
 		g.ClientClosesLedgerSuccess(cid)
 		g.ClientClosesLedgerFail(cid)
 		g.ClientStartsRecovery(cid)
@@ -230,7 +238,11 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 		g.n.BHandle |= 1 << uint(rcv.Bookie())
 	}
 	g.n.setCount(rcv, 0)
-	g.n.insert(snd, 1)
+	if g.n.Sent(snd) {
+		g.n.setCount(snd, 1) // answersAgain: a new copy of an earlier reply
+	} else {
+		g.n.insert(snd, 1)
+	}
 	g.out(a)
 	if g.p.ReliableNetwork {
 		return
@@ -239,6 +251,14 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 	a.Lost = 1 << uint(snd.Bookie())
 	g.out(a)
 }
+
+// answersAgain reports whether a bookie answers add request k although
+// it sent that reply before. In the spec it does not (a message is sent
+// once: ProcessedOneAndSendAnother would keep the old count). The Java
+// writer re-sends an entry to a bookie that had it before (an ensemble
+// change that brings the bookie back, unsetSuccessAndSendWriteRequest),
+// and the bookie answers each write: the reply is sent again.
+func (g *gen) answersAgain(k MsgKey) bool { return g.p.JavaAddPath() && !k.Recovery() }
 
 // processed completes MessageProcessed(k) and emits the successor.
 func (g *gen) processed(a Action, k MsgKey) {
@@ -331,7 +351,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 			continue
 		}
 		resp := addResponse(k, true)
-		if g.s.Sent(resp) {
+		if g.s.Sent(resp) && !g.answersAgain(k) {
 			continue
 		}
 		g.begin(-1)
@@ -374,7 +394,7 @@ func (g *gen) BookieSendsAddFencedResponse() {
 		default:
 			continue
 		}
-		if g.s.Sent(resp) {
+		if g.s.Sent(resp) && !g.answersAgain(k) {
 			continue
 		}
 		g.begin(-1)
@@ -798,6 +818,13 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 // choice does not depend on the bookies' names, which keeps symmetry
 // sound.
 func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragment, failed Bookies) {
+	g.replaceSomeOf(cf, failed, func(sub Bookies) bool { return g.replace(kind, cid, recovery, sub) })
+}
+
+// replaceSomeOf calls try with the sets of failed bookies that
+// replaceBookiesInEnsemble may end up replacing, largest first, until a
+// size at which try succeeds for some set; it reports whether one did.
+func (g *gen) replaceSomeOf(cf Fragment, failed Bookies, try func(Bookies) bool) bool {
 	if g.p.Striped() {
 		order := cf.inPositionOrder(g.p, failed)
 		for k := len(order); k >= 1; k-- {
@@ -805,11 +832,11 @@ func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragm
 			for _, b := range order[:k] {
 				prefix |= 1 << uint(b)
 			}
-			if g.replace(kind, cid, recovery, prefix) {
-				return
+			if try(prefix) {
+				return true
 			}
 		}
-		return
+		return false
 	}
 	for k := failed.Len(); k >= 1; k-- {
 		any := false
@@ -818,14 +845,15 @@ func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragm
 			if sub == 0 {
 				break
 			}
-			if sub.Len() == k && g.replace(kind, cid, recovery, sub) {
+			if sub.Len() == k && try(sub) {
 				any = true
 			}
 		}
 		if any {
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // replace is the body of ChangeEnsemble for one set of failed bookies; it
@@ -833,15 +861,7 @@ func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragm
 func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) bool {
 	c := &g.s.Clients[cid]
 	cf, _ := c.CurrFragment()
-	good := cf.Ensemble &^ failed
-	var newEns Bookies
-	var newLay Layout
-	var ok bool
-	if g.p.Striped() {
-		newEns, newLay, ok = g.replaceFailed(cf, failed)
-	} else {
-		newEns, ok = g.SelectEnsemble(good, failed)
-	}
+	newEns, newLay, ok := g.newEnsemble(cf, failed)
 	if !ok {
 		return false
 	}
@@ -881,6 +901,16 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) b
 	a.Lost = failed
 	g.out(a)
 	return true
+}
+
+// newEnsemble is cf's ensemble with the failed bookies replaced, and its
+// layout with striping; ok is false when no replacement exists.
+func (g *gen) newEnsemble(cf Fragment, failed Bookies) (Bookies, Layout, bool) {
+	if g.p.Striped() {
+		return g.replaceFailed(cf, failed)
+	}
+	ens, ok := g.SelectEnsemble(cf.Ensemble&^failed, failed)
+	return ens, 0, ok
 }
 
 // ClientChangesEnsemble: the writer replaces bookies that timed out.

@@ -55,6 +55,8 @@ func deferredOnly(m *spec.Model) bool  { return m.P.DeferredCheck() }
 func handlesOnly(m *spec.Model) bool   { return m.P.HasHandles() }
 func splitOnly(m *spec.Model) bool     { return m.V.SplitAddCheck }
 func deletionOnly(m *spec.Model) bool  { return m.P.DeleteLedger }
+func javaOnly(m *spec.Model) bool      { return m.P.JavaAddPath() }
+func javaStriped(m *spec.Model) bool   { return m.P.JavaAddPath() && m.P.Striped() }
 
 // Extents.
 func perBookie(m *spec.Model, _ reflect.Value) int { return m.P.Bookies }
@@ -213,6 +215,15 @@ var complFields = map[string]complField{
 	"Clients[].ReadResponses[]":      {flip: flipMsgKey},
 	"Clients[].RecoveryPhase":        {flip: flipInt(fixed(0), fixed(int(spec.ReadWritePhase)))},
 	"Clients[].LastRecoverable":      {flip: flipInt(fixed(-1), entries(1))},
+	"Clients[].Change":               {present: javaOnly, flip: flipInt(fixed(0), fixed(int(spec.ChangeCompleting)))},
+	"Clients[].ChangeFailed":         {present: javaOnly, flip: flipBookies},
+	"Clients[].ChangeOrig":           {present: javaOnly, flip: flipBookies},
+	"Clients[].ChangeOrigLay":        {present: javaStriped, flip: flipLayout},
+	"Clients[].DelayedFailed":        {present: javaOnly, flip: flipBookies},
+	"Clients[].DoneEns":              {present: javaOnly, extent: perEntry},
+	"Clients[].DoneEns[]":            {flip: flipBookies},
+	"Clients[].DoneLay":              {present: javaStriped, extent: perEntry},
+	"Clients[].DoneLay[]":            {flip: flipLayout},
 }
 
 // complPaths lists every field path of t (struct fields at every depth,
@@ -452,6 +463,10 @@ func complConfigs() []complConfig {
 		with("corrupt-reads", func(p *spec.Params) { p.CorruptReads = 1 }),
 		with("delete-ledger", func(p *spec.Params) { p.DeleteLedger = true }),
 		with("unavailable", func(p *spec.Params) { p.Unavailable = 1 }),
+		with("java-add-path", func(p *spec.Params) { p.AddPath = spec.AddPathJava }),
+		with("java-add-path-striped-faults", func(p *spec.Params) {
+			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Inflight, p.ReadOnly, p.Crashes = spec.AddPathJava, 4, 3, 3, 3, 1, 1
+		}),
 		with("partial-replacement-striped", func(p *spec.Params) { p.Ensemble, p.Crashes, p.PartialReplacement = 3, 2, true }),
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}
@@ -469,6 +484,9 @@ func complConfigs() []complConfig {
 			}
 			if v.IntegrityFencesClosed {
 				p.Reformat, p.DataIntegrity, p.ReformatCookie = 1, true, spec.CookieKept
+			}
+			if v.JavaOnly() {
+				p.AddPath, p.Bookies, p.Ensemble, p.Entries = spec.AddPathJava, 4, 3, 3
 			}
 		}))
 	}

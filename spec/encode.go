@@ -21,6 +21,8 @@ import (
 //	          {id data fragment_id ensemble}* lap lac confirmed[Entries]
 //	          fenced recovery_ensemble curr_read_entry nresp {key uvarint}*
 //	          recovery_phase last_recoverable_entry
+//	          [java add path: change failed orig delayed orig_layout
+//	          done_ensemble[Entries] (layouts with striping)]
 //	messages: n {key<<2 | count+1 as uvarint}* (in key order)
 
 // Encode appends the canonical encoding of s to dst.
@@ -75,6 +77,18 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 			dst = binary.AppendUvarint(dst, uint64(k))
 		}
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
+		if p.JavaAddPath() {
+			dst = append(dst, c.Change, byte(c.ChangeFailed), byte(c.ChangeOrig), byte(c.DelayedFailed))
+			if striped {
+				dst = binary.AppendUvarint(dst, uint64(c.ChangeOrigLay))
+			}
+			for e := 0; e < p.Entries; e++ {
+				dst = append(dst, byte(c.DoneEns[e]))
+				if striped {
+					dst = binary.AppendUvarint(dst, uint64(c.DoneLay[e]))
+				}
+			}
+		}
 	}
 	if p.Faulty() {
 		dst = append(dst, byte(s.BDown), byte(s.BWiped), byte(s.BReadOnly), byte(s.BDiskFull), byte(s.BLimbo),
@@ -234,6 +248,17 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		}
 		c.RecoveryPhase = uint8(r.small("recovery phase", 0, int(ReadWritePhase)))
 		c.LastRecoverable = r.small("last recoverable entry", -1, MaxEntries+1)
+		if p.JavaAddPath() {
+			c.Change = uint8(r.small("ensemble change phase", 0, int(ChangeCompleting)))
+			c.ChangeFailed = r.bookies("ensemble change failed bookies", p.Bookies)
+			c.ChangeOrig = r.bookies("ensemble change original ensemble", p.Bookies)
+			c.DelayedFailed = r.bookies("delayed write failed bookies", p.Bookies)
+			c.ChangeOrigLay = r.layout(p)
+			for e := 0; e < p.Entries; e++ {
+				c.DoneEns[e] = r.bookies("acknowledged op ensemble", p.Bookies)
+				c.DoneLay[e] = r.layout(p)
+			}
+		}
 	}
 	if p.Faulty() {
 		s.BDown = r.bookies("down bookies", p.Bookies)

@@ -268,6 +268,9 @@ func (g *gen) ClientReceivesAddErrorResponse(cid int) {
 	var recovery bool
 	switch c.Status {
 	case StatusOpen:
+		if g.p.JavaAddPath() {
+			return // the Java writer's responses go to writeComplete (javaclient.go)
+		}
 	case StatusInRecovery:
 		recovery = true
 	default:

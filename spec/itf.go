@@ -170,6 +170,25 @@ func (m *vocabModel) clientsITF(s *State) any {
 		if p.Striped() {
 			rec["recovery_layout"] = m.layoutITF(c.RecoveryLay)
 		}
+		if p.JavaAddPath() {
+			var done [][2]any
+			for e := 0; e < p.Entries; e++ {
+				done = append(done, [2]any{e + 1, m.bookieSet(c.DoneEns[e])})
+			}
+			rec["ensemble_change"] = changeNames[c.Change]
+			rec["change_failed"] = m.bookieSet(c.ChangeFailed)
+			rec["change_original"] = m.bookieSet(c.ChangeOrig)
+			rec["delayed_failed"] = m.bookieSet(c.DelayedFailed)
+			rec["acked_op_ensembles"] = vocab.Map(done...)
+			if p.Striped() {
+				var lays [][2]any
+				for e := 0; e < p.Entries; e++ {
+					lays = append(lays, [2]any{e + 1, m.layoutITF(c.DoneLay[e])})
+				}
+				rec["change_original_layout"] = m.layoutITF(c.ChangeOrigLay)
+				rec["acked_op_layouts"] = vocab.Map(lays...)
+			}
+		}
 		clients = append(clients, [2]any{clientName(i), rec})
 	}
 	return vocab.Map(clients...)
@@ -392,6 +411,25 @@ func (d itfDec) client1(v any, _ *State) Client {
 	c.NumResponses = int8(len(rs))
 	c.RecoveryPhase = uint8(d.Int(d.Field(m, "recovery_phase"), 0, 2))
 	c.LastRecoverable = d.NilInt(d.Field(m, "last_recoverable_entry"), MaxEntries+1)
+	if p.JavaAddPath() {
+		c.Change = vocab.Lookup(d.Decoder, changeNames, d.Str(d.Field(m, "ensemble_change")))
+		c.ChangeFailed = d.bookies(d.Field(m, "change_failed"))
+		c.ChangeOrig = d.bookies(d.Field(m, "change_original"))
+		c.DelayedFailed = d.bookies(d.Field(m, "delayed_failed"))
+		for _, kv := range d.Pairs(d.Field(m, "acked_op_ensembles")) {
+			if e := d.Int(kv[0], 1, p.Entries); e >= 1 {
+				c.DoneEns[e-1] = d.bookies(kv[1])
+			}
+		}
+		if p.Striped() {
+			c.ChangeOrigLay = d.layout(d.Field(m, "change_original_layout"))
+			for _, kv := range d.Pairs(d.Field(m, "acked_op_layouts")) {
+				if e := d.Int(kv[0], 1, p.Entries); e >= 1 {
+					c.DoneLay[e-1] = d.layout(kv[1])
+				}
+			}
+		}
+	}
 	// curr_fragment must be Last(fragments), as in every reachable state.
 	if cf, ok := c.CurrFragment(); ok {
 		vm := &vocabModel{P: p}

@@ -75,6 +75,12 @@ type Params struct {
 	// throw e; else break;"). The spec replaces every timed-out bookie at
 	// once or makes no change.
 	PartialReplacement bool `name:"partial-replacement" help:"an ensemble change replaces the timed-out bookies one at a time, in ensemble order, and keeps those it could replace, as EnsembleUtils.replaceBookiesInEnsemble does (the spec replaces all of them or none)"`
+
+	// AddPath: whose add path the writer follows. The spec's writer keeps
+	// one confirmed set per entry and changes its ensemble in one step;
+	// the Java client's (javaclient.go) is PendingAddOp and LedgerHandle
+	// as they are, which the open questions about ensemble changes need.
+	AddPath string `name:"add-path" unit:"MODE" help:"the writer's add path: spec (the TLA+ spec's, the default: one confirmed set per entry, an ensemble change as one step) or java (the Java client's: each PendingAddOp with its own ack set and ensemble, the pending queue completed in order by sendAddSuccessCallbacks and never while changingEnsemble is set, a timeout delivered to its op, delayedWriteFailedBookies, an ensemble change as a metadata update and then a completion that re-sends op by op; docs/model.md)"`
 }
 
 // ParamsSchema is the schema of Params: flags, file keys and JSON keys.
@@ -100,6 +106,15 @@ const (
 	LedgerStorageDB          = ""            // DbLedgerStorage: limbo exists
 	LedgerStorageInterleaved = "interleaved" // Interleaved/SortedLedgerStorage: setLimboState throws
 )
+
+// Add paths (Params.AddPath); the zero value is the default.
+const (
+	AddPathSpec = ""     // the TLA+ spec's writer
+	AddPathJava = "java" // PendingAddOp / LedgerHandle (javaclient.go)
+)
+
+// JavaAddPath reports whether the writer follows the Java client's add path.
+func (p Params) JavaAddPath() bool { return p.AddPath == AddPathJava }
 
 // DeferredCheck reports whether a restart after an unclean shutdown
 // starts the pre-boot check without waiting for it (EmbeddedServer, with
@@ -152,6 +167,9 @@ func (p *Params) EnsureDefaults() {
 	switch p.ReformatCookie {
 	case "deleted":
 		p.ReformatCookie = CookieDeleted
+	}
+	if p.AddPath == "spec" {
+		p.AddPath = AddPathSpec
 	}
 	if p.LedgerStorage == "db" {
 		p.LedgerStorage = LedgerStorageDB
@@ -254,6 +272,19 @@ func (p Params) Validate() error {
 	case LedgerStorageDB, LedgerStorageInterleaved:
 	default:
 		probs.Add("ledger-storage", "must be db or interleaved (got %q)", p.LedgerStorage)
+	}
+	v, verr := VariantByName(p.Variant)
+	switch p.AddPath {
+	case AddPathSpec:
+		if verr == nil && v.JavaOnly() {
+			probs.Add("variant", "%s changes the Java client's add path: it needs --add-path java", v.Name)
+		}
+	case AddPathJava:
+		if verr == nil && (v.GuaranteedWriteQuorum || v.StaleAcksAfterChange) {
+			probs.Add("add-path", "java cannot be combined with --variant %s, which changes the spec's writer (the Java client's add path is BookKeeper's own)", v.Name)
+		}
+	default:
+		probs.Add("add-path", "must be spec or java (got %q)", p.AddPath)
 	}
 	return probs.Err()
 }

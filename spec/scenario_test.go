@@ -280,6 +280,7 @@ func TestActionKindNames(t *testing.T) {
 		"BookieLosesDisk", "BookieSyncsJournal", "BookieFillsDisk",
 		"BookieChecksAdd", "BookieFailsRead", "ClientDeletesLedger", "BookieCollectsLedger",
 		"BookieRunsPreBootCheck",
+		"ClientReceivesAddTimeout", "ClientUpdatesEnsembleMetadata", "ClientCompletesEnsembleChange",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

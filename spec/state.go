@@ -133,7 +133,33 @@ type Client struct {
 	ReadResponses   [MaxBookies]MsgKey // sorted set of ReadResponse records
 	RecoveryPhase   uint8
 	LastRecoverable int8 // last_recoverable_entry: Nil or an entry id
+
+	// The Java client's add path (--add-path java; javaclient.go). With
+	// it, Pending is LedgerHandle.pendingAddOps (each op's Ensemble and
+	// Layout are PendingAddOp.ensemble) and Confirmed[id] is the op's
+	// ackSet.
+	Change        uint8   // the ensemble change under way: ChangeNone, ChangeUpdating or ChangeCompleting
+	ChangeFailed  Bookies // the failedBookies of the running ensembleChangeLoop
+	ChangeOrig    Bookies // its origEnsemble
+	ChangeOrigLay Layout  // and that ensemble's layout, with striping
+	DelayedFailed Bookies // delayedWriteFailedBookies
+	// The ensemble each acknowledged op keeps (PendingAddOp.ensemble after
+	// its callback: late responses still reach the op), by entry id - 1;
+	// empty until the op is acknowledged.
+	DoneEns [MaxEntries]Bookies
+	DoneLay [MaxEntries]Layout
 }
+
+// The phases of a Java client's ensemble change (Client.Change):
+// changingEnsemble is set in both.
+const (
+	ChangeNone       uint8 = iota // changingEnsemble = false
+	ChangeUpdating                // MetadataUpdateLoop running (handleBookieFailure started it)
+	ChangeCompleting              // the metadata written (or left as it was); whenCompleteAsync's callback not yet run
+)
+
+// changeNames are the phases' names in traces.
+var changeNames = map[uint8]string{ChangeNone: "none", ChangeUpdating: "updating_metadata", ChangeCompleting: "completing"}
 
 // CurrFragment returns curr_fragment and whether it is non-Nil.
 func (c *Client) CurrFragment() (Fragment, bool) {

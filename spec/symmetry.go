@@ -188,6 +188,18 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 			nc.ReadResponses[i] = pm.msg(src.ReadResponses[i])
 		}
 		slices.Sort(nc.ReadResponses[:nc.NumResponses])
+		nc.ChangeFailed = pm.bookies(src.ChangeFailed)
+		nc.ChangeOrig = pm.bookies(src.ChangeOrig)
+		nc.DelayedFailed = pm.bookies(src.DelayedFailed)
+		for e := 0; e < p.Entries; e++ {
+			nc.DoneEns[e] = pm.bookies(src.DoneEns[e])
+		}
+		if striped {
+			nc.ChangeOrigLay = pm.layout(src.ChangeOrigLay, p.Ensemble)
+			for e := 0; e < p.Entries; e++ {
+				nc.DoneLay[e] = pm.layout(src.DoneLay[e], p.Ensemble)
+			}
+		}
 	}
 	for _, msg := range s.Msgs {
 		msgs = append(msgs, Msg{Key: pm.msg(msg.Key), Count: msg.Count})

@@ -94,6 +94,17 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add(pre+"read_responses", "{%s}", strings.Join(rs, ", "))
 		add(pre+"recovery_phase", "%d", c.RecoveryPhase)
 		add(pre+"last_recoverable_entry", "%s", nilText(c.LastRecoverable))
+		if p.JavaAddPath() {
+			add(pre+"ensemble_change", "%s", changeNames[c.Change])
+			add(pre+"change_failed", "%s", FormatBookies(c.ChangeFailed))
+			add(pre+"change_original", "%s", FormatBookies(c.ChangeOrig))
+			add(pre+"delayed_failed", "%s", FormatBookies(c.DelayedFailed))
+			done := make([]string, p.Entries)
+			for e := range done {
+				done[e] = FormatBookies(c.DoneEns[e])
+			}
+			add(pre+"acked_op_ensembles", "<<%s>>", strings.Join(done, ", "))
+		}
 	}
 	for _, m := range s.Msgs {
 		add("messages["+FormatMessage(m.Key)+"]", "%s", DeliveryState(m.Count))

@@ -61,6 +61,15 @@ type Variant struct {
 	// reads the ledger's metadata first and answers the add as fenced if
 	// the ledger is CLOSED or IN_RECOVERY. A candidate fix for #4812.
 	AddChecksMetadata bool
+	// CallbacksAfterUnset: the completion of an ensemble change re-sends
+	// every pending op first and calls sendAddSuccessCallbacks once after
+	// the loop, instead of from inside it for an op whose write set lacks
+	// a replaced index (apache/bookkeeper PR #3041, open). Java add path.
+	CallbacksAfterUnset bool
+	// SkipChangeWithoutFailed: a bookie failure starts no ensemble change
+	// when none of the failed bookies is in the current ensemble
+	// (apache/bookkeeper PR #4278, open, for #4261). Java add path.
+	SkipChangeWithoutFailed bool
 
 	// Actions are the actions only this variant has: a run of the variant
 	// must see each fire (coverage), or the variant proves nothing.
@@ -81,6 +90,8 @@ const (
 	VariantIntegrityFencesClosed = "integrity-fences-closed"
 	VariantDurableFenceReply     = "durable-fence-reply"
 	VariantAddChecksMetadata     = "add-checks-metadata"
+	VariantCallbacksAfterUnset   = "callbacks-after-unset"
+	VariantSkipChangeNoFailed    = "skip-change-without-failed"
 )
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -169,7 +180,27 @@ var Variants = []Variant{
 		RecoveryReadsFence: true,
 		AddChecksMetadata:  true,
 	},
+	{
+		Name:                VariantCallbacksAfterUnset,
+		Description:         "with --add-path java: the completion of an ensemble change unsets and re-sends every pending op first and calls sendAddSuccessCallbacks once, after the loop, instead of from inside it for an op whose write set lacks a replaced index (the candidate fix for #3005: an op later in the queue is then unset before it can be acknowledged on a replaced bookie's ack)",
+		Source:              "LedgerHandle.unsetSuccessAndSendWriteRequest / PendingAddOp.unsetSuccessAndSendWriteRequest as PR #3041 describes its change (\"check succeeded entries after unsetting all pending entries\")",
+		Issue:               "apache/bookkeeper PR #3041",
+		RecoveryReadsFence:  true,
+		CallbacksAfterUnset: true,
+	},
+	{
+		Name:                    VariantSkipChangeNoFailed,
+		Description:             "with --add-path java: a bookie failure none of whose bookies is in the current ensemble starts no ensemble change (the candidate fix for #4261: a late error from a replaced bookie then cannot start a change that replaces nothing and leaves completed adds waiting)",
+		Source:                  "LedgerHandle.handleBookieFailure as PR #4278's title states its change (\"No need to trigger ensembleChangeLoop if all failed bookies are not in current ensemble\")",
+		Issue:                   "apache/bookkeeper PR #4278",
+		RecoveryReadsFence:      true,
+		SkipChangeWithoutFailed: true,
+	},
 }
+
+// JavaOnly reports whether the variant changes the Java client's add path
+// (and so needs --add-path java).
+func (v Variant) JavaOnly() bool { return v.CallbacksAfterUnset || v.SkipChangeWithoutFailed }
 
 // VariantByName returns the named variant; "" is the reference.
 func VariantByName(name string) (Variant, error) {
