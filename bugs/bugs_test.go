@@ -14,7 +14,7 @@ import (
 // check of regress.Compare also fails a bug whose variant or fault never
 // fired.
 func TestBugs(t *testing.T) {
-	for _, c := range Cases() {
+	for _, c := range append(Cases(), FindingCases()...) {
 		t.Run(c.Name, func(t *testing.T) {
 			if c.Expect.Slow {
 				t.Skip("slow: checked by cmd/bkcheck's TestBugsPageCurrent (long tier)")
@@ -70,5 +70,27 @@ func TestBugsAreDistinct(t *testing.T) {
 	}
 	if len(All) < 8 {
 		t.Errorf("only %d bugs", len(All))
+	}
+}
+
+// TestFindingsComplete: every finding asks its question of master with a
+// configuration, tells its verdict and scope, and each fix differs from
+// master's configuration.
+func TestFindingsComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range Findings {
+		if f.ID == "" || seen[f.ID] || f.Question == "" || f.Code == "" || f.Story == "" || f.Scope == "" || (f.Upstream == "" && !f.New) {
+			t.Errorf("%q: incomplete or duplicate", f.ID)
+		}
+		seen[f.ID] = true
+		m := f.Master
+		m.EnsureDefaults()
+		for _, x := range f.Fixes {
+			c := x.Config
+			c.EnsureDefaults()
+			if c.ID() == m.ID() || x.Name == "" || x.Change == "" {
+				t.Errorf("%s %s: incomplete, or the fix is master's configuration", f.ID, x.Name)
+			}
+		}
 	}
 }

@@ -248,6 +248,10 @@ func oracleConfigs() []oracleConfig {
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}
 		}),
+		with("java-add-path", func(p *spec.Params) { p.AddPath = spec.AddPathJava }),
+		with("java-add-path-striped-crash", func(p *spec.Params) {
+			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Crashes = spec.AddPathJava, 4, 3, 3, 1
+		}),
 		// Bookie symmetry refused: clients only.
 		with("unavailable", func(p *spec.Params) { p.Unavailable = 1 }),
 		with("two-spares", func(p *spec.Params) { p.Bookies = 4 }),
@@ -263,6 +267,9 @@ func oracleConfigs() []oracleConfig {
 			}
 			if v.IntegrityFencesClosed {
 				p.Reformat, p.DataIntegrity = 1, true
+			}
+			if v.JavaOnly() {
+				p.AddPath, p.Bookies, p.Ensemble = spec.AddPathJava, 4, 3
 			}
 		}))
 	}

@@ -20,19 +20,25 @@ type Object struct {
 // MarshalJSON implements json.Marshaler.
 func (o Object) MarshalJSON() ([]byte, error) { return o.S.EncodeJSON(o.Target) }
 
-// EncodeJSON encodes every setting of target: numbers, booleans and
+// EncodeJSON encodes every setting of target (but those tagged omitzero
+// at their zero value): numbers, booleans and
 // strings as such, lists as arrays, durations and text types as strings.
 func (s *Schema) EncodeJSON(target any) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, f := range s.fields {
-		if i > 0 {
+	first := true
+	for _, f := range s.fields {
+		v := s.value(target, f)
+		if f.omitZero && v.IsZero() {
+			continue
+		}
+		if !first {
 			b.WriteByte(',')
 		}
+		first = false
 		k, _ := json.Marshal(f.Name)
 		b.Write(k)
 		b.WriteByte(':')
-		v := s.value(target, f)
 		var val any
 		switch f.kind {
 		case kindDuration, kindText:

@@ -45,6 +45,10 @@ type Field struct {
 	typ   reflect.Type
 	kind  valueKind
 	group string // TOML table holding the setting (tag group), "" for the top level
+	// omitZero (tag omitzero:"true"): EncodeJSON leaves the setting out at
+	// its zero value, so that documents written before it existed and
+	// those written since without it are the same bytes.
+	omitZero bool
 }
 
 type valueKind int
@@ -173,7 +177,7 @@ func (s *Schema) walk(t reflect.Type, prefix []int, probs *[]string) {
 			*probs = append(*probs, fmt.Sprintf("field %s.%s (%s): type %s cannot be a setting", t.Name(), sf.Name, name, sf.Type))
 			continue
 		}
-		f := Field{Name: name, Short: sf.Tag.Get("short"), Unit: sf.Tag.Get("unit"), Help: sf.Tag.Get("help"), GoName: sf.Name, index: index, typ: sf.Type, kind: k, group: sf.Tag.Get("group")}
+		f := Field{Name: name, Short: sf.Tag.Get("short"), Unit: sf.Tag.Get("unit"), Help: sf.Tag.Get("help"), GoName: sf.Name, index: index, typ: sf.Type, kind: k, group: sf.Tag.Get("group"), omitZero: sf.Tag.Get("omitzero") == "true"}
 		if f.Help == "" {
 			*probs = append(*probs, fmt.Sprintf("field %s.%s (%s) has no help tag", t.Name(), sf.Name, name))
 		}

@@ -193,3 +193,32 @@ func TestFlagsRender(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestOmitZeroJSON: a setting tagged omitzero is left out of EncodeJSON at
+// its zero value and written otherwise; decoding either form gives the
+// value back.
+func TestOmitZeroJSON(t *testing.T) {
+	type settings struct {
+		A int    `name:"a" help:"always written"`
+		B string `name:"b" omitzero:"true" help:"left out when empty"`
+		C int    `name:"c" omitzero:"true" help:"left out when 0"`
+	}
+	s := MustOf(settings{})
+	for _, tc := range []struct {
+		in   settings
+		want string
+	}{
+		{settings{}, `{"a":0}`},
+		{settings{A: 1, C: 2}, `{"a":1,"c":2}`},
+		{settings{B: "x"}, `{"a":0,"b":"x"}`},
+	} {
+		got, err := s.EncodeJSON(&tc.in)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("EncodeJSON(%+v) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+		var back settings
+		if err := s.DecodeJSON(got, &back); err != nil || back != tc.in {
+			t.Errorf("DecodeJSON(%s) = %+v, %v; want %+v", got, back, err, tc.in)
+		}
+	}
+}

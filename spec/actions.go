@@ -694,7 +694,7 @@ func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery boo
 		if f.Recovery != recovery || !f.Success {
 			continue
 		}
-		if !g.p.WriteSet(f.Entry.ID, cf).Has(f.Bookie) && !(!recovery && g.m.V.StaleAcksAfterChange && c.wasWriteSet(g.p, f.Entry.ID, f.Bookie)) {
+		if !g.p.WriteSet(f.Entry.ID, cf).Has(f.Bookie) {
 			continue
 		}
 		nc := g.begin(cid)

@@ -126,14 +126,3 @@ func (g *gen) BookieCollectsLedger(b int) {
 	g.n.BHandle &^= bit
 	g.out(Action{Kind: BookieCollectsLedger, Client: -1, Bookie: int8(b)})
 }
-
-// wasWriteSet reports whether bookie b was in entry id's write set in some
-// fragment of the client's (stale-acks-after-change).
-func (c *Client) wasWriteSet(p Params, id int8, b int) bool {
-	for _, f := range c.FragmentList() {
-		if p.WriteSet(id, f).Has(b) {
-			return true
-		}
-	}
-	return false
-}

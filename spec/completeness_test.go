@@ -220,6 +220,7 @@ var complFields = map[string]complField{
 	"Clients[].ChangeOrig":           {present: javaOnly, flip: flipBookies},
 	"Clients[].ChangeOrigLay":        {present: javaStriped, flip: flipLayout},
 	"Clients[].DelayedFailed":        {present: javaOnly, flip: flipBookies},
+	"Clients[].Changes":              {present: javaOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.MaxEnsembleChanges })},
 	"Clients[].DoneEns":              {present: javaOnly, extent: perEntry},
 	"Clients[].DoneEns[]":            {flip: flipBookies},
 	"Clients[].DoneLay":              {present: javaStriped, extent: perEntry},
@@ -463,7 +464,7 @@ func complConfigs() []complConfig {
 		with("corrupt-reads", func(p *spec.Params) { p.CorruptReads = 1 }),
 		with("delete-ledger", func(p *spec.Params) { p.DeleteLedger = true }),
 		with("unavailable", func(p *spec.Params) { p.Unavailable = 1 }),
-		with("java-add-path", func(p *spec.Params) { p.AddPath = spec.AddPathJava }),
+		with("java-add-path", func(p *spec.Params) { p.AddPath, p.MaxEnsembleChanges = spec.AddPathJava, 2 }),
 		with("java-add-path-striped-faults", func(p *spec.Params) {
 			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Inflight, p.ReadOnly, p.Crashes = spec.AddPathJava, 4, 3, 3, 3, 1, 1
 		}),

@@ -78,7 +78,7 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 		}
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
 		if p.JavaAddPath() {
-			dst = append(dst, c.Change, byte(c.ChangeFailed), byte(c.ChangeOrig), byte(c.DelayedFailed))
+			dst = append(dst, c.Change, byte(c.ChangeFailed), byte(c.ChangeOrig), byte(c.DelayedFailed), byte(c.Changes))
 			if striped {
 				dst = binary.AppendUvarint(dst, uint64(c.ChangeOrigLay))
 			}
@@ -253,6 +253,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 			c.ChangeFailed = r.bookies("ensemble change failed bookies", p.Bookies)
 			c.ChangeOrig = r.bookies("ensemble change original ensemble", p.Bookies)
 			c.DelayedFailed = r.bookies("delayed write failed bookies", p.Bookies)
+			c.Changes = r.small("ensemble changes", 0, p.MaxEnsembleChanges)
 			c.ChangeOrigLay = r.layout(p)
 			for e := 0; e < p.Entries; e++ {
 				c.DoneEns[e] = r.bookies("acknowledged op ensemble", p.Bookies)

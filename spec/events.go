@@ -95,11 +95,39 @@ func (p Params) StepEvents(a Action, prev, cur *State) []vocab.Event {
 		if a.Kind == ClientFailsToCreateLedger && int(a.Client) == c {
 			notes = append(notes, "NotEnoughBookies")
 		}
+		if p.JavaAddPath() {
+			notes = append(notes, javaNotes(pc, cc)...)
+		}
 		if len(notes) > 0 {
 			ev = append(ev, vocab.Event{Kind: "note", From: clientName(c), Text: strings.Join(notes, ", ")})
 		}
 	}
 	return ev
+}
+
+// javaNotes tells a Java writer's step in LedgerHandle's terms: the
+// ensemble change's flag and failures, delayed failures, the callbacks.
+func javaNotes(pc, cc *Client) []string {
+	var notes []string
+	switch {
+	case pc.Change == ChangeNone && cc.Change == ChangeUpdating:
+		notes = append(notes, "handleBookieFailure: changingEnsemble = true, replacing "+FormatBookies(cc.ChangeFailed))
+	case pc.Change == ChangeCompleting && cc.Change == ChangeUpdating:
+		notes = append(notes, "delayed failures: ensembleChangeLoop again, replacing "+FormatBookies(cc.ChangeFailed))
+	case pc.Change == ChangeUpdating && cc.Change == ChangeCompleting:
+		notes = append(notes, "MetadataUpdateLoop done")
+	case pc.Change == ChangeCompleting && cc.Change == ChangeNone:
+		notes = append(notes, "changingEnsemble = false, unsetSuccessAndSendWriteRequest")
+	}
+	if cc.DelayedFailed&^pc.DelayedFailed != 0 {
+		notes = append(notes, "notifyWriteFailed: delayedWriteFailedBookies "+FormatBookies(cc.DelayedFailed))
+	}
+	for e := range cc.Confirmed {
+		if cc.DoneEns[e] == 0 && pc.Confirmed[e] != cc.Confirmed[e] {
+			notes = append(notes, fmt.Sprintf("e%d ackSet %s", e+1, FormatBookies(cc.Confirmed[e])))
+		}
+	}
+	return notes
 }
 
 func (m *vocabModel) Undelivered(prev, cur, last any) []vocab.Event {

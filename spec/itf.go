@@ -179,13 +179,22 @@ func (m *vocabModel) clientsITF(s *State) any {
 			rec["change_failed"] = m.bookieSet(c.ChangeFailed)
 			rec["change_original"] = m.bookieSet(c.ChangeOrig)
 			rec["delayed_failed"] = m.bookieSet(c.DelayedFailed)
+			rec["ensemble_changes"] = int(c.Changes)
 			rec["acked_op_ensembles"] = vocab.Map(done...)
 			if p.Striped() {
+				// Layouts of what is not set are left out (Nil, or no key):
+				// the zero layout would name b1 at every position.
 				var lays [][2]any
 				for e := 0; e < p.Entries; e++ {
-					lays = append(lays, [2]any{e + 1, m.layoutITF(c.DoneLay[e])})
+					if c.DoneEns[e] != 0 {
+						lays = append(lays, [2]any{e + 1, m.layoutITF(c.DoneLay[e])})
+					}
 				}
-				rec["change_original_layout"] = m.layoutITF(c.ChangeOrigLay)
+				var orig any = "Nil"
+				if c.ChangeOrig != 0 {
+					orig = m.layoutITF(c.ChangeOrigLay)
+				}
+				rec["change_original_layout"] = orig
 				rec["acked_op_layouts"] = vocab.Map(lays...)
 			}
 		}
@@ -416,13 +425,16 @@ func (d itfDec) client1(v any, _ *State) Client {
 		c.ChangeFailed = d.bookies(d.Field(m, "change_failed"))
 		c.ChangeOrig = d.bookies(d.Field(m, "change_original"))
 		c.DelayedFailed = d.bookies(d.Field(m, "delayed_failed"))
+		c.Changes = d.Int(d.Field(m, "ensemble_changes"), 0, p.MaxEnsembleChanges)
 		for _, kv := range d.Pairs(d.Field(m, "acked_op_ensembles")) {
 			if e := d.Int(kv[0], 1, p.Entries); e >= 1 {
 				c.DoneEns[e-1] = d.bookies(kv[1])
 			}
 		}
 		if p.Striped() {
-			c.ChangeOrigLay = d.layout(d.Field(m, "change_original_layout"))
+			if v := d.Field(m, "change_original_layout"); v != "Nil" {
+				c.ChangeOrigLay = d.layout(v)
+			}
 			for _, kv := range d.Pairs(d.Field(m, "acked_op_layouts")) {
 				if e := d.Int(kv[0], 1, p.Entries); e >= 1 {
 					c.DoneLay[e-1] = d.layout(kv[1])

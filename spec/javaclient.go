@@ -208,6 +208,17 @@ func (g *gen) handleBookieFailure(nc *Client, failed Bookies) {
 	nc.ChangeFailed = nc.DelayedFailed | failed
 	nc.DelayedFailed = 0
 	nc.ChangeOrig, nc.ChangeOrigLay = cf.Ensemble, cf.Layout
+	g.ensembleChangeLoop(nc)
+}
+
+// ensembleChangeLoop counts the loop (numEnsembleChanges); beyond
+// maxNumEnsembleChanges the handle fails (handleUnrecoverableErrorDuringAdd).
+func (g *gen) ensembleChangeLoop(nc *Client) {
+	nc.Changes++
+	if int(nc.Changes) > g.p.MaxEnsembleChanges {
+		nc.Changes--
+		g.unrecoverable(nc)
+	}
 }
 
 // ClientUpdatesEnsembleMetadata is the MetadataUpdateLoop of
@@ -289,6 +300,7 @@ func (g *gen) ClientCompletesEnsembleChange(cid int) {
 		nc := g.begin(cid)
 		nc.ChangeFailed, nc.DelayedFailed = nc.DelayedFailed, 0
 		nc.Change = ChangeUpdating
+		g.ensembleChangeLoop(nc)
 		g.out(a)
 		return
 	}

@@ -42,7 +42,9 @@ func (m *Model) RequiredActions() []ActionKind {
 	}
 	add(p.Crashes > 0, BookieCrashes, BookieRestarts)
 	add(p.DeferredCheck(), BookieRunsPreBootCheck)
-	add(p.LossyJournal() || p.FencesCanBeLost(), BookieSyncsJournal)
+	// A fence needs a second client (a recovery): with one, only a lossy
+	// journal gives BookieSyncsJournal something to flush.
+	add(p.LossyJournal() || p.FencesCanBeLost() && p.Clients > 1, BookieSyncsJournal)
 	add(p.DiskLoss > 0, BookieLosesDisk)
 	add(p.Reformat > 0, BookieRejoinsEmpty)
 	add(p.ReadOnly > 0, BookieBecomesReadOnly, BookieSendsAddReadOnlyResponse)

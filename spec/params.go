@@ -80,7 +80,14 @@ type Params struct {
 	// one confirmed set per entry and changes its ensemble in one step;
 	// the Java client's (javaclient.go) is PendingAddOp and LedgerHandle
 	// as they are, which the open questions about ensemble changes need.
-	AddPath string `name:"add-path" unit:"MODE" help:"the writer's add path: spec (the TLA+ spec's, the default: one confirmed set per entry, an ensemble change as one step) or java (the Java client's: each PendingAddOp with its own ack set and ensemble, the pending queue completed in order by sendAddSuccessCallbacks and never while changingEnsemble is set, a timeout delivered to its op, delayedWriteFailedBookies, an ensemble change as a metadata update and then a completion that re-sends op by op; docs/model.md)"`
+	AddPath string `name:"add-path" omitzero:"true" unit:"MODE" help:"the writer's add path: spec (the TLA+ spec's, the default: one confirmed set per entry, an ensemble change as one step) or java (the Java client's: each PendingAddOp with its own ack set and ensemble, the pending queue completed in order by sendAddSuccessCallbacks and never while changingEnsemble is set, a timeout delivered to its op, delayedWriteFailedBookies, an ensemble change as a metadata update and then a completion that re-sends op by op; docs/model.md)"`
+
+	// MaxEnsembleChanges bounds the Java writer's ensemble changes as
+	// maxNumEnsembleChanges does (ensembleChangeLoop fails the handle
+	// beyond it). BookKeeper's default is unlimited; a re-send can be lost
+	// again and again, so the model needs a bound, and a search is
+	// exhaustive for clients configured with it.
+	MaxEnsembleChanges int `name:"max-ensemble-changes" omitzero:"true" unit:"N" help:"with --add-path java: ensemble changes the writer may start before it gives up the ledger, as maxNumEnsembleChanges=N makes LedgerHandle.ensembleChangeLoop do (BookKeeper's default is unlimited; not given: 3)"`
 }
 
 // ParamsSchema is the schema of Params: flags, file keys and JSON keys.
@@ -112,6 +119,9 @@ const (
 	AddPathSpec = ""     // the TLA+ spec's writer
 	AddPathJava = "java" // PendingAddOp / LedgerHandle (javaclient.go)
 )
+
+// defaultMaxEnsembleChanges is --max-ensemble-changes when not given.
+const defaultMaxEnsembleChanges = 3
 
 // JavaAddPath reports whether the writer follows the Java client's add path.
 func (p Params) JavaAddPath() bool { return p.AddPath == AddPathJava }
@@ -170,6 +180,12 @@ func (p *Params) EnsureDefaults() {
 	}
 	if p.AddPath == "spec" {
 		p.AddPath = AddPathSpec
+	}
+	switch {
+	case !p.JavaAddPath():
+		p.MaxEnsembleChanges = 0
+	case p.MaxEnsembleChanges == 0:
+		p.MaxEnsembleChanges = defaultMaxEnsembleChanges
 	}
 	if p.LedgerStorage == "db" {
 		p.LedgerStorage = LedgerStorageDB
@@ -280,7 +296,10 @@ func (p Params) Validate() error {
 			probs.Add("variant", "%s changes the Java client's add path: it needs --add-path java", v.Name)
 		}
 	case AddPathJava:
-		if verr == nil && (v.GuaranteedWriteQuorum || v.StaleAcksAfterChange) {
+		if p.MaxEnsembleChanges < 1 || p.MaxEnsembleChanges > 20 {
+			probs.Add("max-ensemble-changes", "must be between 1 and 20 (got %d)", p.MaxEnsembleChanges)
+		}
+		if verr == nil && v.GuaranteedWriteQuorum {
 			probs.Add("add-path", "java cannot be combined with --variant %s, which changes the spec's writer (the Java client's add path is BookKeeper's own)", v.Name)
 		}
 	default:

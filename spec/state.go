@@ -143,6 +143,7 @@ type Client struct {
 	ChangeOrig    Bookies // its origEnsemble
 	ChangeOrigLay Layout  // and that ensemble's layout, with striping
 	DelayedFailed Bookies // delayedWriteFailedBookies
+	Changes       int8    // numEnsembleChanges: ensembleChangeLoop calls so far
 	// The ensemble each acknowledged op keeps (PendingAddOp.ensemble after
 	// its callback: late responses still reach the op), by entry id - 1;
 	// empty until the op is acknowledged.

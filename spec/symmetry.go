@@ -194,9 +194,12 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 		for e := 0; e < p.Entries; e++ {
 			nc.DoneEns[e] = pm.bookies(src.DoneEns[e])
 		}
-		if striped {
+		// A layout not in use is 0 (b1 at every position), and stays so.
+		if striped && src.ChangeOrig != 0 {
 			nc.ChangeOrigLay = pm.layout(src.ChangeOrigLay, p.Ensemble)
-			for e := 0; e < p.Entries; e++ {
+		}
+		for e := 0; striped && e < p.Entries; e++ {
+			if src.DoneEns[e] != 0 {
 				nc.DoneLay[e] = pm.layout(src.DoneLay[e], p.Ensemble)
 			}
 		}

@@ -99,6 +99,7 @@ func (p Params) Rows(s *State) []vocab.Row {
 			add(pre+"change_failed", "%s", FormatBookies(c.ChangeFailed))
 			add(pre+"change_original", "%s", FormatBookies(c.ChangeOrig))
 			add(pre+"delayed_failed", "%s", FormatBookies(c.DelayedFailed))
+			add(pre+"ensemble_changes", "%d", c.Changes)
 			done := make([]string, p.Entries)
 			for e := range done {
 				done[e] = FormatBookies(c.DoneEns[e])

@@ -39,10 +39,6 @@ type Variant struct {
 	// stores the entry in two steps, and a fencing read can run between
 	// them (two LedgerDescriptor handles for one ledger, before PR #4701).
 	SplitAddCheck bool
-	// StaleAcksAfterChange: after an ensemble change the writer still
-	// counts acks from the bookies it replaced (apache/bookkeeper#4651,
-	// #4097: PendingAddOp completions racing the re-send, open).
-	StaleAcksAfterChange bool
 	// DeleteForgetsFence: a bookie that garbage-collects a deleted ledger
 	// forgets it was fenced (HandleFactoryImpl before PR #4462).
 	DeleteForgetsFence bool
@@ -85,7 +81,6 @@ const (
 	VariantNoLacFloor            = "no-lac-floor"
 	VariantCorruptReadNosuch     = "corrupt-read-nosuch"
 	VariantSplitAddCheck         = "split-add-check"
-	VariantStaleAcksAfterChange  = "stale-acks-after-change"
 	VariantDeleteForgetsFence    = "delete-forgets-fence"
 	VariantIntegrityFencesClosed = "integrity-fences-closed"
 	VariantDurableFenceReply     = "durable-fence-reply"
@@ -140,14 +135,6 @@ var Variants = []Variant{
 		RecoveryReadsFence: true,
 		SplitAddCheck:      true,
 		Actions:            []ActionKind{BookieChecksAdd},
-	},
-	{
-		Name:                 VariantStaleAcksAfterChange,
-		Description:          "after an ensemble change the writer still counts acks from the bookies it replaced: an entry can be acknowledged on bookies the metadata no longer assigns it to. An over-approximation of #4651's race: PendingAddOp.writeComplete drops an ack from an address its ensemble no longer names and the re-send loop removes earlier ones (ackSet.removeBookieAndCheck), so a trace of this variant need not be an execution of the Java client",
-		Source:               "PendingAddOp.unsetSuccessAndSendWriteRequest / LedgerHandle.sendAddSuccessCallbacks (issues #4651, #4097, #3005; PR #4194 open)",
-		Issue:                "apache/bookkeeper#4651",
-		RecoveryReadsFence:   true,
-		StaleAcksAfterChange: true,
 	},
 	{
 		Name:               VariantDeleteForgetsFence,

@@ -23,11 +23,17 @@ func bugsFlags() []section {
 // traces beside it. As with guarantees, nothing is written unless every
 // bug was run.
 func runBugs(ctx context.Context, inv *invocation) int {
-	pc := newPageCommand("bugs", settingsOf[bugsSettings](inv.cl).Out, inv)
+	return runRecordPage(ctx, inv, "bugs", settingsOf[bugsSettings](inv.cl).Out, bugs.Generate)
+}
+
+// runRecordPage writes one of package bugs' pages (docs/bugs.md,
+// docs/findings.md) as generate makes it.
+func runRecordPage(ctx context.Context, inv *invocation, name, out string, generate func(context.Context, bugs.Options) (*bugs.Page, error)) int {
+	pc := newPageCommand(name, out, inv)
 	if code := pc.validate(); code != exitOK {
 		return code
 	}
-	page, err := bugs.Generate(ctx, bugs.Options{Report: pc.report})
+	page, err := generate(ctx, bugs.Options{Report: pc.report})
 	var gp *generatedPage
 	if err == nil {
 		gp = &generatedPage{markdown: page.Markdown, traces: page.Traces, unused: page.Unused}

@@ -10,27 +10,36 @@ import (
 	"github.com/bkcheck/bkcheck/internal/testtier"
 )
 
-// TestBugsPageCurrent regenerates docs/bugs.md and its traces and fails
-// when the committed page is stale (search times aside, which depend on
-// the machine), or a trace does not replay.
+// TestBugsPageCurrent and TestFindingsPageCurrent: regenerating
+// docs/bugs.md and docs/findings.md gives the committed pages and traces
+// (timings aside), and every trace replays.
 func TestBugsPageCurrent(t *testing.T) {
 	testtier.Long(t, "reproduces every bug and checks every fix: minutes")
+	pageCurrent(t, "bugs")
+}
+
+func TestFindingsPageCurrent(t *testing.T) {
+	testtier.Long(t, "asks every open question of master and of each fix: a minute")
+	pageCurrent(t, "findings")
+}
+
+func pageCurrent(t *testing.T, name string) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "bugs.md")
-	if code, _, errOut := runArgs(t, "bugs", "--out", out); code != exitOK {
+	out := filepath.Join(dir, name+".md")
+	if code, _, errOut := runArgs(t, name, "--out", out); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(filepath.Join("..", "..", "docs", "bugs.md"))
+	want, err := os.ReadFile(filepath.Join("..", "..", "docs", name+".md"))
 	norm := func(b []byte) string { return bugs.Timings.ReplaceAllString(string(b), "searched in ? s when") }
 	if err != nil || norm(got) != norm(want) {
-		t.Errorf("docs/bugs.md is stale: run bkcheck bugs --out docs/bugs.md")
+		t.Errorf("docs/%s.md is stale: run bkcheck %s --out docs/%s.md", name, name, name)
 	}
-	written, _ := filepath.Glob(filepath.Join(dir, "traces", "bugs", "*.itf.json"))
-	committed, _ := filepath.Glob(filepath.Join("..", "..", "docs", "traces", "bugs", "*.itf.json"))
+	written, _ := filepath.Glob(filepath.Join(dir, "traces", name, "*.itf.json"))
+	committed, _ := filepath.Glob(filepath.Join("..", "..", "docs", "traces", name, "*.itf.json"))
 	if len(written) == 0 || len(written) != len(committed) {
 		t.Errorf("%d traces written, %d committed", len(written), len(committed))
 	}
@@ -50,7 +59,7 @@ func TestBugsPageCurrent(t *testing.T) {
 // TestPageOutEmpty: an empty --out is a usage error, reported before any
 // question is answered, and nothing is written.
 func TestPageOutEmpty(t *testing.T) {
-	for _, cmd := range []string{"bugs", "guarantees"} {
+	for _, cmd := range []string{"bugs", "findings", "guarantees"} {
 		dir := t.TempDir()
 		t.Chdir(dir)
 		code, out, errOut := runArgs(t, cmd, "--out", "")

@@ -57,6 +57,7 @@ func init() {
 			run: func(_ context.Context, inv *invocation) int { return runTrace(inv) }},
 		{name: "guarantees", synopsis: "regenerate docs/guarantees.md (what E, Qw and Qa guarantee)", flags: guaranteesFlags, run: runGuarantees},
 		{name: "bugs", synopsis: "regenerate docs/bugs.md (BookKeeper's protocol bugs, found again)", flags: bugsFlags, run: runBugs},
+		{name: "findings", synopsis: "regenerate docs/findings.md (open BookKeeper questions, settled on master and on each proposed fix)", flags: findingsFlags, run: runFindings},
 		{name: "variants", synopsis: "list the protocol variants of a model (--variant)", flags: modelFlags, run: runVariants},
 		{name: "invariants", synopsis: "list the properties of a model (--invariants)", flags: modelFlags, run: runInvariants},
 		{name: "actions", synopsis: "list the action names of a model (--exclude-actions)", flags: modelFlags, run: runActions},

@@ -12,7 +12,7 @@ import (
 // regressSettings are the switches of bkcheck regress.
 type regressSettings struct {
 	All    bool `name:"all" help:"also run the cases marked slow"`
-	NoBugs bool `name:"no-bugs" help:"leave out BookKeeper's historical bugs (docs/bugs.md), which run after DIR's cases"`
+	NoBugs bool `name:"no-bugs" help:"leave out BookKeeper's historical bugs and the open questions (docs/bugs.md, docs/findings.md), which run after DIR's cases"`
 }
 
 var regressSchema = schema.MustOf(regressSettings{})
@@ -47,6 +47,7 @@ func runRegress(ctx context.Context, inv *invocation) int {
 	}
 	if !s.NoBugs {
 		cases = append(cases, bugs.Cases()...)
+		cases = append(cases, bugs.FindingCases()...)
 	}
 	drifts, ran, skipped := 0, 0, 0
 	for _, c := range cases {

@@ -1,0 +1,287 @@
+package bugs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/properties"
+	"github.com/bkcheck/bkcheck/regress"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/traces"
+)
+
+// Finding is a question still open upstream, with bkcheck's verdict on
+// BookKeeper's code as it is and on each proposed fix. docs/findings.md is
+// generated from Findings; bkcheck regress runs them.
+type Finding struct {
+	ID       string // e.g. "f-stale-acks"
+	Title    string
+	Upstream string // issues and pull requests, with their status
+	New      bool   // no upstream issue describes it
+	Question string // in one sentence
+	Code     string // the classes and methods it concerns, at Master
+	// Story is the verdict told in BookKeeper's terms (which callback,
+	// which message); for a new finding, the report a developer needs.
+	Story string
+	// Master is the question on BookKeeper's code, and Expect its verdict.
+	Master check.ModelConfig
+	Expect regress.Expect
+	Fixes  []Fix
+	// Scope says what the searches cover and what the model leaves out.
+	Scope string
+}
+
+// Fix is a proposed change and its verdict on the same question.
+type Fix struct {
+	Name   string // e.g. "PR #3041"
+	Change string // what it changes
+	Config check.ModelConfig
+	Expect regress.Expect
+}
+
+// Master is the apache/bookkeeper commit the findings' code references
+// were read at.
+const Master = "apache/bookkeeper master 9590a97 (2026-08-21)"
+
+// stuckAdd is the liveness question of #4261 as a terminal-state
+// property: in a state with no step left, no add that has its Qa acks is
+// still waiting in the pending queue.
+const stuckAdd = `CompletedAddsAreAcknowledged=clients.all(id, c, c.status != "STATUS_OPEN" || c.pending_add_ops.all(op, size(c.confirmed[op.entry.id]) < params.ack_quorum))`
+
+// stuck is #4261's configuration: a synchronous writer (one add in
+// flight) that waits for its add and does not close the ledger meanwhile,
+// three bookies, Qw = 2, Qa = 1, message loss.
+func stuck(variant string) check.ModelConfig {
+	return check.ModelConfig{
+		Params: spec.Params{Bookies: 3, Clients: 1, WriteQuorum: 2, AckQuorum: 1, Entries: 3, Inflight: 1,
+			AddPath: spec.AddPathJava, Variant: variant, Exclude: []string{"ClientClosesLedgerSuccess", "ClientClosesLedgerFail"}},
+		Invariants: []string{"TypeOK"}, Symmetry: spec.Symmetry{Bookies: true},
+		Settings: properties.Settings{Terminal: []string{stuckAdd}},
+	}
+}
+
+// fenceLoss is the lost-fence question: E = Qw = Qa = 2, one crash with
+// the default journal, BookKeeper's rules on.
+func fenceLoss(variant string) check.ModelConfig {
+	return check.ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1,
+		Crashes: 1, RecoveryFromLAC: true, PartialReplacement: true, Variant: variant}, Symmetry: both}
+}
+
+// crashAfterCollect: the bookie crash comes after some bookie collected
+// the deleted ledger (the order of the restart question).
+const crashAfterCollect = `CrashAfterCollect=faults_used.crashes == 0 || size(b_collected) > 0`
+
+// Findings are the open questions bkcheck settles, in the order of the page.
+var Findings = []Finding{
+	{
+		ID: "f-stale-acks", Title: "An entry acknowledged on the ack of a bookie the ensemble change replaced",
+		Upstream: "apache/bookkeeper#3005 (open, 2022; PR #3041 open), #4097 (open; PR #4194 open since 2024-01), #4651 (closed 2025 without a fix; PR #4660 closed)",
+		Question: "Does master acknowledge an entry whose write-set acknowledgements include one from a bookie that the completed ensemble change replaced, leaving it with fewer than Qa copies on the bookies the metadata names for it?",
+		Code:     "LedgerHandle.ensembleChangeLoop (changingEnsemble = false, then unsetSuccessAndSendWriteRequest outside the lock), LedgerHandle.unsetSuccessAndSendWriteRequest, PendingAddOp.unsetSuccessAndSendWriteRequest (an op whose write set lacks the replaced index calls lh.sendAddSuccessCallbacks()), LedgerHandle.sendAddSuccessCallbacks",
+		Story:    "Yes, with striping. Ensemble [b1,b2,b3], E = 3, Qw = Qa = 2: entry 1 is written to positions 1,2 (b2,b3), entry 2 to positions 2,0 (b3,b1), entry 3 to positions 0,1 (b1,b2). b1 acknowledges entry 2 and crashes; entry 3's write to b1 times out and PendingAddOp.writeComplete calls handleBookieFailure({0: b1}): changingEnsemble is set, so when b3's acks complete entries 1 and 2 (ackSet quorum), sendAddSuccessCallbacks returns at once. The MetadataUpdateLoop writes the ensemble [b4,b2,b3] from entry LAC + 1 = 1. On the ordered thread the completion clears changingEnsemble and calls unsetSuccessAndSendWriteRequest over the queue: for entry 1, position 0 is not in its write set, so it calls sendAddSuccessCallbacks, which acknowledges entry 1 and then entry 2, whose ackSet still holds b1's ack at position 0 (the loop has not reached it yet). Entry 2 is acknowledged (LAC = 2) while the metadata says it lives on b3 and b4, and b4 never got it: one copy where Qa = 2 was promised. A recovery that reads b4's NoSuchEntry first (Qw − Qa + 1 = 1 negative suffices) closes the ledger before entry 2.\n\nWithout striping (E = Qw) every op's write set holds every position, so no callback runs inside the loop and master does not show it (and writeComplete drops a late ack from the replaced address: spec/testdata/scenarios/bug-4651-stale-acks.txt). #4651's report (a callback queued off the ordered thread when the channel was unwritable) relies on a second window that PR #4557 (2025-05) closed and that the model does not have.",
+		Master:   bugByID("bk-4651").Bug,
+		Expect:   slow(bugByID("bk-4651").Expect),
+		Fixes: []Fix{{
+			Name:   "PR #3041",
+			Change: "unsetSuccessAndSendWriteRequest unsets every pending op first and calls sendAddSuccessCallbacks once after the loop (variant callbacks-after-unset; modelled from the PR's description, \"check succeeded entries after unsetting all pending entries\")",
+			Config: bugByID("bk-4651").Fixed,
+			Expect: slow(bugByID("bk-4651").FixedExpect),
+		}},
+		Scope: "PR #4194's change is not checked: its diff could not be read from this workplace (only its description is stored), and a model of a change not read would be a guess. The searches use one bookie crash on a reliable network (the failure is the crash's); with message loss as well the same configuration is beyond an exhaustive search here.",
+	},
+	{
+		ID: "f-stuck-writer", Title: "A synchronous writer's completed add never acknowledged after a change that replaces nothing",
+		Upstream: "apache/bookkeeper#4261 (open, 2024-04; PR #4278 open), #4459 (closed)",
+		Question: "Can a late error from a bookie an earlier change replaced start a second ensemble change that ends where it began, so that sendAddSuccessCallbacks is never called and a synchronous writer's add, acknowledged by Qa bookies, waits forever?",
+		Code:     "PendingAddOp.writeComplete (the check against the op's own ensemble; an error for a completed op goes to notifyWriteFailed), LedgerHandle.notifyWriteFailed / maybeHandleDelayedWriteBookieFailure / handleBookieFailure, ensembleChangeLoop's completion (replaced = diffEnsemble(origEnsemble, newEnsemble)), sendAddSuccessCallbacks (never while changingEnsemble)",
+		Story:    "Yes. Qw = 2, Qa = 1, bookies b1,b2,b3, one add in flight. Entry 1 is acknowledged by b2 while its write to b1 is lost. Entry 2's writes to b1 and b2 are lost; b1's timeout starts a change that replaces b1 by b3 (fragment 2 from entry 2, [b3,b2] in b1's position), and the completion re-sends entry 2 to b3. b2's timeout for entry 2 starts a second change (origEnsemble = [b3,b2]) and b3's ack completes entry 2, which waits behind changingEnsemble. Now entry 1's lost write to b1 times out: entry 1's op, acknowledged and out of the queue, still holds its old ensemble, which names b1, so writeComplete calls notifyWriteFailed(b1) (delayedWriteFailedBookies). The metadata update replaces b2 by b1; the completion finds the delayed failure of b1 and loops again, replacing b1 (again in the ensemble) by b2: the ensemble is [b3,b2] once more, diffEnsemble(origEnsemble, newEnsemble) is empty, changingEnsemble is cleared and unsetSuccessAndSendWriteRequest iterates over no position. Nothing calls sendAddSuccessCallbacks: entry 2, with its ack from b3 and no write outstanding, is never acknowledged, and a synchronous writer blocks for good. It needs a bookie that failed to come back into the ensemble (the placement policy excludes only the bookies of the current change: EnsembleUtils.replaceBookiesInEnsemble), as #4459's log shows (the same \"New Ensemble\" twice).",
+		Master:   stuck(""),
+		Expect:   regress.Expect{Status: "violation", Invariant: "CompletedAddsAreAcknowledged", Length: 17},
+		Fixes: []Fix{
+			{
+				Name:   "PR #4278",
+				Change: "handleBookieFailure starts no change when none of the failed bookies is in the current ensemble (variant skip-change-without-failed; modelled from its title)",
+				Config: stuck(spec.VariantSkipChangeNoFailed),
+				Expect: regress.Expect{Status: "violation", Invariant: "CompletedAddsAreAcknowledged", Length: 17},
+			},
+			{
+				Name:   "PR #3041",
+				Change: "sendAddSuccessCallbacks once after the unset loop, whatever the loop did (variant callbacks-after-unset)",
+				Config: stuck(spec.VariantCallbacksAfterUnset),
+				Expect: regress.Expect{Status: "ok", Distinct: 1277412, Slow: true},
+			},
+		},
+		Scope: "PR #4278 does not close it: the late error names b1, which is in the current ensemble when it arrives. PR #3041, written for #3005, closes this one too. The writer may start at most 3 ensemble changes (--max-ensemble-changes 3, maxNumEnsembleChanges): BookKeeper's default is unlimited and a re-send can be lost again and again, so the verdicts hold for a client configured so; the writer does not close the ledger while it waits (the actions are excluded), and no other client recovers it.",
+	},
+	{
+		ID: "f-fence-lost", Title: "A fence answered with NoSuchEntry and lost in a crash", New: true,
+		Question: "With the default journal (journalSyncData=true), can a bookie answer a fencing read before its fence is durable, crash, come back unfenced, and let the old writer reach Ack quorum after the recovery closed the ledger?",
+		Code:     "proto/ReadEntryProcessor.processPacket and ReadEntryProcessorV3.getReadResponse: a fence read that finds the entry waits for the fence record (handleReadResultForFenceRead), but an answer without data (NoSuchEntry, no ledger) is sent at once; LedgerDescriptorImpl.fenceAndLogInJournal / logFenceEntryInJournal",
+		Story:    "Yes. E = Qw = Qa = 2, bookies b1,b2; the writer has sent nothing yet. A recovery client marks the ledger IN_RECOVERY and sends its fencing LAC reads; quorum coverage needs Qw − Qa + 1 = 1 fenced bookie. b1 has no entry of the ledger, so it answers the fencing read at once (without data: ReadEntryProcessor does not wait for the fence record) and its fence is not yet durable; recovery reads entry 1 from b1 and gets NoSuchEntry, which decides that entry 1 does not exist. b1 crashes and restarts: the fence is gone. The writer's add of entry 1 is stored and acknowledged by b1 (unfenced again) and by b2 (never fenced): LAC = 1. Recovery then closes the ledger empty: an acknowledged entry outside the closed ledger, with the journal as configured by default.\n\nReport for BookKeeper: preconditions: the default journal (journalSyncData=true), one bookie crash between its data-less answer to a fencing read and its next journal flush of the fence record; consequence: an entry the writer acknowledged is not in the closed ledger (data loss, a split brain between writer and reader); fix: answer a fencing read only once the fence record is durable, whatever the read found, as handleReadResultForFenceRead already does when the read found data.",
+		Master:   fenceLoss(""),
+		Expect:   regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16, Slow: true},
+		Fixes: []Fix{{
+			Name:   "durable fence reply",
+			Change: "every fencing read waits for the fence record before it answers (variant durable-fence-reply)",
+			Config: fenceLoss(spec.VariantDurableFenceReply),
+			Expect: regress.Expect{Status: "ok", Distinct: 1070757, Slow: true},
+		}},
+		Scope: "The spec's writer (the question does not involve the add path's detail); BookKeeper's rules on (--recovery-from-lac, --partial-replacement).",
+	},
+	{
+		ID: "f-4812", Title: "A fresh bookie at a decommissioned address accepts a stale writer's add",
+		Upstream: "apache/bookkeeper#4812 and apache/pulsar#26074 (both open); PR #4592 (merged 2025-12) makes deleting the cookie part of the decommission API",
+		Question: "After a bookie of an open ledger is decommissioned (its cookie deleted) and a fresh, empty bookie starts at the same address, can the old writer reach Ack quorum beyond the end of the ledger another client recovered?",
+		Code:     "Cookie validation (a new environment: no pre-boot check), WriteEntryProcessor / BookieImpl.addEntry (an unknown ledger gets a new, unfenced handle: HandleFactoryImpl.getHandle)",
+		Story:    "Yes (docs/bugs.md#bk-4812 tells the trace). The candidate fix: a bookie asked for a normal add to a ledger it holds nothing of reads the ledger's metadata and answers EFENCED if it is CLOSED or IN_RECOVERY.",
+		Master:   bugByID("bk-4812").Bug,
+		Expect:   slow(bugByID("bk-4812").Expect),
+		Fixes: []Fix{{
+			Name:   "metadata check on an unknown ledger",
+			Change: "variant add-checks-metadata",
+			Config: bugByID("bk-4812").Fixed,
+			Expect: slow(bugByID("bk-4812").FixedExpect),
+		}},
+		Scope: "As in docs/bugs.md: the re-format only after the ledger closed (a state constraint), actions that cannot matter left out.",
+	},
+	{
+		ID: "f-4462-restart", Title: "A restart forgets the fence that PR #4462 keeps for a deleted ledger", New: true,
+		Upstream: "PR #4462 (merged 2024-09); apache/pulsar#20094 and #24901 (open) report a stale broker's writes to a ledger another broker took over",
+		Question: "Is a stale writer's add to a fenced, closed, deleted and garbage-collected ledger still acknowledged on master if a bookie restarts?",
+		Code:     "HandleFactoryImpl.recentlyFencedAndDeletedLedgers (an in-memory cache, expireAfterAccess 7 days) and markIfConflictWritingOccurs (marks a deleted ledger only if its handle is loaded and fenced)",
+		Story:    "Yes: the marker lives in memory only, so a bookie that restarts after it garbage-collected the ledger answers the old writer's add with a fresh, unfenced handle, and the add reaches Ack quorum on a deleted ledger (docs/bugs.md#bk-4462 tells the mechanism of the bug the PR fixed). Report for BookKeeper: preconditions: the ledger fenced by a new owner, closed and deleted, a bookie restart after its garbage collection (or after the 7 days); consequence: messages acknowledged into a deleted ledger; fix: persist the marker, or keep a fenced ledger's fence through its collection. Neither fix is modelled yet.",
+		Master: check.ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, DeleteLedger: true, Crashes: 1},
+			Symmetry: both, Settings: properties.Settings{Constraint: []string{crashAfterCollect}}},
+		Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 18, Slow: true},
+		Scope:  "The crash comes after a garbage collection (a state constraint): without it the shortest trace is the lost fence of the section above, which needs no deletion at all. A restart between fencing and collection (the handle map lost, the fence on disk, so markIfConflictWritingOccurs never marks the ledger) is the same model with the crash earlier; it is not asked separately here.",
+	},
+}
+
+// slow marks an expectation slow: bkcheck regress and the default test
+// tier run it once, as a bug of docs/bugs.md, not again as a finding.
+func slow(e regress.Expect) regress.Expect {
+	e.Slow = true
+	return e
+}
+
+// bugByID returns the bug of All with that id (it must exist).
+func bugByID(id string) Bug {
+	for _, b := range All {
+		if b.ID == id {
+			return b
+		}
+	}
+	panic("bugs: no bug " + id)
+}
+
+// FindingCases are the regression cases of the findings: master's verdict
+// and each fix's.
+func FindingCases() []regress.Case {
+	var out []regress.Case
+	for _, f := range Findings {
+		out = append(out, regress.Case{File: "findings", Name: f.ID, Config: check.Config{ModelConfig: f.Master}, Expect: f.Expect})
+		for i, x := range f.Fixes {
+			out = append(out, regress.Case{File: "findings", Name: fmt.Sprintf("%s-fix%d", f.ID, i+1), Config: check.Config{ModelConfig: x.Config}, Expect: x.Expect})
+		}
+	}
+	return out
+}
+
+// GenerateFindings runs every finding and fix and returns docs/findings.md
+// with its traces (under traces/findings/). A drift from an expectation is
+// an error, as for the bugs page.
+func GenerateFindings(ctx context.Context, opt Options) (*Page, error) {
+	page := &Page{Traces: map[string]*traces.Trace{}}
+	var b, sections strings.Builder
+	b.WriteString(`# Open BookKeeper questions, settled
+
+Generated by bkcheck; regenerate with
+
+    bkcheck findings --out docs/findings.md
+
+Each section is a question about BookKeeper that is still open upstream (or
+that no upstream issue asks yet: marked **new**), asked of the model of ` + Master + `
+and of each proposed fix. A violated property comes with the shortest
+trace (breadth-first: none shorter exists in that configuration; the ITF
+file replays with ` + "`bkcheck replay`" + `); "clean, exhaustive" means every
+reachable state of the configuration shown was checked. The questions about
+the client's add path use ` + "`--add-path java`" + `, the Java client's
+PendingAddOp and LedgerHandle as docs/model.md describes them, with every
+step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
+
+| question | master | proposed fixes |
+|---|---|---|
+`)
+	for _, f := range Findings {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		found, ftr, err := run(ctx, check.Config{ModelConfig: f.Master}, f.Expect)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.ID, err)
+		}
+		trace := "traces/findings/" + f.ID + ".itf.json"
+		if ftr != nil {
+			page.Traces[trace] = ftr
+		} else {
+			page.Unused = append(page.Unused, trace)
+		}
+		title := f.Title
+		if f.New {
+			title += " (**new**)"
+		}
+		fmt.Fprintf(&sections, "## %s\n\n<a id=\"%s\"></a>", title, f.ID)
+		if f.Upstream != "" {
+			fmt.Fprintf(&sections, "**Upstream**: %s.\n\n", f.Upstream)
+		} else {
+			sections.WriteString("**Upstream**: no issue describes it.\n\n")
+		}
+		fmt.Fprintf(&sections, "**Question**: %s\n\n**Code** (%s): %s.\n\n", f.Question, Master, f.Code)
+		fmt.Fprintf(&sections, "**Master**, `bkcheck check %s`: %s", flags(f.Master), found.detail())
+		if ftr != nil {
+			fmt.Fprintf(&sections, "; the trace is [%s](%s)", f.ID+".itf.json", trace)
+		}
+		sections.WriteString(".\n\n" + f.Story + "\n\n")
+		var fixCells []string
+		for i, x := range f.Fixes {
+			res, xtr, err := run(ctx, check.Config{ModelConfig: x.Config}, x.Expect)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", f.ID, x.Name, err)
+			}
+			fixTrace := fmt.Sprintf("traces/findings/%s-fix%d.itf.json", f.ID, i+1)
+			note := res.verdict()
+			if xtr != nil {
+				page.Traces[fixTrace] = xtr
+				note = fmt.Sprintf("[%s](%s)", note, fixTrace)
+			} else {
+				page.Unused = append(page.Unused, fixTrace)
+			}
+			fixCells = append(fixCells, x.Name+": "+note)
+			fmt.Fprintf(&sections, "- **%s** (%s), `bkcheck check %s`: %s.\n", x.Name, x.Change, flags(x.Config), res.detail())
+			if opt.Report != nil {
+				opt.Report(fmt.Sprintf("%-16s %s: %s", f.ID, x.Name, res.short()))
+			}
+		}
+		if opt.Report != nil {
+			opt.Report(fmt.Sprintf("%-16s master: %s", f.ID, found.short()))
+		}
+		if len(fixCells) == 0 {
+			fixCells = []string{"none modelled"}
+		}
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", f.Title, f.ID, found.verdict(), strings.Join(fixCells, "; "))
+		fmt.Fprintf(&sections, "\nScope: %s\n\n", f.Scope)
+		if ftr != nil {
+			var mermaid bytes.Buffer
+			if err := traces.RenderMermaid(&mermaid, ftr); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&sections, "```mermaid\n%s```\n\n", mermaid.String())
+		}
+	}
+	b.WriteString("\n" + sections.String())
+	page.Markdown = []byte(b.String())
+	return page, nil
+}
