@@ -268,6 +268,9 @@ func oracleConfigs() []oracleConfig {
 			if v.IntegrityFencesClosed {
 				p.Reformat, p.DataIntegrity = 1, true
 			}
+			if v.AwaitPreBootCheck {
+				p.Crashes, p.Journal, p.DataIntegrity = 1, spec.JournalDisabled, true
+			}
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble = spec.AddPathJava, 4, 3
 			}

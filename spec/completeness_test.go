@@ -486,6 +486,9 @@ func complConfigs() []complConfig {
 			if v.IntegrityFencesClosed {
 				p.Reformat, p.DataIntegrity, p.ReformatCookie = 1, true, spec.CookieKept
 			}
+			if v.AwaitPreBootCheck {
+				p.Crashes, p.Journal, p.DataIntegrity = 1, spec.JournalDisabled, true
+			}
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble, p.Entries = spec.AddPathJava, 4, 3, 3
 			}

@@ -70,6 +70,9 @@ func (g *gen) BookieRestarts(b int) {
 		// walk (MetadataAsyncIterator starts from the ledgers there are).
 		g.n.BCheckPending |= 1 << uint(b)
 	}
+	if g.p.AwaitedCheck() {
+		g.dataIntegrityCheck(b)
+	}
 	g.out(Action{Kind: BookieRestarts, Client: -1, Bookie: int8(b)})
 }
 

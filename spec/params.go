@@ -130,6 +130,17 @@ func (p Params) JavaAddPath() bool { return p.AddPath == AddPathJava }
 // starts the pre-boot check without waiting for it (EmbeddedServer, with
 // journalWriteData=false): the bookie serves until BookieRunsPreBootCheck.
 func (p Params) DeferredCheck() bool {
+	return p.uncleanCheck() && !p.variant().AwaitPreBootCheck
+}
+
+// AwaitedCheck reports whether such a restart runs the check before the
+// bookie serves (variant await-preboot-check).
+func (p Params) AwaitedCheck() bool {
+	return p.uncleanCheck() && p.variant().AwaitPreBootCheck
+}
+
+// uncleanCheck: a restart after an unclean shutdown runs the check.
+func (p Params) uncleanCheck() bool {
 	return p.DataIntegrity && p.Crashes > 0 && p.Journal == JournalDisabled
 }
 

@@ -57,6 +57,11 @@ type Variant struct {
 	// reads the ledger's metadata first and answers the add as fenced if
 	// the ledger is CLOSED or IN_RECOVERY. A candidate fix for #4812.
 	AddChecksMetadata bool
+	// AwaitPreBootCheck: a restart after an unclean shutdown runs the
+	// data-integrity check before the bookie serves (EmbeddedServer waiting
+	// for runPreBootCheck), instead of starting it and serving meanwhile.
+	// A candidate fix.
+	AwaitPreBootCheck bool
 	// CallbacksAfterUnset: the completion of an ensemble change re-sends
 	// every pending op first and calls sendAddSuccessCallbacks once after
 	// the loop, instead of from inside it for an op whose write set lacks
@@ -86,6 +91,7 @@ const (
 	VariantDurableFenceReply     = "durable-fence-reply"
 	VariantAddChecksMetadata     = "add-checks-metadata"
 	VariantCallbacksAfterUnset   = "callbacks-after-unset"
+	VariantAwaitPreBootCheck     = "await-preboot-check"
 	VariantSkipChangeNoFailed    = "skip-change-without-failed"
 )
 
@@ -166,6 +172,13 @@ var Variants = []Variant{
 		Issue:              "apache/bookkeeper#4812",
 		RecoveryReadsFence: true,
 		AddChecksMetadata:  true,
+	},
+	{
+		Name:               VariantAwaitPreBootCheck,
+		Description:        "a bookie restarting after an unclean shutdown (--crashes, --journal disabled, --data-integrity) runs the data-integrity check before it serves, instead of starting it and serving meanwhile: a candidate fix",
+		Source:             "server/EmbeddedServer, waiting for DataIntegrityCheck.runPreBootCheck before the bookie starts (today the future is not awaited)",
+		RecoveryReadsFence: true,
+		AwaitPreBootCheck:  true,
 	},
 	{
 		Name:                VariantCallbacksAfterUnset,
