@@ -178,7 +178,7 @@ var All = []Bug{
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
 		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.DeleteLedger = true })},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 1899109, Slow: true},
-		Finding:     "The fix holds while bookies run, but the memory it adds is not persisted: with one crash (a bookie restarting after it garbage-collected the ledger) bkcheck finds the old writer's add accepted again, an 18-state trace (docs/findings.md#f-4462-restart).",
+		Finding:     "The fix holds while bookies run, but the memory it adds is not persisted: with one crash (a bookie restarting after it garbage-collected the ledger) bkcheck finds the old writer's add accepted again, a 19-state trace (docs/findings.md#f-4462-restart).",
 	},
 	{
 		ID: "bk-4812", Title: "Empty bookies at the same address let a stale writer reach quorum", Refs: "apache/bookkeeper#4812, apache/pulsar#26074 (both open)",

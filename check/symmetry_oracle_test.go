@@ -268,6 +268,9 @@ func oracleConfigs() []oracleConfig {
 			if v.IntegrityFencesClosed {
 				p.Reformat, p.DataIntegrity = 1, true
 			}
+			if v.CollectKeepsFence {
+				p.DeleteLedger, p.Crashes = true, 1
+			}
 			if v.AwaitPreBootCheck {
 				p.Crashes, p.Journal, p.DataIntegrity = 1, spec.JournalDisabled, true
 			}

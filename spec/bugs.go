@@ -117,9 +117,14 @@ func (g *gen) BookieCollectsLedger(b int) {
 	g.n.BCollected |= bit
 	g.n.BEntries[b], g.n.BLAC[b], g.n.BLAFR[b] = 0, 0, 0
 	g.n.BUnflushed[b], g.n.BDurableLAC[b], g.n.BChecked[b] = 0, 0, 0
-	if !g.m.V.DeleteForgetsFence && g.n.BFenced.Has(b) && g.s.BHandle.Has(b) {
+	switch {
+	case g.m.V.CollectKeepsFence && g.n.BFenced.Has(b):
+		// a tombstone written durably at the collection: the fence
+		// stays and survives a crash
+		g.n.BUnflushedFence &^= bit
+	case !g.m.V.DeleteForgetsFence && g.n.BFenced.Has(b) && g.s.BHandle.Has(b):
 		g.n.BVolatileFence |= bit // remembered, in memory only
-	} else {
+	default:
 		g.n.BFenced &^= bit // gone with the ledger's index
 		g.n.BUnflushedFence &^= bit
 	}

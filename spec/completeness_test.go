@@ -486,6 +486,9 @@ func complConfigs() []complConfig {
 			if v.IntegrityFencesClosed {
 				p.Reformat, p.DataIntegrity, p.ReformatCookie = 1, true, spec.CookieKept
 			}
+			if v.CollectKeepsFence {
+				p.DeleteLedger, p.Crashes = true, 1
+			}
 			if v.AwaitPreBootCheck {
 				p.Crashes, p.Journal, p.DataIntegrity = 1, spec.JournalDisabled, true
 			}

@@ -57,6 +57,11 @@ type Variant struct {
 	// reads the ledger's metadata first and answers the add as fenced if
 	// the ledger is CLOSED or IN_RECOVERY. A candidate fix for #4812.
 	AddChecksMetadata bool
+	// CollectKeepsFence: a bookie that garbage-collects a deleted ledger it
+	// has fenced keeps the fence durably (a tombstone), whether or not the
+	// ledger's handle is loaded then. A candidate fix for PR #4462's
+	// memory-only marker.
+	CollectKeepsFence bool
 	// AwaitPreBootCheck: a restart after an unclean shutdown runs the
 	// data-integrity check before the bookie serves (EmbeddedServer waiting
 	// for runPreBootCheck), instead of starting it and serving meanwhile.
@@ -92,6 +97,7 @@ const (
 	VariantAddChecksMetadata     = "add-checks-metadata"
 	VariantCallbacksAfterUnset   = "callbacks-after-unset"
 	VariantAwaitPreBootCheck     = "await-preboot-check"
+	VariantCollectKeepsFence     = "collect-keeps-fence"
 	VariantSkipChangeNoFailed    = "skip-change-without-failed"
 )
 
@@ -172,6 +178,13 @@ var Variants = []Variant{
 		Issue:              "apache/bookkeeper#4812",
 		RecoveryReadsFence: true,
 		AddChecksMetadata:  true,
+	},
+	{
+		Name:               VariantCollectKeepsFence,
+		Description:        "with --delete-ledger: a bookie that garbage-collects a deleted ledger it has fenced keeps the fence durably, whether or not the ledger's handle is loaded then: a candidate fix for PR #4462's marker, which lives in memory and only for a loaded, fenced handle",
+		Source:             "proposed: HandleFactoryImpl.ledgerDeleted persisting a tombstone for a fenced ledger (from the fence bit the ledger storage keeps on disk) instead of recentlyFencedAndDeletedLedgers",
+		RecoveryReadsFence: true,
+		CollectKeepsFence:  true,
 	},
 	{
 		Name:               VariantAwaitPreBootCheck,
