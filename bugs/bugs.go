@@ -3,7 +3,9 @@
 // model in which bkcheck finds it, with the story of the bug and the
 // configuration of its fix, which bkcheck checks clean (or, where the
 // record is unclear, says what it finds). docs/bugs.md is generated from
-// it, and bkcheck regress runs it.
+// it, and bkcheck regress runs it. Findings (findings.go) are the
+// questions still open upstream, asked of master and of each proposed
+// fix: docs/findings.md.
 package bugs
 
 import (
