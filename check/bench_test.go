@@ -90,6 +90,7 @@ func BenchmarkExpand(b *testing.B) {
 		c    ModelConfig
 	}{
 		{"current/b2-w2-a1", ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}}},
+		{"current-java/b2-w2-a1", ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, AddPath: spec.AddPathJava}}},
 		{"v4.13/shipped", ModelConfig{Model: ModelV413, Params: spec.Params{Bookies: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1}}},
 	} {
 		b.Run(mc.name, func(b *testing.B) {

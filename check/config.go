@@ -126,11 +126,18 @@ func (p *Parallel) EnsureDefaults() {
 	}
 }
 
-// Validate reports a negative worker count.
+// maxWorkers bounds --workers: beyond it goroutines add only memory (each
+// has its scratch states and buffers) and contention, never speed.
+const maxWorkers = 1024
+
+// Validate reports a worker count out of range.
 func (p Parallel) Validate() error {
 	var probs schema.Problems
-	if p.Workers < 0 {
+	switch {
+	case p.Workers < 0:
 		probs.Add("workers", "must be >= 1 (got %d)", p.Workers)
+	case p.Workers > maxWorkers:
+		probs.Add("workers", "at most %d (got %d): more goroutines than that add memory and contention, not speed; results do not depend on the count", maxWorkers, p.Workers)
 	}
 	return probs.Err()
 }

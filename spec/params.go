@@ -270,6 +270,16 @@ func (p Params) Validate() error {
 			probs.Add(b.name, "must be between 0 and %d (got %d)", maxFaults, b.v)
 		}
 	}
+	// A bookie turns read-only (or fills its disks) once and stays so: a
+	// budget beyond the bookies could never be spent.
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"read-only", p.ReadOnly}, {"disk-full", p.DiskFull}} {
+		if b.v > p.Bookies && p.Bookies >= 1 && b.v <= maxFaults {
+			probs.Add(b.name, "%d exceeds the number of bookies %d (each bookie can turn read-only once)", b.v, p.Bookies)
+		}
+	}
 	for _, name := range p.Exclude {
 		if _, ok := ActionKindByName(name); !ok {
 			probs.Add("exclude-actions", "unknown action %q (bkcheck actions lists them)", name)

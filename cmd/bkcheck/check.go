@@ -68,6 +68,8 @@ func resolveCheck(cl *commandLine) *checkCommand {
 	if c.out.Progress <= 0 {
 		c.cl.probs.Add("progress", "must be positive (got %v)", c.out.Progress)
 	}
+	c.cl.explicitZeros(c.cfg, c.out.TraceOut)
+	c.cl.positive("local-shards", c.only.LocalShards)
 	c.out.TraceOut = c.tracePath()
 	// The run directory (where the trace goes by default) is created by
 	// the run itself.

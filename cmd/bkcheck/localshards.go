@@ -66,7 +66,7 @@ func runLocalShards(ctx context.Context, c *checkCommand, args []string, stdout,
 	for i := range n {
 		// Later flags override earlier ones: the user's flags come first.
 		cargs := append([]string{"check"}, args...)
-		cargs = append(cargs, "--local-shards=0", fmt.Sprintf("--shard=%d/%d", i+1, n), "--workers="+strconv.Itoa(workers))
+		cargs = append(cargs, "--local-shards=1", fmt.Sprintf("--shard=%d/%d", i+1, n), "--workers="+strconv.Itoa(workers))
 		if c.cfg.Memory > 0 {
 			cargs = append(cargs, "--memory="+strconv.FormatInt(int64(c.cfg.Memory)/int64(n), 10))
 		}

@@ -131,6 +131,36 @@ func TestUsageListsEveryProblem(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
+	// Budgets that could never be spent, a worker count beyond reason, a
+	// Java-only variant on the spec's writer.
+	code, _, errOut = runArgs(t, "check", "--bookies", "2", "--disk-full", "3", "--read-only", "3", "--workers", "100000", "--variant", "callbacks-after-unset")
+	if code != exitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--disk-full: 3 exceeds the number of bookies 2", "--read-only: 3 exceeds the number of bookies 2",
+		"--workers: at most 1024 (got 100000)", "--variant: callbacks-after-unset changes the Java client's add path: it needs --add-path java"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	// Explicit zeros and empty values that would silently mean "no bound"
+	// or "the default", and a setting the model clears.
+	code, _, errOut = runArgs(t, "check", "--max-depth", "0", "--max-states", "0", "--local-shards", "0", "--trace-out", "", "--exclude-actions=")
+	if code != exitUsage {
+		t.Fatalf("explicit zeros: exit %d", code)
+	}
+	for _, want := range []string{"--max-depth: must be >= 1 (got 0)", "--max-states: must be >= 1 (got 0)", "--local-shards: must be >= 1 (got 0)",
+		"--trace-out: is empty", "--exclude-actions: is empty"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code, _, errOut := runArgs(t, "check", "--max-ensemble-changes", "5"); code != exitUsage || !strings.Contains(errOut, `--max-ensemble-changes: has no effect with these settings (given "5")`) {
+		t.Errorf("--max-ensemble-changes without --add-path java: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := runArgs(t, "simulate", "--trace-out", ""); code != exitUsage || !strings.Contains(errOut, "--trace-out: is empty") {
+		t.Errorf("simulate --trace-out '': exit %d, %s", code, errOut)
+	}
 	if code, _, _ := runArgs(t, "frobnicate"); code != exitUsage {
 		t.Errorf("unknown command: exit %d", code)
 	}

@@ -200,7 +200,7 @@ func (cl *commandLine) noDefaultsOverride(t schema.Target) {
 		now := t.S.Get(t.V, f.Name)
 		switch {
 		case was == now:
-		case now == "":
+		case now == "" || now == "0":
 			cl.probs.Add(f.Name, "has no effect with these settings (given %q)", was)
 		case was == "" || was == "0":
 			cl.probs.Add(f.Name, "%q is not a value it takes; leave it out for the default (%s)", was, now)
@@ -214,6 +214,27 @@ func (cl *commandLine) positive(name string, n int) {
 	if _, given := cl.given[name]; given && n < 1 {
 		cl.probs.Add(name, "must be >= 1 (got %d)", n)
 	}
+}
+
+// notEmpty reports a setting given explicitly with an empty value, where
+// leaving it out means its default: an empty value is never silently
+// read as "not given".
+func (cl *commandLine) notEmpty(name string, empty bool, hint string) {
+	if _, given := cl.given[name]; given && empty {
+		cl.probs.Add(name, "is empty: %s", hint)
+	}
+}
+
+// explicitZeros reports the search settings whose zero means "no bound"
+// or "the default" when they are given as 0 or empty: a value given is
+// taken as meant, so it must be one the setting takes.
+func (cl *commandLine) explicitZeros(cfg *check.Config, traceOut string) {
+	cl.positive("max-depth", cfg.MaxDepth)
+	if cfg.MaxStates == 0 {
+		cl.positive("max-states", 0)
+	}
+	cl.notEmpty("exclude-actions", len(cfg.Exclude) == 0, "name the actions to leave out (bkcheck actions lists them), or leave the setting out")
+	cl.notEmpty("trace-out", traceOut == "", "give a file, or none to write no trace")
 }
 
 // validate adds the problems of err (a schema.Problems from Validate).
