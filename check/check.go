@@ -119,6 +119,9 @@ func (m *Model) NewExpander() explorer.Expander {
 	m.cov.mu.Lock()
 	m.cov.expanders = append(m.cov.expanders, e)
 	m.cov.mu.Unlock()
+	if e.canon != nil {
+		return symExpander{e}
+	}
 	return e
 }
 
@@ -163,7 +166,12 @@ type expander struct {
 	cel      *celChecker         // nil without CEL properties
 	emitNext func(explorer.Action, []byte, []byte)
 	emitFn   func(spec.Action, *spec.State) // bound once, so Successors does not allocate a closure
-	fired    [spec.NumActionKinds]int64     // transitions generated, by action (coverage)
+	// SuccessorKeys' (symExpander), bound once likewise.
+	emitKeyNext func(explorer.Action, []byte, func([]byte) []byte)
+	emitKeyFn   func(spec.Action, *spec.State)
+	encodeSucc  func([]byte) []byte
+	succ        *spec.State                // the successor being emitted
+	fired       [spec.NumActionKinds]int64 // transitions generated, by action (coverage)
 }
 
 func (e *expander) Load(enc []byte) error { return e.m.spec.Decode(enc, &e.cur) }
@@ -213,6 +221,25 @@ func (e *expander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	e.emitNext = emit
 	e.m.spec.Next(&e.cur, &e.scratch, e.emitFn)
 	e.emitNext = nil
+}
+
+// symExpander is the expander of a search with symmetry: it emits each
+// successor's canonical form and encodes the successor itself only when
+// the search asks (explorer.KeyedExpander).
+type symExpander struct{ *expander }
+
+func (e symExpander) SuccessorKeys(emit func(explorer.Action, []byte, func([]byte) []byte)) {
+	if e.emitKeyFn == nil {
+		e.emitKeyFn = func(a spec.Action, s *spec.State) {
+			e.fired[a.Kind]++
+			e.succ = s
+			e.emitKeyNext(ToLabel(a), e.canon.Canonical(s), e.encodeSucc)
+		}
+		e.encodeSucc = func(dst []byte) []byte { return e.m.spec.Encode(dst, e.succ) }
+	}
+	e.emitKeyNext = emit
+	e.m.spec.Next(&e.cur, &e.scratch, e.emitKeyFn)
+	e.emitKeyNext, e.succ = nil, nil
 }
 
 // Run checks one configuration: it fills in defaults, validates (a

@@ -82,7 +82,9 @@ type worker struct {
 	fpr      state.Fingerprinter
 	table    *state.Set // only read while workers expand
 	deadlock bool
-	emit     func(Action, []byte, []byte) // w.onSuccessor, bound once to avoid a closure per state
+	emit     func(Action, []byte, []byte)              // w.onSuccessor, bound once to avoid a closure per state
+	keyed    KeyedExpander                             // exp, if it emits keys before encodings
+	emitKey  func(Action, []byte, func([]byte) []byte) // w.onSuccessorKey, bound once
 
 	out    *chunkOut
 	probe  bool // at the depth bound: only learn whether a successor is new
@@ -100,23 +102,46 @@ func keyOf(enc, key []byte) []byte {
 }
 
 func (w *worker) onSuccessor(a Action, enc, key []byte) {
-	idx := uint32(w.nSucc)
-	w.nSucc++
-	fp := w.fpr.Of(keyOf(enc, key))
-	// Safe without locking: nothing inserts while workers run. A state found
-	// here is visited for good; one not found may still be found by an
-	// earlier state of the batch, which the commit settles.
-	if w.table.Contains(fp) {
-		return
-	}
-	if w.probe {
-		w.hasNew = true
+	fp, idx, isNew := w.seen(keyOf(enc, key))
+	if !isNew {
 		return
 	}
 	out := w.out
 	off := len(out.arena)
 	out.arena = append(out.arena, enc...)
 	out.cands = append(out.cands, candidate{fp: fp, action: a, idx: idx, off: int32(off), end: int32(len(out.arena)), shard: uint16(w.table.ShardOf(fp))})
+}
+
+// onSuccessorKey is onSuccessor for a KeyedExpander: the successor is
+// encoded, straight into the arena, only if it is a candidate.
+func (w *worker) onSuccessorKey(a Action, key []byte, encode func([]byte) []byte) {
+	fp, idx, isNew := w.seen(key)
+	if !isNew {
+		return
+	}
+	out := w.out
+	off := len(out.arena)
+	out.arena = encode(out.arena)
+	out.cands = append(out.cands, candidate{fp: fp, action: a, idx: idx, off: int32(off), end: int32(len(out.arena)), shard: uint16(w.table.ShardOf(fp))})
+}
+
+// seen numbers the successor with key and reports whether it is to be
+// kept as a candidate (in a probe, only whether one is new).
+func (w *worker) seen(key []byte) (fp state.FP, idx uint32, candidate bool) {
+	idx = uint32(w.nSucc)
+	w.nSucc++
+	fp = w.fpr.Of(key)
+	// Safe without locking: nothing inserts while workers run. A state found
+	// here is visited for good; one not found may still be found by an
+	// earlier state of the batch, which the commit settles.
+	if w.table.Contains(fp) {
+		return fp, idx, false
+	}
+	if w.probe {
+		w.hasNew = true
+		return fp, idx, false
+	}
+	return fp, idx, true
 }
 
 // inModel reports whether the loaded state is within the model's state
@@ -153,7 +178,11 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		} else if so.bad == "" {
 			w.nSucc, w.hasNew = 0, false
 			w.call = CallSuccessors
-			w.exp.Successors(w.emit)
+			if w.keyed != nil {
+				w.keyed.SuccessorKeys(w.emitKey)
+			} else {
+				w.exp.Successors(w.emit)
+			}
 			so.nSucc, so.hasNew = w.nSucc, w.hasNew
 			if so.nSucc == 0 {
 				w.call = CallCheckTerminal
@@ -345,6 +374,9 @@ func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set
 		w := &worker{exp: exp, fpr: fpr, table: table, deadlock: opt.CheckDeadlock}
 		w.cons, _ = exp.(Constrainer)
 		w.emit = w.onSuccessor
+		if w.keyed, _ = exp.(KeyedExpander); w.keyed != nil {
+			w.emitKey = w.onSuccessorKey
+		}
 		x.workers[i] = w
 	}
 	return x, nil

@@ -26,36 +26,46 @@ import (
 //	messages: n {key<<2 | count+1 as uvarint}* (in key order)
 
 // Encode appends the canonical encoding of s to dst.
-func (m *Model) Encode(dst []byte, s *State) []byte {
+func (m *Model) Encode(dst []byte, s *State) []byte { return m.encode(dst, s, nil) }
+
+// encode appends the encoding of s relabelled by rl, or of s itself when
+// rl is nil: relabelling and encoding in one pass, without building the
+// relabelled state (the canonicalizer encodes a relabelling of every
+// successor; a copy of the whole state for it was a sixth of a symmetric
+// search). TestEncodeRelabelled checks it against Encode of permute.
+func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	p := m.P
 	striped := p.Striped()
+	e := p.Ensemble
+	frag := func(dst []byte, f Fragment) []byte {
+		dst = append(dst, byte(f.ID), byte(rl.set(f.Ensemble)), byte(f.First))
+		if striped {
+			dst = binary.AppendUvarint(dst, uint64(rl.layout(f.Layout, e)))
+		}
+		return dst
+	}
 	dst = append(dst, byte(s.MetaStatus), byte(s.MetaVersion), byte(s.MetaLastEntry), byte(s.NumMetaFragments))
 	for _, f := range s.MetaFragmentList() {
-		dst = append(dst, byte(f.ID), byte(f.Ensemble), byte(f.First))
-		if striped {
-			dst = binary.AppendUvarint(dst, uint64(f.Layout))
-		}
+		dst = frag(dst, f)
 	}
-	dst = append(dst, byte(s.BFenced))
+	dst = append(dst, byte(rl.set(s.BFenced)))
 	gwq := m.V.GuaranteedWriteQuorum
-	for b := 0; b < p.Bookies; b++ {
+	for r := 0; r < p.Bookies; r++ {
+		b := rl.bookie(r)
 		dst = append(dst, byte(s.BLAC[b]))
 		if gwq {
 			dst = append(dst, byte(s.BLAFR[b]))
 		}
 		dst = binary.AppendUvarint(dst, uint64(s.BEntries[b]))
 	}
-	for i := 0; i < p.Clients; i++ {
-		c := &s.Clients[i]
+	for r := 0; r < p.Clients; r++ {
+		c := &s.Clients[rl.client(r)]
 		dst = append(dst, byte(c.MetaVersion), byte(c.Status), byte(c.NumFragments))
 		for _, f := range c.FragmentList() {
-			dst = append(dst, byte(f.ID), byte(f.Ensemble), byte(f.First))
-			if striped {
-				dst = binary.AppendUvarint(dst, uint64(f.Layout))
-			}
+			dst = frag(dst, f)
 		}
 		dst = append(dst, byte(c.NumPending))
-		for _, op := range c.PendingList() {
+		for _, op := range rl.pending(c, striped, e) {
 			dst = append(dst, byte(op.Entry.ID), byte(op.Entry.Data), byte(op.FragmentID), byte(op.Ensemble))
 			if striped {
 				dst = binary.AppendUvarint(dst, uint64(op.Layout))
@@ -66,58 +76,68 @@ func (m *Model) Encode(dst []byte, s *State) []byte {
 			dst = append(dst, byte(c.LAFR))
 		}
 		for e := 0; e < p.Entries; e++ {
-			dst = append(dst, byte(c.Confirmed[e]))
+			dst = append(dst, byte(rl.set(c.Confirmed[e])))
 		}
-		dst = append(dst, byte(c.Fenced), byte(c.RecoveryEns))
+		dst = append(dst, byte(rl.set(c.Fenced)), byte(rl.set(c.RecoveryEns)))
 		if striped {
-			dst = binary.AppendUvarint(dst, uint64(c.RecoveryLay))
+			dst = binary.AppendUvarint(dst, uint64(rl.layout(c.RecoveryLay, e)))
 		}
 		dst = append(dst, byte(c.CurrReadEntry), byte(c.NumResponses))
-		for _, k := range c.Responses() {
+		for _, k := range rl.responses(c) {
 			dst = binary.AppendUvarint(dst, uint64(k))
 		}
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
 		if p.JavaAddPath() {
-			dst = append(dst, c.Change, byte(c.ChangeFailed), byte(c.ChangeOrig), byte(c.DelayedFailed), byte(c.Changes))
+			dst = append(dst, c.Change, byte(rl.set(c.ChangeFailed)), byte(rl.set(c.ChangeOrig)), byte(rl.set(c.DelayedFailed)), byte(c.Changes))
+			// A layout not in use is 0 (b1 at every position), and stays so.
 			if striped {
-				dst = binary.AppendUvarint(dst, uint64(c.ChangeOrigLay))
+				lay := c.ChangeOrigLay
+				if c.ChangeOrig != 0 {
+					lay = rl.layout(lay, e)
+				}
+				dst = binary.AppendUvarint(dst, uint64(lay))
 			}
 			for e := 0; e < p.Entries; e++ {
-				dst = append(dst, byte(c.DoneEns[e]))
+				dst = append(dst, byte(rl.set(c.DoneEns[e])))
 				if striped {
-					dst = binary.AppendUvarint(dst, uint64(c.DoneLay[e]))
+					lay := c.DoneLay[e]
+					if c.DoneEns[e] != 0 {
+						lay = rl.layout(lay, p.Ensemble)
+					}
+					dst = binary.AppendUvarint(dst, uint64(lay))
 				}
 			}
 		}
 	}
 	if p.Faulty() {
-		dst = append(dst, byte(s.BDown), byte(s.BWiped), byte(s.BReadOnly), byte(s.BDiskFull), byte(s.BLimbo),
+		dst = append(dst, byte(rl.set(s.BDown)), byte(rl.set(s.BWiped)), byte(rl.set(s.BReadOnly)), byte(rl.set(s.BDiskFull)), byte(rl.set(s.BLimbo)),
 			byte(s.CrashesUsed), byte(s.DiskLossUsed), byte(s.ReformatUsed), byte(s.ReadOnlyUsed), byte(s.DiskFullUsed), byte(s.CorruptUsed))
 	}
 	if p.DeferredCheck() {
-		dst = append(dst, byte(s.BCheckPending))
+		dst = append(dst, byte(rl.set(s.BCheckPending)))
 	}
 	if m.V.SplitAddCheck {
-		for b := 0; b < p.Bookies; b++ {
-			dst = binary.AppendUvarint(dst, uint64(s.BChecked[b]))
+		for r := 0; r < p.Bookies; r++ {
+			dst = binary.AppendUvarint(dst, uint64(s.BChecked[rl.bookie(r)]))
 		}
 	}
 	if p.DeleteLedger {
-		dst = append(dst, byte(b2u(s.MetaDeleted)), byte(s.BCollected), byte(s.BVolatileFence))
+		dst = append(dst, byte(b2u(s.MetaDeleted)), byte(rl.set(s.BCollected)), byte(rl.set(s.BVolatileFence)))
 	}
 	if p.HasHandles() {
-		dst = append(dst, byte(s.BHandle))
+		dst = append(dst, byte(rl.set(s.BHandle)))
 	}
 	if p.FencesCanBeLost() {
-		dst = append(dst, byte(s.BUnflushedFence))
+		dst = append(dst, byte(rl.set(s.BUnflushedFence)))
 	}
 	if p.LossyJournal() {
-		for b := 0; b < p.Bookies; b++ {
+		for r := 0; r < p.Bookies; r++ {
+			b := rl.bookie(r)
 			dst = append(dst, byte(s.BDurableLAC[b]))
 			dst = binary.AppendUvarint(dst, uint64(s.BUnflushed[b]))
 		}
 	}
-	return msgbag.Append(dst, s.Msgs)
+	return msgbag.Append(dst, rl.messages(s.Msgs))
 }
 
 // ErrMalformed is wrapped by every decoding error.

@@ -211,6 +211,115 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	dst.Msgs = msgs
 }
 
+// relabeller applies a permutation while a state is encoded
+// (Model.encode), so that a relabelling is encoded without being built.
+// A nil relabeller is the identity. The id-indexed parts of the encoding
+// are written in new-id order, reading old id binv[r] (cinv[r]) for new
+// id r; the sorted sets whose order relabelling changes (pending ops, read
+// responses, messages) are relabelled into its buffers and sorted again.
+type relabeller struct {
+	pm   permutation
+	binv [MaxBookies]int8 // the old id of new bookie r
+	cinv [MaxClients]int8 // the old id of new client r
+	ops  [MaxEntries]PendingAddOp
+	resp [MaxBookies]MsgKey
+	msgs []Msg
+}
+
+// setInverse fills binv and cinv from pm.
+func (rl *relabeller) setInverse() {
+	for b, nb := range rl.pm.bp {
+		rl.binv[nb] = int8(b)
+	}
+	for c, nc := range rl.pm.cp {
+		rl.cinv[nc] = int8(c)
+	}
+}
+
+func (rl *relabeller) set(x Bookies) Bookies {
+	if rl == nil {
+		return x
+	}
+	return rl.pm.bookies(x)
+}
+
+func (rl *relabeller) layout(l Layout, e int) Layout {
+	if rl == nil {
+		return l
+	}
+	return rl.pm.layout(l, e)
+}
+
+// bookie is the old id of new bookie r.
+func (rl *relabeller) bookie(r int) int {
+	if rl == nil {
+		return r
+	}
+	return int(rl.binv[r])
+}
+
+// client is the old id of new client r.
+func (rl *relabeller) client(r int) int {
+	if rl == nil {
+		return r
+	}
+	return int(rl.cinv[r])
+}
+
+// pending is c's pending ops relabelled, in their sorted order (valid
+// until the next call).
+func (rl *relabeller) pending(c *Client, striped bool, e int) []PendingAddOp {
+	if rl == nil {
+		return c.PendingList()
+	}
+	ops := rl.ops[:c.NumPending]
+	for i, op := range c.PendingList() {
+		op.Ensemble = rl.pm.bookies(op.Ensemble)
+		if striped {
+			op.Layout = rl.pm.layout(op.Layout, e)
+		}
+		j := i
+		for ; j > 0 && op.Less(ops[j-1]); j-- {
+			ops[j] = ops[j-1]
+		}
+		ops[j] = op
+	}
+	return ops
+}
+
+// responses is c's read responses relabelled and sorted (valid until the
+// next call).
+func (rl *relabeller) responses(c *Client) []MsgKey {
+	if rl == nil {
+		return c.Responses()
+	}
+	out := rl.resp[:c.NumResponses]
+	for i, k := range c.Responses() {
+		k = rl.pm.msg(k)
+		j := i
+		for ; j > 0 && out[j-1] > k; j-- {
+			out[j] = out[j-1]
+		}
+		out[j] = k
+	}
+	return out
+}
+
+// messages is the history relabelled and sorted (valid until the next
+// call).
+func (rl *relabeller) messages(ms []Msg) []Msg {
+	if rl == nil {
+		return ms
+	}
+	out := rl.msgs[:0]
+	for _, msg := range ms {
+		out = append(out, Msg{Key: rl.pm.msg(msg.Key), Count: msg.Count})
+	}
+	sortMsgs(out)
+	rl.msgs = out
+	return out
+}
+
 // sortMsgs sorts a relabelled history by key. Histories are short (tens of
 // records) and relabelling leaves runs of them in order, so a direct
 // insertion sort beats a general sort that calls a comparison function.
@@ -242,16 +351,15 @@ func sortMsgs(msgs []Msg) {
 // for every state of an orbit, so its smallest encoding is canonical, and
 // in most states signatures differ and a single relabelling is encoded.
 type Canonicalizer struct {
-	m       *Model
-	sym     Symmetry
-	scratch State
-	buf     []byte
-	best    []byte
+	m    *Model
+	sym  Symmetry
+	buf  []byte
+	best []byte
 	// per call
 	bsig           [MaxBookies]uint64
 	csig           [MaxClients]uint64
 	border, corder []int8 // ids sorted by signature
-	pm             permutation
+	rl             relabeller
 	tried          int
 }
 
@@ -304,6 +412,8 @@ func mix(h uint64) uint64 {
 }
 
 // signatures fills bsig and csig with relabelling-invariant summaries.
+// Every term a set contributes is added per member (bit by bit), not by
+// asking each bookie whether it is in the set: most sets are small.
 func (c *Canonicalizer) signatures(s *State) {
 	p := c.m.P
 	// The parts of a message key that survive relabelling.
@@ -314,15 +424,15 @@ func (c *Canonicalizer) signatures(s *State) {
 	if c.sym.Clients {
 		mask &^= 3 << shCid
 	}
-	for b := 0; b < p.Bookies; b++ {
-		bit := Bookies(1) << uint(b)
-		h := uint64(s.BEntries[b])*31 + uint64(s.BLAC[b])<<8 + uint64(s.BLAFR[b])<<16 +
-			mix(uint64(s.BUnflushed[b])+1)*uint64(s.BDurableLAC[b]+1) + mix(uint64(s.BChecked[b])+7)
-		for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle} {
-			if set&bit != 0 {
-				h += 1 << (24 + uint(i))
-			}
+	var flags [MaxBookies]uint64
+	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle} {
+		for x := set; x != 0; x &= x - 1 {
+			flags[bits.TrailingZeros8(uint8(x))] += 1 << (24 + uint(i))
 		}
+	}
+	for b := 0; b < p.Bookies; b++ {
+		h := uint64(s.BEntries[b])*31 + uint64(s.BLAC[b])<<8 + uint64(s.BLAFR[b])<<16 +
+			mix(uint64(s.BUnflushed[b])+1)*uint64(s.BDurableLAC[b]+1) + mix(uint64(s.BChecked[b])+7) + flags[b]
 		c.bsig[b] = mix(h)
 	}
 	for cl := 0; cl < p.Clients; cl++ {
@@ -343,11 +453,7 @@ func (c *Canonicalizer) signatures(s *State) {
 	// Fragments: a bookie's membership (and position, when striped) in each
 	// fragment of the metadata.
 	for i, f := range s.MetaFragmentList() {
-		for b := 0; b < p.Bookies; b++ {
-			if f.Ensemble.Has(b) {
-				c.bsig[b] += mix(uint64(i+1)<<8 | uint64(positionOf(f, b, p)))
-			}
-		}
+		fragmentTerms(&c.bsig, f, i, p, 0)
 	}
 	// Client records: which bookies a client confirmed, fenced, holds in
 	// its fragments; mixes bookie and client signatures both ways. The
@@ -356,30 +462,30 @@ func (c *Canonicalizer) signatures(s *State) {
 	csig := c.csig
 	for cl := 0; cl < p.Clients; cl++ {
 		x := &s.Clients[cl]
+		var hb [MaxBookies]uint64
+		for e := 0; e < p.Entries; e++ {
+			t := mix(uint64(e + 1))
+			for y := x.Confirmed[e]; y != 0; y &= y - 1 {
+				hb[bits.TrailingZeros8(uint8(y))] += t
+			}
+		}
+		for y := x.Fenced; y != 0; y &= y - 1 {
+			hb[bits.TrailingZeros8(uint8(y))] += 1 << 40
+		}
+		for y := x.RecoveryEns; y != 0; y &= y - 1 {
+			hb[bits.TrailingZeros8(uint8(y))] += 1 << 41
+		}
+		for i, f := range x.FragmentList() {
+			fragmentTerms(&hb, f, i, p, 1)
+		}
+		for _, op := range x.PendingList() {
+			t := mix(uint64(op.Entry.ID)<<8 | uint64(op.FragmentID)<<16)
+			for y := op.Ensemble; y != 0; y &= y - 1 {
+				hb[bits.TrailingZeros8(uint8(y))] += t
+			}
+		}
 		for b := 0; b < p.Bookies; b++ {
-			var h uint64
-			for e := 0; e < p.Entries; e++ {
-				if x.Confirmed[e].Has(b) {
-					h += mix(uint64(e + 1))
-				}
-			}
-			if x.Fenced.Has(b) {
-				h += 1 << 40
-			}
-			if x.RecoveryEns.Has(b) {
-				h += 1 << 41
-			}
-			for i, f := range x.FragmentList() {
-				if f.Ensemble.Has(b) {
-					h += mix(uint64(i+1)<<8|uint64(positionOf(f, b, p))) << 1
-				}
-			}
-			for _, op := range x.PendingList() {
-				if op.Ensemble.Has(b) {
-					h += mix(uint64(op.Entry.ID)<<8 | uint64(op.FragmentID)<<16)
-				}
-			}
-			if h != 0 {
+			if h := hb[b]; h != 0 {
 				c.bsig[b] += mix(h + csig[cl]*5)
 				c.csig[cl] += mix(h) * 7
 			}
@@ -387,16 +493,20 @@ func (c *Canonicalizer) signatures(s *State) {
 	}
 }
 
-func positionOf(f Fragment, b int, p Params) int {
+// fragmentTerms adds to sig[b], for each bookie b of f (the i-th
+// fragment), a hash of i and of b's position in f (when striped),
+// shifted left by shift.
+func fragmentTerms(sig *[MaxBookies]uint64, f Fragment, i int, p Params, shift uint) {
 	if !p.Striped() {
-		return 0
-	}
-	for i := 0; i < p.Ensemble; i++ {
-		if f.Layout.At(i) == b {
-			return i + 1
+		t := mix(uint64(i+1)<<8) << shift
+		for y := f.Ensemble; y != 0; y &= y - 1 {
+			sig[bits.TrailingZeros8(uint8(y))] += t
 		}
+		return
 	}
-	return 0
+	for pos := 0; pos < p.Ensemble; pos++ {
+		sig[f.Layout.At(pos)] += mix(uint64(i+1)<<8|uint64(pos+1)) << shift
+	}
 }
 
 // order returns ids 0..n-1 sorted by sig (stable on ties).
@@ -434,11 +544,11 @@ func (c *Canonicalizer) Canonical(s *State) []byte {
 			c.corder[i] = int8(i)
 		}
 	}
-	for i := range c.pm.bp {
-		c.pm.bp[i] = int8(i)
+	for i := range c.rl.pm.bp {
+		c.rl.pm.bp[i] = int8(i)
 	}
-	for i := range c.pm.cp {
-		c.pm.cp[i] = int8(i)
+	for i := range c.rl.pm.cp {
+		c.rl.pm.cp[i] = int8(i)
 	}
 	c.best = c.best[:0]
 	c.permuteGroups(s, 0, true)
@@ -454,13 +564,13 @@ func (c *Canonicalizer) permuteGroups(s *State, pos int, first bool) bool {
 	if pos == nb+p.Clients {
 		// The element at rank r gets id r.
 		for r, b := range c.border {
-			c.pm.bp[b] = int8(r)
+			c.rl.pm.bp[b] = int8(r)
 		}
 		for r, cl := range c.corder {
-			c.pm.cp[cl] = int8(r)
+			c.rl.pm.cp[cl] = int8(r)
 		}
-		c.m.permute(&c.scratch, s, &c.pm)
-		c.buf = c.m.Encode(c.buf[:0], &c.scratch)
+		c.rl.setInverse()
+		c.buf = c.m.encode(c.buf[:0], s, &c.rl)
 		c.tried++
 		if len(c.best) == 0 || bytes.Compare(c.buf, c.best) < 0 {
 			c.best, c.buf = c.buf, c.best

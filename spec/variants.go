@@ -215,16 +215,31 @@ var Variants = []Variant{
 // (and so needs --add-path java).
 func (v Variant) JavaOnly() bool { return v.CallbacksAfterUnset || v.SkipChangeWithoutFailed }
 
+// lookupVariant returns the named variant ("" is the reference), or nil.
+// It neither copies nor allocates: Params asks for its variant on every
+// state it encodes.
+func lookupVariant(name string) *Variant {
+	if name == "" {
+		return &Variants[0]
+	}
+	for i := range Variants {
+		if Variants[i].Name == name {
+			return &Variants[i]
+		}
+	}
+	return nil
+}
+
 // VariantByName returns the named variant; "" is the reference.
 func VariantByName(name string) (Variant, error) {
 	if name == "" {
 		return Variants[0], nil
 	}
+	if v := lookupVariant(name); v != nil {
+		return *v, nil
+	}
 	names := make([]string, len(Variants))
 	for i, v := range Variants {
-		if v.Name == name {
-			return v, nil
-		}
 		names[i] = v.Name
 	}
 	return Variant{}, fmt.Errorf("unknown variant %q; known: %s", name, strings.Join(names, ", "))

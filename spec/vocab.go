@@ -45,11 +45,13 @@ func (p Params) FencesCanBeLost() bool {
 	return p.Crashes > 0 && (p.Journal == JournalNoSync || !p.variant().DurableFenceReply)
 }
 
-// variant is p's variant (the reference if the name is unknown: Validate
-// rejects such parameters before any model is built).
-func (p Params) variant() Variant {
-	v, _ := VariantByName(p.Variant)
-	return v
+// variant is p's variant (a variant with no change if the name is
+// unknown: Validate rejects such parameters before any model is built).
+func (p Params) variant() *Variant {
+	if v := lookupVariant(p.Variant); v != nil {
+		return v
+	}
+	return &Variant{}
 }
 
 // stateVar is one state variable: its name, shape and presence, and its
