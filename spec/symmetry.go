@@ -509,21 +509,18 @@ func fragmentTerms(sig *[MaxBookies]uint64, f Fragment, i int, p Params, shift u
 	}
 }
 
-// order returns ids 0..n-1 sorted by sig (stable on ties).
+// order returns ids 0..n-1 sorted by sig (stable on ties): an insertion
+// sort, for the handful of ids there are.
 func order(dst []int8, sig []uint64, n int) []int8 {
 	dst = dst[:0]
 	for i := 0; i < n; i++ {
-		dst = append(dst, int8(i))
-	}
-	slices.SortStableFunc(dst, func(a, b int8) int {
-		switch {
-		case sig[a] < sig[b]:
-			return -1
-		case sig[a] > sig[b]:
-			return 1
+		j := i
+		dst = append(dst, 0)
+		for ; j > 0 && sig[dst[j-1]] > sig[i]; j-- {
+			dst[j] = dst[j-1]
 		}
-		return 0
-	})
+		dst[j] = int8(i)
+	}
 	return dst
 }
 
