@@ -260,6 +260,7 @@ func (s *diskSearch) begin() (cp *checkpoint, done *Result, err error) {
 	s.store.PeakDiskBytes, s.store.FrontierBytes, s.store.FrontierStates = cp.PeakDisk, cp.Frontier, cp.FrontierN
 	if cp.Done {
 		r, err := s.finished(cp)
+		r.AlreadyFinished = true
 		return nil, &r, err
 	}
 	return cp, nil, nil

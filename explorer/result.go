@@ -214,6 +214,10 @@ type Result struct {
 	Fingerprint int
 	// Store describes where the search kept its states.
 	Store StoreStats
+	// AlreadyFinished: the run directory held a finished search, whose
+	// result this is; nothing was searched this time (Elapsed is the
+	// recorded search's).
+	AlreadyFinished bool
 }
 
 // Collision is the estimated probability that two distinct states shared

@@ -71,9 +71,16 @@ func resolveCheck(cl *commandLine) *checkCommand {
 	c.cl.explicitZeros(c.cfg, c.out.TraceOut)
 	c.cl.positive("local-shards", c.only.LocalShards)
 	c.out.TraceOut = c.tracePath()
+	dirSt, dirErr := os.Stat(c.cfg.Dir)
+	badDir := c.cfg.Dir != "" && dirErr == nil && !dirSt.IsDir()
+	if badDir {
+		c.cl.probs.Add("dir", "%s is a file, not a directory (give a directory for the run, new or one to continue)", c.cfg.Dir)
+	}
 	// The run directory (where the trace goes by default) is created by
-	// the run itself.
-	if _, err := os.Stat(c.cfg.Dir); c.out.TraceOut != "" && !(c.cfg.Dir != "" && os.IsNotExist(err) && filepath.Dir(c.out.TraceOut) == filepath.Clean(c.cfg.Dir)) {
+	// the run itself; a trace in a --dir that is a file is reported as
+	// that.
+	inDir := c.cfg.Dir != "" && filepath.Dir(c.out.TraceOut) == filepath.Clean(c.cfg.Dir)
+	if c.out.TraceOut != "" && !(inDir && (os.IsNotExist(dirErr) || badDir)) {
 		if err := atomicfile.CheckWritable(c.out.TraceOut); err != nil {
 			c.cl.probs.Add("trace-out", "%v", err)
 		}
@@ -86,6 +93,18 @@ func resolveCheck(cl *commandLine) *checkCommand {
 	return c
 }
 
+// shardsIn counts the shard directories of a sharded run in dir (shard-000,
+// shard-001, ...; explorer's layout); 0 for a run of one process.
+func shardsIn(dir string) int {
+	n := 0
+	for {
+		if st, err := os.Stat(filepath.Join(dir, fmt.Sprintf("shard-%03d", n))); err != nil || !st.IsDir() {
+			return n
+		}
+		n++
+	}
+}
+
 // adoptRun takes the model of the run being resumed. Model settings given
 // on the command line (or in a file) must agree with it; every
 // disagreement is reported, naming the setting as the user gave it.
@@ -94,6 +113,11 @@ func (c *checkCommand) adoptRun() {
 	rec, err := check.ReadRunDir(dir)
 	if err != nil {
 		c.cl.probs.Add("resume", "%v", err)
+		return
+	}
+	if n := shardsIn(dir); n > 0 {
+		c.cl.probs.Add("resume", "%s holds a search sharded %d ways, which continues from its shards' directories, not from --resume: run the command that started it again (%s, or --shard i/%d with the same settings on each machine)",
+			dir, n, "bkcheck check "+rec.Model.Flags()+" --dir "+shellJoin([]string{dir})+" --local-shards "+strconv.Itoa(n), n)
 		return
 	}
 	given := c.cfg.ModelConfig
@@ -145,6 +169,9 @@ func runCheck(ctx context.Context, inv *invocation) int {
 	c := resolveCheck(inv.cl)
 	stdout, stderr := inv.stdout, inv.stderr
 	c.checkLocalShards()
+	if c.out.JSON {
+		c.cl.jsonOut = stdout
+	}
 	if code := c.cl.report(stderr); code != exitOK {
 		return code
 	}
@@ -185,7 +212,13 @@ func runCheck(ctx context.Context, inv *invocation) int {
 	prog.done()
 	if err != nil && rep == nil {
 		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
-		if _, ok := schema.AsProblems(err); ok || errors.Is(err, explorer.ErrResumeMismatch) || errors.Is(err, explorer.ErrRunExists) {
+		if probs, ok := schema.AsProblems(err); ok || errors.Is(err, explorer.ErrResumeMismatch) || errors.Is(err, explorer.ErrRunExists) {
+			if c.out.JSON {
+				if !ok {
+					probs = schema.Problems{{Msg: err.Error()}}
+				}
+				writeUsageJSON(stdout, err.Error(), probs, func(field string) string { return "--" + field })
+			}
 			return exitUsage
 		}
 		return exitError

@@ -213,3 +213,69 @@ func TestReplayRefusesEditedMeta(t *testing.T) {
 		}
 	}
 }
+
+// A --dir that is a file is named as the problem (not --trace-out, whose
+// default lies in it), before any banner, whatever else is given (issue
+// #22, items 7 and 12).
+func TestDirIsAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	for _, extra := range [][]string{
+		{"--store", "badger"},
+		{"--store", "badger", "--trace-out", "none"},
+		{"--shard", "1/2"},
+	} {
+		args := append([]string{"check", "--dir", file}, extra...)
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb)
+		if code != exitUsage || out.Len() != 0 || !strings.Contains(errb.String(), "--dir: "+file+" is a file, not a directory") || strings.Contains(errb.String(), "--trace-out") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %s", args, code, out.String(), errb.String())
+		}
+	}
+}
+
+// Under --json a usage error also writes one JSON line to stdout, naming
+// each problem with the setting as given (issue #22, item 12).
+func TestUsageErrorJSON(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "--json", "--bookies", "1", "-w", "3", "--frob"},
+		{"simulate", "--json", "--traces", "10", "--frob"},
+	} {
+		code, out, errOut := runArgs(t, args...)
+		if code != exitUsage || !strings.Contains(errOut, "unknown flag --frob") {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		m := lastJSON(t, out)
+		probs, _ := m["problems"].([]any)
+		if m["type"] != "usage-error" || m["exit-code"] != float64(exitUsage) || len(probs) == 0 || !strings.Contains(m["message"].(string), "--frob") {
+			t.Fatalf("%v: %s", args, out)
+		}
+		if args[0] == "check" {
+			if p := probs[1].(map[string]any); p["setting"] != "-w" {
+				t.Errorf("the second problem names %v, want -w as given", p["setting"])
+			}
+		}
+	}
+}
+
+// --resume of a finished run says that it reports the recorded result and
+// searched nothing, in text and JSON (issue #22, item 12).
+func TestResumeFinishedRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, errOut := runArgs(t, "check", "--bookies", "1", "-w", "1", "-a", "1", "--store", "badger", "--dir", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runArgs(t, "check", "--resume", dir)
+	if code != exitOK || !strings.Contains(out, "The run in "+dir+" had already finished: this is its recorded result, and nothing was searched now.") || strings.Contains(out, "Finished in") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	_, out, _ = runArgs(t, "check", "--resume", dir, "--json")
+	if m := lastJSON(t, out); m["already-finished"] != true || m["distinct"] != float64(799) {
+		t.Fatalf("JSON result: %s", out)
+	}
+	// A search that ran says nothing of the kind.
+	_, out, _ = runArgs(t, "check", "--bookies", "1", "-w", "1", "-a", "1", "--json")
+	if _, ok := lastJSON(t, out)["already-finished"]; ok {
+		t.Fatalf("a fresh search is marked already finished: %s", out)
+	}
+}

@@ -138,6 +138,9 @@ type jsonResult struct {
 	Properties           []jsonProperty   `json:"properties,omitempty"`
 	Coverage             map[string]int64 `json:"coverage,omitempty"`
 	Uncovered            []string         `json:"never-fired-required,omitempty"`
+	// AlreadyFinished: the result recorded by a finished run (--resume);
+	// elapsed-s is that search's, nothing was searched now.
+	AlreadyFinished bool `json:"already-finished,omitempty"`
 }
 
 func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
@@ -158,6 +161,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 			PeakAnonBytes:        peakAnon,
 			TraceFile:            r.traceFile,
 			StoreBytesPerState:   rep.StoreBytesPerState,
+			AlreadyFinished:      rep.AlreadyFinished,
 		}
 		if rep.Readable != nil {
 			res.Violation = violationJSON(rep.Readable, r.traceFile)
@@ -200,8 +204,13 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 	}
 	r.propertiesText(rep)
 	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
-	fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
-		elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), humanBytes(peakAnon), rep.Fingerprint, rep.Collision())
+	if rep.AlreadyFinished {
+		fmt.Fprintf(w, "The run in %s had already finished: this is its recorded result, and nothing was searched now. Its search took %s (%.0f distinct states/s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
+			rep.Config.Dir, elapsed.Round(time.Millisecond), rate, rep.Fingerprint, rep.Collision())
+	} else {
+		fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
+			elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), humanBytes(peakAnon), rep.Fingerprint, rep.Collision())
+	}
 	diskText(w, rep)
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -50,6 +51,7 @@ type commandLine struct {
 	help    bool              // -h or --help
 	probs   schema.Problems   // everything wrong so far
 	file    *fileSettings     // --config, --run: the target of fileSchema, nil if the command has none
+	jsonOut io.Writer         // where --json writes a usage error's line; nil without --json
 }
 
 // parseCommandLine reads args: --name value, --name=value, -x value for
@@ -246,11 +248,44 @@ func (cl *commandLine) report(stderr io.Writer) int {
 	if len(cl.probs) == 0 {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "%s: %s\n", cl.cmd, cl.probs.Render(func(field string) string {
+	name := func(field string) string {
 		if g, ok := cl.given[field]; ok {
 			return g
 		}
 		return "--" + field
-	}))
+	}
+	msg := cl.probs.Render(name)
+	fmt.Fprintf(stderr, "%s: %s\n", cl.cmd, msg)
+	if cl.jsonOut != nil {
+		writeUsageJSON(cl.jsonOut, msg, cl.probs, name)
+	}
 	return exitUsage
+}
+
+// jsonUsage is the line --json writes to stdout for a usage error (exit
+// 2), so that a program reading only stdout learns why nothing ran: the
+// message stderr gets, and each problem with the setting as it was given.
+type jsonUsage struct {
+	Type     string        `json:"type"` // "usage-error"
+	ExitCode int           `json:"exit-code"`
+	Message  string        `json:"message"`
+	Problems []jsonProblem `json:"problems"`
+}
+
+type jsonProblem struct {
+	Setting string `json:"setting,omitempty"`
+	Problem string `json:"problem"`
+}
+
+// writeUsageJSON writes the usage-error line for probs.
+func writeUsageJSON(w io.Writer, msg string, probs schema.Problems, name func(field string) string) {
+	u := jsonUsage{Type: "usage-error", ExitCode: exitUsage, Message: msg, Problems: []jsonProblem{}}
+	for _, p := range probs {
+		jp := jsonProblem{Problem: p.Msg}
+		if p.Field != "" {
+			jp.Setting = name(p.Field)
+		}
+		u.Problems = append(u.Problems, jp)
+	}
+	json.NewEncoder(w).Encode(u)
 }

@@ -153,13 +153,27 @@ func TestLocalShardsInterruptedContinue(t *testing.T) {
 	if !strings.HasPrefix(line, "bkcheck check ") || strings.Contains(line, "--resume") || strings.Contains(line, "--shard=") {
 		t.Fatalf("the printed command %q is not the coordinator's", line)
 	}
-	// The printed command, as a shell would run it.
-	sh := exec.Command("sh", "-c", bin+strings.TrimPrefix(line, "bkcheck")+" --json")
-	got, err := sh.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", line, err)
+	// --resume cannot continue a sharded directory: it says so, and the
+	// command it gives instead continues the search (issue #22, item 7).
+	resume := exec.Command(bin, "check", "--resume", dir)
+	var resumeErr bytes.Buffer
+	resume.Stderr = &resumeErr
+	resume.Run()
+	_, given, ok := strings.Cut(resumeErr.String(), "holds a search sharded 2 ways, which continues from its shards' directories, not from --resume: run the command that started it again (")
+	given, _, _ = strings.Cut(given, ", or --shard i/2")
+	if resume.ProcessState.ExitCode() != exitUsage || !ok || !strings.HasPrefix(given, "bkcheck check ") {
+		t.Fatalf("--resume of a sharded directory: exit %d: %s", resume.ProcessState.ExitCode(), resumeErr.String())
 	}
-	sameFigures(t, "continued", lastJSON(t, string(got)), lastJSON(t, string(want)))
+	// The printed commands, as a shell would run them: the second finds
+	// the search finished by the first.
+	for _, line := range []string{line, given} {
+		sh := exec.Command("sh", "-c", bin+strings.TrimPrefix(line, "bkcheck")+" --json")
+		got, err := sh.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		sameFigures(t, "continued", lastJSON(t, string(got)), lastJSON(t, string(want)))
+	}
 }
 
 // TestLocalShardsDieWithCoordinator: kill -9 of a --local-shards

@@ -41,6 +41,9 @@ func runSimulate(ctx context.Context, inv *invocation) int {
 			cl.probs.Add("trace-out", "%v", err)
 		}
 	}
+	if out.JSON {
+		cl.jsonOut = stdout
+	}
 	if code := cl.report(stderr); code != exitOK {
 		return code
 	}
