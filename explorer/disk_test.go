@@ -177,6 +177,10 @@ func TestDiskResume(t *testing.T) {
 					t.Fatalf("%s: resumed run differs:\n%s", v.name, diff)
 				}
 				again := run(t, m, v.options(Options{Resume: true}, dir))
+				if !again.AlreadyFinished || got.AlreadyFinished {
+					t.Fatalf("%s: AlreadyFinished %v for the finished run reported again, %v for the run that finished", v.name, again.AlreadyFinished, got.AlreadyFinished)
+				}
+				again.AlreadyFinished = false
 				if diff := cmp.Diff(want, again, ignoreStore); diff != "" {
 					t.Fatalf("%s: finished run reported again differs:\n%s", v.name, diff)
 				}

@@ -192,6 +192,10 @@ func TestModelPanicResume(t *testing.T) {
 		} else {
 			again = run(t, m, v.options(Options{Resume: true}, dir))
 		}
+		if !again.AlreadyFinished {
+			t.Errorf("%s: the ended run reported again is not marked AlreadyFinished", v.name)
+		}
+		again.AlreadyFinished = false
 		if diff := cmp.Diff(first, again, ignoreStore); diff != "" {
 			t.Errorf("%s: resumed error verdict differs:\n%s", v.name, diff)
 		}
