@@ -201,6 +201,23 @@ func buildTrace(b Bound, v *explorer.ViolationInfo, statement func(name string) 
 // CEL properties; another model's CEL properties are explained over its
 // ITF values.
 func Explain(tr *traces.Trace) (*traces.Explanation, error) {
+	ex, err := explainLast(tr)
+	if ex == nil || err != nil || tr.Error != "" {
+		return ex, err
+	}
+	// A leads-to's counterexample also says where it began to owe.
+	var compile func(properties.Def) (properties.TraceSet, error)
+	if p, current := spec.ParamsOf(tr.Model); current {
+		compile = func(d properties.Def) (properties.TraceSet, error) { return specprops.Compile(p, []properties.Def{d}) }
+	}
+	if ex.OwedFrom, err = properties.OwedFrom(tr, compile); err != nil {
+		return nil, err
+	}
+	return ex, nil
+}
+
+// explainLast is Explain's explanation of the last state.
+func explainLast(tr *traces.Trace) (*traces.Explanation, error) {
 	if _, current := spec.ParamsOf(tr.Model); current {
 		return specprops.Explain(tr)
 	}

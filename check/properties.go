@@ -273,7 +273,7 @@ func (m *Model) describeCEL(tr *traces.Trace) {
 			tr.Kind, tr.Expression, tr.Statement = p.Kind.String(), p.Expr, p.Statement
 		}
 	}
-	if ex, err := specprops.Explain(tr); err == nil {
+	if ex, err := Explain(tr); err == nil {
 		tr.Explanation = ex
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/bkcheck/bkcheck/explorer"
-	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec413"
@@ -230,10 +229,8 @@ func (m *model413) Trace(v *explorer.ViolationInfo) (*traces.Trace, error) {
 	if i := m.cel.set.Index(tr.Invariant); i >= 0 {
 		p := m.cel.set.Properties()[i]
 		tr.Kind, tr.Expression, tr.Statement = p.Kind.String(), p.Expr, p.Statement
-		if set, ok := m.cel.set.(*properties.ITFSet); ok {
-			if ex, err := set.Explain(i, m.Vocabulary().ITF(tr.Steps[len(tr.Steps)-1].State)); err == nil {
-				tr.Explanation = ex
-			}
+		if ex, err := Explain(tr); err == nil {
+			tr.Explanation = ex
 		}
 	}
 	return tr, nil

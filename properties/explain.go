@@ -391,30 +391,10 @@ type TraceSet interface {
 // trace's model: a typed view's (specprops.CheckTrace); nil compiles it
 // in the ITF view of tr.Model (CompileModel).
 func CheckTrace(tr *traces.Trace, compile func(d Def) (TraceSet, error)) (step int, err error) {
-	kind, ok := KindByName(tr.Kind)
-	if !ok {
-		return 0, fmt.Errorf("unknown property kind %q", tr.Kind)
-	}
-	name := tr.Invariant
-	if err := CheckName(name); err != nil {
-		return 0, err
-	}
-	d, err := Parse(kind, name+"="+tr.Expression)
+	kind, name, props, ev, err := traceProperty(tr, compile)
 	if err != nil {
 		return 0, err
 	}
-	if compile == nil {
-		compile = func(d Def) (TraceSet, error) { return CompileModel(tr.Model, []Def{d}) }
-	}
-	set, err := compile(d)
-	if err != nil {
-		return 0, err
-	}
-	ev, err := set.NewTraceEvaluator()
-	if err != nil {
-		return 0, err
-	}
-	props := set.Properties()
 	owed := props[0].Trigger < 0 // plain eventually: owed from the start
 	for i := range tr.Steps {
 		ev.LoadState(tr.Steps[i].State)
@@ -458,4 +438,73 @@ func CheckTrace(tr *traces.Trace, compile func(d Def) (TraceSet, error)) (step i
 		}
 	}
 	return 0, nil
+}
+
+// traceProperty compiles the property a trace records (CheckTrace).
+func traceProperty(tr *traces.Trace, compile func(d Def) (TraceSet, error)) (Kind, string, []*Property, StateEvaluator, error) {
+	kind, ok := KindByName(tr.Kind)
+	if !ok {
+		return 0, "", nil, nil, fmt.Errorf("unknown property kind %q", tr.Kind)
+	}
+	name := tr.Invariant
+	if err := CheckName(name); err != nil {
+		return 0, "", nil, nil, err
+	}
+	d, err := Parse(kind, name+"="+tr.Expression)
+	if err != nil {
+		return 0, "", nil, nil, err
+	}
+	if compile == nil {
+		compile = func(d Def) (TraceSet, error) { return CompileModel(tr.Model, []Def{d}) }
+	}
+	set, err := compile(d)
+	if err != nil {
+		return 0, "", nil, nil, err
+	}
+	ev, err := set.NewTraceEvaluator()
+	if err != nil {
+		return 0, "", nil, nil, err
+	}
+	return kind, name, set.Properties(), ev, nil
+}
+
+// OwedFrom returns the step (1-based) of tr, the counterexample of a
+// leads-to property P ~> Q, at which Q became owed for good: the step
+// where P held and Q did not, after which Q holds at no step. 0 when tr
+// is not the trace of a leads-to property or owes nothing. compile is as
+// for CheckTrace.
+func OwedFrom(tr *traces.Trace, compile func(d Def) (TraceSet, error)) (int, error) {
+	if tr.Kind != Eventually.String() {
+		return 0, nil
+	}
+	_, _, props, ev, err := traceProperty(tr, compile)
+	if err != nil {
+		return 0, err
+	}
+	trigger := props[0].Trigger
+	if trigger < 0 {
+		return 0, nil // a plain eventually Q is owed from the start
+	}
+	from := 0
+	for i := range tr.Steps {
+		ev.LoadState(tr.Steps[i].State)
+		holds, err := ev.Holds(0)
+		if err != nil {
+			return 0, err
+		}
+		if holds {
+			from = 0
+			continue
+		}
+		if from == 0 {
+			trig, err := ev.Holds(trigger)
+			if err != nil {
+				return 0, err
+			}
+			if trig {
+				from = i + 1
+			}
+		}
+	}
+	return from, nil
 }

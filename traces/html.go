@@ -70,6 +70,7 @@ type htmlProperty struct {
 	Equivalent bool      `json:"equivalent"` // Expression is a built-in's CEL form
 	Why        []string  `json:"why"`        // the explanation, line by line
 	Reads      []htmlVar `json:"reads"`      // rows that decide it (highlighted at the last step)
+	OwedFrom   int       `json:"owed-from"`  // a leads-to's step where the right side became owed (Explanation.OwedFrom), 0 if none
 }
 
 // RenderHTML writes the trace as one self-contained HTML page: what the
@@ -120,6 +121,7 @@ func RenderHTML(w io.Writer, t *Trace) error {
 			prop.Expression, prop.Equivalent = ex.Expression, true
 		}
 		prop.Why = append(prop.Why, ex.Lines...)
+		prop.OwedFrom = ex.OwedFrom
 		for _, r := range ex.Reads {
 			prop.Reads = append(prop.Reads, htmlVar{Name: r.Name, Value: r.Value})
 		}

@@ -64,6 +64,10 @@ type Explanation struct {
 	// Reads are the state-table rows (Vars names) the deciding parts read,
 	// with their values, in the order read.
 	Reads []Var
+	// OwedFrom is, for a leads-to property P ~> Q, the step (1-based) at
+	// which P held and Q did not, after which Q holds at no step: where
+	// the behaviour began to owe Q. 0 otherwise.
+	OwedFrom int
 }
 
 // What says in words what the last state of t shows.
@@ -141,6 +145,9 @@ func ExplanationText(t *Trace) string {
 	how := ""
 	if ex.Equivalent {
 		how = " (a compiled property, explained through its CEL form, docs/properties.md)"
+	}
+	if ex.OwedFrom > 0 {
+		fmt.Fprintf(&b, "%s became owed at state %d (its left side held there, its right side did not) and is satisfied in no state from there to the last.\n", t.Invariant, ex.OwedFrom)
 	}
 	fmt.Fprintf(&b, "Why state %d %s %s%s:\n", len(t.Steps), verb, t.Invariant, how)
 	for _, l := range ex.Lines {

@@ -279,3 +279,23 @@ func TestResumeFinishedRun(t *testing.T) {
 		t.Fatalf("a fresh search is marked already finished: %s", out)
 	}
 }
+
+// A leads-to's counterexample says where its right side became owed, in
+// the text output and in trace render's HTML (issue #22, item 11).
+func TestLeadsToSaysWhereOwed(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t.itf.json")
+	code, out, errOut := runArgs(t, "check", "--invariants", "none", "--trace-out", trace,
+		"--eventually", `RecoveryCloses=clients.exists(id, c, c.recovery_phase > 0) ~> meta_status == "STATUS_CLOSED"`)
+	const owed = "RecoveryCloses became owed at state 3 (its left side held there, its right side did not) and is satisfied in no state from there to the last."
+	if code != exitTerminal || !strings.Contains(out, owed) {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	_, html, _ := runArgs(t, "trace", "render", "--format", "html", trace)
+	if !strings.Contains(html, `"owed-from":3`) {
+		t.Error("the HTML page does not mark the step where it became owed")
+	}
+	_, text, _ := runArgs(t, "trace", "render", trace)
+	if !strings.Contains(text, owed) {
+		t.Errorf("trace render's text lacks the owed step:\n%s", text)
+	}
+}

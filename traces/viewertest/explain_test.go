@@ -13,15 +13,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/spec"
-	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
 // page renders tr (explained, as bkcheck trace render does) into a file.
 func page(t *testing.T, tr *traces.Trace) string {
 	t.Helper()
-	if ex, err := specprops.Explain(tr); err == nil {
+	if ex, err := check.Explain(tr); err == nil {
 		tr.Explanation = ex
 	}
 	path := filepath.Join(t.TempDir(), "trace.html")
@@ -68,6 +68,7 @@ func TestHTMLViewerExplained(t *testing.T) {
 	t.Run("explains", func(t *testing.T) { testExplains(t, tab) })
 	t.Run("fits-1400", func(t *testing.T) { testFits1400(t, tab) })
 	t.Run("inert", func(t *testing.T) { testInert(t, tab) })
+	t.Run("leads-to", func(t *testing.T) { testLeadsTo(t, tab) })
 }
 
 type tabFunc func(t *testing.T) (context.Context, func())
@@ -225,5 +226,42 @@ func testInert(t *testing.T, tab tabFunc) {
 	}
 	if !strings.Contains(why, `"</script><svg onload=window.pwned='expr'>"`) {
 		t.Errorf("the explanation does not quote the expression literally: %q", why)
+	}
+}
+
+// testLeadsTo: the counterexample of a leads-to P ~> Q (bkcheck check
+// --invariants none --eventually 'RecoveryCloses=clients.exists(id, c,
+// c.recovery_phase > 0) ~> meta_status == "STATUS_CLOSED"', in testdata)
+// says at which step P made Q owed, marks that step in the diagram, and
+// goes there when the notice is clicked (issue #22, item 11).
+func testLeadsTo(t *testing.T, tab tabFunc) {
+	path := page(t, readITF(t, "testdata/leads-to.itf.json"))
+	ctx, cancel := tab(t)
+	defer cancel()
+	var owed, opened, clicked, row3, row2 string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate("file://"+path),
+		chromedp.WaitVisible("#owed", chromedp.ByQuery),
+		chromedp.Text("#owed", &owed, chromedp.ByQuery),
+		chromedp.Text("#step-title", &opened, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#row-2 text").textContent`, &row3),
+		chromedp.Evaluate(`document.querySelector("#row-1 text").textContent`, &row2),
+		chromedp.Click("#owed", chromedp.ByQuery),
+		chromedp.Text("#step-title", &clicked, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(owed, "Owed from step 3:") {
+		t.Errorf("the owed notice says %q", owed)
+	}
+	if !strings.HasPrefix(opened, "Step 4 of 4") {
+		t.Errorf("the page opens at %q, not at the last step", opened)
+	}
+	if row3 != "3\u25C6" || row2 != "2" {
+		t.Errorf("row labels %q and %q; want step 3 marked alone", row2, row3)
+	}
+	if !strings.HasPrefix(clicked, "Step 3 of 4: ClientStartsRecovery") {
+		t.Errorf("clicking the notice shows %q", clicked)
 	}
 }
