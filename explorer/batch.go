@@ -106,10 +106,9 @@ func (w *worker) onSuccessor(a Action, enc, key []byte) {
 	if !isNew {
 		return
 	}
-	out := w.out
-	off := len(out.arena)
-	out.arena = append(out.arena, enc...)
-	out.cands = append(out.cands, candidate{fp: fp, action: a, idx: idx, off: int32(off), end: int32(len(out.arena)), shard: uint16(w.table.ShardOf(fp))})
+	off := len(w.out.arena)
+	w.out.arena = append(w.out.arena, enc...)
+	w.keep(a, fp, idx, off)
 }
 
 // onSuccessorKey is onSuccessor for a KeyedExpander: the successor is
@@ -119,9 +118,15 @@ func (w *worker) onSuccessorKey(a Action, key []byte, encode func([]byte) []byte
 	if !isNew {
 		return
 	}
+	off := len(w.out.arena)
+	w.out.arena = encode(w.out.arena)
+	w.keep(a, fp, idx, off)
+}
+
+// keep records the successor whose encoding the arena holds from off on
+// as a candidate.
+func (w *worker) keep(a Action, fp state.FP, idx uint32, off int) {
 	out := w.out
-	off := len(out.arena)
-	out.arena = encode(out.arena)
 	out.cands = append(out.cands, candidate{fp: fp, action: a, idx: idx, off: int32(off), end: int32(len(out.arena)), shard: uint16(w.table.ShardOf(fp))})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/bkcheck/bkcheck/state"
@@ -49,7 +48,7 @@ func Run(ctx context.Context, m Model, opt Options) (Result, error) {
 		// Not given: a run being continued keeps its width.
 		dir := opt.Dir
 		if opt.Shards > 1 {
-			dir = filepath.Join(opt.Dir, fmt.Sprintf("shard-%03d", opt.Shard))
+			dir = ShardDir(opt.Dir, opt.Shard)
 		}
 		if cp, err := readCheckpoint(dir); err == nil {
 			opt.Fingerprint = cp.Fingerprint

@@ -124,7 +124,7 @@ func openDiskSearch(m Model, opt Options) (*diskSearch, error) {
 	}
 	s.lastPr = s.start
 	if s.shards > 1 {
-		s.dir = filepath.Join(opt.Dir, fmt.Sprintf("shard-%03d", opt.Shard))
+		s.dir = ShardDir(opt.Dir, opt.Shard)
 		s.co = &coord{dir: filepath.Join(opt.Dir, "sync"), shard: opt.Shard, shards: opt.Shards, poll: opt.SyncPoll, waiting: opt.Waiting, every: opt.WaitingEvery}
 	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
@@ -1092,12 +1092,17 @@ func (s *diskSearch) traceTo(depth int, rank int64) ([]Step, error) {
 	return replay(s.m, path)
 }
 
+// ShardDir is where shard i (0-based) of a sharded search in dir keeps
+// its own files; the run's record and the exchange between shards stay in
+// dir.
+func ShardDir(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("shard-%03d", i)) }
+
 // shardDir is the directory of shard i.
 func (s *diskSearch) shardDir(i int) string {
 	if s.shards == 1 {
 		return s.root
 	}
-	return filepath.Join(s.root, fmt.Sprintf("shard-%03d", i))
+	return ShardDir(s.root, i)
 }
 
 // link returns the parent rank and successor index of state (depth, rank).

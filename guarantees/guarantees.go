@@ -153,19 +153,20 @@ type answer struct {
 	symmetric bool   // searched up to symmetry: distinct counts orbits
 	simulated bool   // the counterexample comes from random simulation
 	walks     int64  // random walks tried after an inconclusive search
-	// The search with at most one message lost (oneLoss), after
-	// inconclusive walks: oneLoss says that the counterexample is its;
-	// lossStatus, lossDistinct and lossDepth what it found otherwise.
-	oneLoss      bool
-	lossStatus   string
-	lossDistinct int64
-	lossDepth    int
-	// The fourth search, with a reliable network (noLoss), after a third
-	// that ended at its bound: noLoss says that the counterexample is its;
-	// netStatus and netDistinct what it found otherwise.
-	noLoss      bool
-	netStatus   string
-	netDistinct int64
+	// The searches of the behaviours that lose at most one message
+	// (oneLoss: after inconclusive walks) and of those that lose none (a
+	// reliable network: after a oneLoss search that ended at its bound).
+	oneLoss, noLoss restrictedSearch
+}
+
+// restrictedSearch is what a search of a subset of the behaviours found:
+// its verdict ("" if it did not run), its size and depth, and whether the
+// answer's counterexample is its.
+type restrictedSearch struct {
+	status   string
+	distinct int64
+	depth    int
+	found    bool
 }
 
 type generator struct {
@@ -187,12 +188,16 @@ func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer
 	if symmetric {
 		cfg.Symmetry = spec.Symmetry{Bookies: true, Clients: true}
 	}
-	rep, err := check.Run(g.ctx, cfg)
-	if err != nil {
-		return answer{}, fmt.Errorf("%s: %w", id, err)
+	run := func(cfg check.Config) (*check.Report, error) {
+		rep, err := check.Run(g.ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		return rep, g.ctx.Err()
 	}
-	if g.ctx.Err() != nil {
-		return answer{}, g.ctx.Err()
+	rep, err := run(cfg)
+	if err != nil {
+		return answer{}, err
 	}
 	a := answer{status: rep.Status.String(), distinct: rep.Distinct, depth: rep.Depth, symmetric: symmetric}
 	tr := rep.Trace
@@ -210,36 +215,36 @@ func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer
 			a.status, a.simulated, tr = sr.Status.String(), true, sr.Trace
 		}
 	}
-	if a.status == explorer.Unknown.String() && !mc.ReliableNetwork {
+	// restrict searches the behaviours rc keeps, if the question is still
+	// open, and takes its counterexample.
+	restrict := func(rs *restrictedSearch, rc check.Config) error {
+		if a.status != explorer.Unknown.String() {
+			return nil
+		}
+		r, err := run(rc)
+		if err != nil {
+			return err
+		}
+		rs.status, rs.distinct, rs.depth = r.Status.String(), r.Distinct, r.Depth
+		if r.Status == explorer.Violation {
+			a.status, rs.found, tr = r.Status.String(), true, r.Trace
+		}
+		return nil
+	}
+	if !mc.ReliableNetwork {
 		lc := cfg
 		lc.Constraint = append(append([]string{}, mc.Constraint...), oneLoss)
-		lr, err := check.Run(g.ctx, lc)
-		if err != nil {
-			return answer{}, fmt.Errorf("%s: %w", id, err)
-		}
-		if g.ctx.Err() != nil {
-			return answer{}, g.ctx.Err()
-		}
-		a.lossStatus, a.lossDistinct, a.lossDepth = lr.Status.String(), lr.Distinct, lr.Depth
-		if lr.Status == explorer.Violation {
-			a.status, a.oneLoss, tr = lr.Status.String(), true, lr.Trace
+		if err := restrict(&a.oneLoss, lc); err != nil {
+			return answer{}, err
 		}
 		// Still open at the bound: the behaviours that lose no message
 		// (--reliable-network: only sends to a crashed bookie are lost),
 		// a smaller space again.
-		if lr.Status == explorer.Unknown {
+		if a.oneLoss.status == explorer.Unknown.String() {
 			nc := cfg
 			nc.ReliableNetwork = true
-			nr, err := check.Run(g.ctx, nc)
-			if err != nil {
-				return answer{}, fmt.Errorf("%s: %w", id, err)
-			}
-			if g.ctx.Err() != nil {
-				return answer{}, g.ctx.Err()
-			}
-			a.netStatus, a.netDistinct = nr.Status.String(), nr.Distinct
-			if nr.Status == explorer.Violation {
-				a.status, a.noLoss, tr = nr.Status.String(), true, nr.Trace
+			if err := restrict(&a.noLoss, nc); err != nil {
+				return answer{}, err
 			}
 		}
 	}
@@ -255,11 +260,11 @@ func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer
 		if a.walks > 0 {
 			how += fmt.Sprintf(", then %s random walks", group(a.walks))
 		}
-		if a.lossStatus != "" {
-			how += fmt.Sprintf(", then %s distinct with at most one loss (%s)", group(a.lossDistinct), a.lossStatus)
+		if a.oneLoss.status != "" {
+			how += fmt.Sprintf(", then %s distinct with at most one loss (%s)", group(a.oneLoss.distinct), a.oneLoss.status)
 		}
-		if a.netStatus != "" {
-			how += fmt.Sprintf(", then %s distinct with none (%s)", group(a.netDistinct), a.netStatus)
+		if a.noLoss.status != "" {
+			how += fmt.Sprintf(", then %s distinct with none (%s)", group(a.noLoss.distinct), a.noLoss.status)
 		}
 		g.opt.Report(fmt.Sprintf("%-26s %-9s %s, %.1f s", id, a.status, how, time.Since(start).Seconds()))
 	}
@@ -271,10 +276,10 @@ func (a answer) traceNote() string {
 	if a.simulated {
 		return fmt.Sprintf("%d-state trace from random simulation, not necessarily the shortest", a.length)
 	}
-	if a.oneLoss {
+	if a.oneLoss.found {
 		return fmt.Sprintf("%d-state trace, the shortest that loses at most one message", a.length)
 	}
-	if a.noLoss {
+	if a.noLoss.found {
 		return fmt.Sprintf("%d-state trace, the shortest that loses no message", a.length)
 	}
 	return fmt.Sprintf("%d-state trace", a.length)
@@ -299,20 +304,20 @@ func (a answer) scope() string {
 	if a.walks > 0 {
 		open += fmt.Sprintf(", nor in %s random walks", group(a.walks))
 	}
-	open += a.restricted(a.lossStatus, a.lossDistinct, "loses at most one message", "", "at most one message", fmt.Sprintf(" (depth %d)", a.lossDepth))
-	open += a.restricted(a.netStatus, a.netDistinct, "loses no message", " other than those sent to a crashed bookie", "no message", "")
+	open += a.restricted(a.oneLoss, "loses at most one message", "", "at most one message", fmt.Sprintf(" (depth %d)", a.oneLoss.depth))
+	open += a.restricted(a.noLoss, "loses no message", " other than those sent to a crashed bookie", "no message", "")
 	return open
 }
 
 // restricted is what the search of the behaviours that lose at most one
 // message (or none) adds to an open answer's scope: a proof for those
 // behaviours, or how far it got.
-func (a answer) restricted(status string, distinct int64, proved, provedTail, losing, unknownTail string) string {
-	states := group(distinct) + " states"
+func (a answer) restricted(rs restrictedSearch, proved, provedTail, losing, unknownTail string) string {
+	states := group(rs.distinct) + " states"
 	if a.symmetric {
-		states = group(distinct) + " orbits"
+		states = group(rs.distinct) + " orbits"
 	}
-	switch status {
+	switch rs.status {
 	case "ok":
 		return fmt.Sprintf("; **proved for every behaviour that %s**%s (exhaustive, %s)", proved, provedTail, states)
 	case "unknown":

@@ -36,11 +36,11 @@ func (m *Model) Encode(dst []byte, s *State) []byte { return m.encode(dst, s, ni
 func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	p := m.P
 	striped := p.Striped()
-	e := p.Ensemble
+	ens := p.Ensemble
 	frag := func(dst []byte, f Fragment) []byte {
 		dst = append(dst, byte(f.ID), byte(rl.set(f.Ensemble)), byte(f.First))
 		if striped {
-			dst = binary.AppendUvarint(dst, uint64(rl.layout(f.Layout, e)))
+			dst = binary.AppendUvarint(dst, uint64(rl.layout(f.Layout, ens)))
 		}
 		return dst
 	}
@@ -65,7 +65,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			dst = frag(dst, f)
 		}
 		dst = append(dst, byte(c.NumPending))
-		for _, op := range rl.pending(c, striped, e) {
+		for _, op := range rl.pending(c, striped, ens) {
 			dst = append(dst, byte(op.Entry.ID), byte(op.Entry.Data), byte(op.FragmentID), byte(op.Ensemble))
 			if striped {
 				dst = binary.AppendUvarint(dst, uint64(op.Layout))
@@ -80,7 +80,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 		}
 		dst = append(dst, byte(rl.set(c.Fenced)), byte(rl.set(c.RecoveryEns)))
 		if striped {
-			dst = binary.AppendUvarint(dst, uint64(rl.layout(c.RecoveryLay, e)))
+			dst = binary.AppendUvarint(dst, uint64(rl.layout(c.RecoveryLay, ens)))
 		}
 		dst = append(dst, byte(c.CurrReadEntry), byte(c.NumResponses))
 		for _, k := range rl.responses(c) {
@@ -93,7 +93,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			if striped {
 				lay := c.ChangeOrigLay
 				if c.ChangeOrig != 0 {
-					lay = rl.layout(lay, e)
+					lay = rl.layout(lay, ens)
 				}
 				dst = binary.AppendUvarint(dst, uint64(lay))
 			}
@@ -102,7 +102,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 				if striped {
 					lay := c.DoneLay[e]
 					if c.DoneEns[e] != 0 {
-						lay = rl.layout(lay, p.Ensemble)
+						lay = rl.layout(lay, ens)
 					}
 					dst = binary.AppendUvarint(dst, uint64(lay))
 				}

@@ -93,12 +93,12 @@ func resolveCheck(cl *commandLine) *checkCommand {
 	return c
 }
 
-// shardsIn counts the shard directories of a sharded run in dir (shard-000,
-// shard-001, ...; explorer's layout); 0 for a run of one process.
+// shardsIn counts the shard directories of a sharded run in dir
+// (explorer.ShardDir); 0 for a run of one process.
 func shardsIn(dir string) int {
 	n := 0
 	for {
-		if st, err := os.Stat(filepath.Join(dir, fmt.Sprintf("shard-%03d", n))); err != nil || !st.IsDir() {
+		if st, err := os.Stat(explorer.ShardDir(dir, n)); err != nil || !st.IsDir() {
 			return n
 		}
 		n++

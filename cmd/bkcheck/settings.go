@@ -235,7 +235,13 @@ func (cl *commandLine) explicitZeros(cfg *check.Config, traceOut string) {
 	if cfg.MaxStates == 0 {
 		cl.positive("max-states", 0)
 	}
-	cl.notEmpty("exclude-actions", len(cfg.Exclude) == 0, "name the actions to leave out (bkcheck actions lists them), or leave the setting out")
+	cl.emptyValues(len(cfg.Exclude) == 0, traceOut)
+}
+
+// emptyValues reports --exclude-actions and --trace-out given empty (the
+// list and the path check and simulate both take).
+func (cl *commandLine) emptyValues(noExclude bool, traceOut string) {
+	cl.notEmpty("exclude-actions", noExclude, "name the actions to leave out (bkcheck actions lists them), or leave the setting out")
 	cl.notEmpty("trace-out", traceOut == "", "give a file, or none to write no trace")
 }
 
@@ -248,18 +254,21 @@ func (cl *commandLine) report(stderr io.Writer) int {
 	if len(cl.probs) == 0 {
 		return exitOK
 	}
-	name := func(field string) string {
-		if g, ok := cl.given[field]; ok {
-			return g
-		}
-		return "--" + field
-	}
-	msg := cl.probs.Render(name)
+	msg := cl.probs.Render(cl.setting)
 	fmt.Fprintf(stderr, "%s: %s\n", cl.cmd, msg)
 	if cl.jsonOut != nil {
-		writeUsageJSON(cl.jsonOut, msg, cl.probs, name)
+		writeUsageJSON(cl.jsonOut, msg, cl.probs, cl.setting)
 	}
 	return exitUsage
+}
+
+// setting names a setting as the user gave it ("-w", "bookies in
+// runs.toml"), or as its flag if it was not given.
+func (cl *commandLine) setting(field string) string {
+	if g, ok := cl.given[field]; ok {
+		return g
+	}
+	return "--" + field
 }
 
 // jsonUsage is the line --json writes to stdout for a usage error (exit

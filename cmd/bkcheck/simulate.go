@@ -33,8 +33,7 @@ func runSimulate(ctx context.Context, inv *invocation) int {
 	cfg.EnsureDefaults()
 	cl.noDefaultsOverride(schema.Target{S: check.SimSchema, V: cfg})
 	cl.validate(cfg.Validate())
-	cl.notEmpty("exclude-actions", len(cfg.Exclude) == 0, "name the actions to leave out (bkcheck actions lists them), or leave the setting out")
-	cl.notEmpty("trace-out", out.TraceOut == "", "give a file, or none to write no trace")
+	cl.emptyValues(len(cfg.Exclude) == 0, out.TraceOut)
 	out.TraceOut = resolveTracePath(out.TraceOut, "")
 	if out.TraceOut != "" {
 		if err := atomicfile.CheckWritable(out.TraceOut); err != nil {
