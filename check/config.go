@@ -13,6 +13,7 @@ import (
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec/invariants"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/spec413"
 	"github.com/bkcheck/bkcheck/state"
 )
@@ -70,8 +71,10 @@ func (c ModelConfig) Validate() error {
 		probs.Add("invariants", "%v", err)
 	}
 	if perr == nil {
-		if _, err := c.CELProperties(); err != nil {
+		if set, err := c.CELProperties(); err != nil {
 			probs.Merge(err)
+		} else if set != nil && c.Model != ModelV413 {
+			probs.Merge(specprops.CheckSymmetric(c.Symmetry, set.Properties()))
 		}
 		if err := c.Params.CheckSymmetry(c.Symmetry); err != nil {
 			probs.Add("symmetry", "%v", err)

@@ -152,6 +152,14 @@ func TestCELEvaluationError(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, `X: clients["c3"]: the run has clients c1..c2`) {
 		t.Errorf("a constant unknown id: exit %d\n%s", code, errOut)
 	}
+	// Under symmetry, a property naming a relabelled bookie or client is
+	// refused before the search, every one in one message; simulate too.
+	for _, cmd := range [][]string{{"check"}, {"simulate", "--traces", "1"}} {
+		code, out, errOut := runArgs(t, append(cmd, "--symmetry", "bookies,clients", "--invariant", `B=b_lac["b1"] >= 0`, "--invariant", `C=clients.c2.lac >= 0`)...)
+		if code != exitUsage || !strings.Contains(errOut, `B: names "b1", which --symmetry bookies relabels`) || !strings.Contains(errOut, `C: names "c2", which --symmetry clients relabels`) || strings.Contains(errOut, "unknown flag") || out != "" {
+			t.Errorf("%s: a bookie named under symmetry: exit %d\n%s%s", cmd[0], code, out, errOut)
+		}
+	}
 }
 
 // TestNothingChecked: a run that checks no property says so, instead of a

@@ -90,3 +90,64 @@ func constantLookup(e ast.Expr) (string, string, bool) {
 	}
 	return "", "", false
 }
+
+// CheckSymmetric refuses, before the search, a property that names a
+// bookie or a client that sym relabels: under symmetry one member of each
+// orbit is checked, so a property true of "b1" and false of "b2" would be
+// checked on whichever member the search met, and its verdict would
+// depend on that. A name is a string literal ("b1", "c2") anywhere in the
+// property or a field of a map keyed by ids (b_lac.b1). A property may
+// still single out an id it computes (clients.exists(id, c, id < "c2"));
+// that is its author's to avoid, as docs/properties.md says.
+func CheckSymmetric(sym spec.Symmetry, props []*properties.Property) error {
+	if !sym.Bookies && !sym.Clients {
+		return nil
+	}
+	var probs schema.Problems
+	for _, pr := range props {
+		if !pr.User() {
+			continue
+		}
+		named := map[string]bool{}
+		var names []string
+		note := func(id string) {
+			if !named[id] {
+				named[id] = true
+				names = append(names, id)
+			}
+		}
+		ast.PreOrderVisit(pr.AST().NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+			var id string
+			switch {
+			case e.Kind() == ast.LiteralKind:
+				s, ok := e.AsLiteral().(types.String)
+				if !ok {
+					return
+				}
+				id = string(s)
+			case e.Kind() == ast.SelectKind:
+				if _, key, ok := constantLookup(e); ok {
+					id = key
+				}
+			}
+			if sym.Bookies && isID(id, "b") || sym.Clients && isID(id, "c") {
+				note(id)
+			}
+		}))
+		for _, id := range names {
+			what := "bookies"
+			if id[0] == 'c' {
+				what = "clients"
+			}
+			probs.Add(pr.Kind.String(), "%s: names %q, which --symmetry %s relabels: one state of each orbit is checked, so the verdict would depend on which; drop --symmetry %s or state the property for every one of the %s",
+				pr.Name, id, what, what, what)
+		}
+	}
+	return probs.Err()
+}
+
+// isID reports whether s is an id with the given prefix: b1, c12.
+func isID(s, prefix string) bool {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, prefix))
+	return strings.HasPrefix(s, prefix) && err == nil && n >= 1 && !strings.HasPrefix(s, prefix+"+") && !strings.HasPrefix(s, prefix+"-")
+}

@@ -1,0 +1,164 @@
+package porbound
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/invariants"
+)
+
+// What the shipped invariants read (TypeOK, NoDivergenceBetweenClientAndMetaData,
+// AllAckedEntriesAreReadable: invariants.Default), and what the last two
+// alone read: a transition that changes none of it cannot change their
+// truth.
+func readsDefault(p spec.Params) func(*spec.State) string {
+	return func(s *spec.State) string {
+		out := fmt.Sprint(s.MetaStatus, s.MetaLastEntry, s.MetaVersion, s.MetaDeleted, s.MetaFragmentList(),
+			s.BLAC[:p.Bookies], s.BEntries[:p.Bookies])
+		for i := range p.Clients {
+			c := &s.Clients[i]
+			out += fmt.Sprint(c.Status, c.LAC, c.LAP, c.Fenced, c.RecoveryEns, c.RecoveryPhase, c.FragmentList())
+		}
+		return out
+	}
+}
+
+func readsWithoutTypeOK(p spec.Params) func(*spec.State) string {
+	return func(s *spec.State) string {
+		out := fmt.Sprint(s.MetaStatus, s.MetaLastEntry, s.MetaDeleted, s.MetaFragmentList(), s.BEntries[:p.Bookies])
+		for i := range p.Clients {
+			out += fmt.Sprint(s.Clients[i].Status, s.Clients[i].LAC)
+		}
+		return out
+	}
+}
+
+// readsEntriesReachWQ is what EntriesReachWriteQuorum reads.
+func readsEntriesReachWQ(p spec.Params) func(*spec.State) string {
+	return func(s *spec.State) string {
+		out := fmt.Sprint(s.MetaStatus, s.MetaLastEntry, s.MetaDeleted, s.MetaFragmentList(), s.BEntries[:p.Bookies])
+		for i := range p.Clients {
+			out += fmt.Sprint(s.Clients[i].Status)
+		}
+		for _, m := range s.Msgs {
+			if m.Count == 1 && m.Key.Type() == spec.AddEntryRequest {
+				out += fmt.Sprint(m.Key)
+			}
+		}
+		return out
+	}
+}
+
+func params(bookies, w, a int, reliable bool) spec.Params {
+	p := spec.DefaultParams()
+	p.Bookies, p.WriteQuorum, p.AckQuorum, p.ReliableNetwork = bookies, w, a, reliable
+	return p
+}
+
+func explore(t *testing.T, p spec.Params) *Graph {
+	t.Helper()
+	g, err := Explore(p, 5_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Acyclic(g) {
+		t.Fatalf("%+v: the graph has a cycle", p)
+	}
+	return g
+}
+
+// TestTerminalStatesKept: a reduced search keeps every terminal state of
+// the full graph, with and without a visibility condition, and keeps
+// fewer states than the full graph.
+func TestTerminalStatesKept(t *testing.T) {
+	for _, p := range []spec.Params{params(1, 1, 1, false), params(2, 1, 1, false), params(3, 3, 2, true)} {
+		g := explore(t, p)
+		r := Measure(g)
+		for _, vis := range []bool{false, true} {
+			r.Visible = nil
+			if vis {
+				r.SetVisible(g, readsDefault(p))
+			}
+			red := Reduce(g, r)
+			for s := range g.States {
+				if g.Terminal(int32(s)) && !red.Reached[s] {
+					t.Errorf("%d/%d/%d visibility %v: terminal state %d not reached", p.Bookies, p.WriteQuorum, p.AckQuorum, vis, s)
+				}
+			}
+			if red.States >= len(g.States) {
+				t.Errorf("%d/%d/%d visibility %v: nothing reduced (%d states)", p.Bookies, p.WriteQuorum, p.AckQuorum, vis, red.States)
+			}
+			t.Logf("%d/%d/%d reliable=%v visibility %v: %d of %d states", p.Bookies, p.WriteQuorum, p.AckQuorum, p.ReliableNetwork, vis, red.States, len(g.States))
+		}
+	}
+}
+
+// TestViolationKept: where the full graph violates an invariant, the
+// search reduced with that invariant's visibility reaches a violating
+// state too. 2/2/1 violates EntriesReachWriteQuorum (testdata/regress:
+// reference-below-qw).
+func TestViolationKept(t *testing.T) {
+	p := params(2, 2, 1, false)
+	inv, err := invariants.Lookup([]string{"EntriesReachWriteQuorum"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := explore(t, p)
+	bad := make([]bool, len(g.States))
+	var s spec.State
+	full := 0
+	for i, enc := range g.States {
+		if err := g.Model.Decode(enc, &s); err != nil {
+			t.Fatal(err)
+		}
+		if !inv[0].Holds(p, &s) {
+			bad[i] = true
+			full++
+		}
+	}
+	if full == 0 {
+		t.Fatal("the full graph has no violation: the test checks nothing")
+	}
+	r := Measure(g)
+	r.SetVisible(g, readsEntriesReachWQ(p))
+	red := Reduce(g, r)
+	kept := 0
+	for i, ok := range red.Reached {
+		if ok && bad[i] {
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Errorf("%d violating states in the full graph, none in the reduced one (%d states)", full, red.States)
+	}
+	t.Logf("%d of %d states kept, %d of %d violating states", red.States, len(g.States), kept, full)
+}
+
+// TestBounds prints the estimate for docs/performance.md (long tier): the
+// states a stubborn-set search with the measured relations keeps, for
+// terminal-state properties (no visibility), for the shipped invariants
+// without TypeOK, and for all three.
+func TestBounds(t *testing.T) {
+	if !testtier.IsLong() {
+		t.Skip("long tier: " + testtier.Env + "=1")
+	}
+	for _, p := range []spec.Params{
+		params(1, 1, 1, false), params(2, 1, 1, false), params(2, 2, 1, false), params(2, 2, 2, false),
+		params(3, 3, 2, true), params(3, 3, 3, true),
+	} {
+		g := explore(t, p)
+		r := Measure(g)
+		line := fmt.Sprintf("%d/%d/%d reliable=%v: %d states, %d transitions;", p.Bookies, p.WriteQuorum, p.AckQuorum, p.ReliableNetwork, len(g.States), len(g.Groups))
+		for _, reads := range []func(spec.Params) func(*spec.State) string{nil, readsWithoutTypeOK, readsDefault} {
+			r.Visible = nil
+			if reads != nil {
+				r.SetVisible(g, reads(p))
+			}
+			red := Reduce(g, r)
+			line += fmt.Sprintf(" %d (%.2f×, %d fully expanded)", red.States, float64(len(g.States))/float64(red.States), red.FullyExpanded)
+		}
+		t.Log(line)
+	}
+}
