@@ -32,11 +32,11 @@ func (m *vocabModel) Events(action, prev, cur any) []vocab.Event {
 // client changes and faults (notes).
 func (p Params) StepEvents(a Action, prev, cur *State) []vocab.Event {
 	ev := msgbag.Events(prev.Msgs, cur.Msgs, msgEnds)
-	if prev.MetaStatus != cur.MetaStatus || prev.MetaVersion != cur.MetaVersion || FormatFragments(prev.MetaFragmentList()) != FormatFragments(cur.MetaFragmentList()) {
+	if prev.MetaStatus != cur.MetaStatus || prev.MetaVersion != cur.MetaVersion || p.FormatFragments(prev.MetaFragmentList()) != p.FormatFragments(cur.MetaFragmentList()) {
 		if a.Client >= 0 {
 			ev = append(ev, vocab.Event{Kind: "msg", From: clientName(int(a.Client)), To: "meta", Text: a.Kind.String()})
 		}
-		note := fmt.Sprintf("%s v%d %s", cur.MetaStatus, cur.MetaVersion, FormatFragments(cur.MetaFragmentList()))
+		note := fmt.Sprintf("%s v%d %s", cur.MetaStatus, cur.MetaVersion, p.FormatFragments(cur.MetaFragmentList()))
 		if cur.MetaStatus == StatusClosed {
 			note += fmt.Sprintf(" last entry %d", cur.MetaLastEntry)
 		}

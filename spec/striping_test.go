@@ -82,3 +82,29 @@ func TestStripedAddsGoToWriteSets(t *testing.T) {
 		t.Fatalf("checked %d sends, %d ensemble changes: the model did not exercise striping", checked, changed)
 	}
 }
+
+// TestStripedEnsemblesRenderInOrder: with striping a fragment's ensemble
+// is shown in position order, so a replacement shows where the new bookie
+// went (b6 in b2's position); without striping it stays a set.
+func TestStripedEnsemblesRenderInOrder(t *testing.T) {
+	p := Params{Bookies: 6, Clients: 2, Ensemble: 5, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1}
+	var f Fragment
+	for pos, b := range []int{0, 5, 2, 3, 4} {
+		f.Layout = f.Layout.With(pos, b)
+		f.Ensemble |= 1 << uint(b)
+	}
+	f.ID, f.First = 2, 1
+	if got, want := p.FormatFragments([]Fragment{f}), "<<[2: <<b1,b6,b3,b4,b5>> from e1]>>"; got != want {
+		t.Errorf("striped: %s, want %s", got, want)
+	}
+	if got := p.formatPending([]PendingAddOp{{Entry: Entry{1, 1}, FragmentID: 2, Ensemble: f.Ensemble, Layout: f.Layout}}); got != "{[e1, fragment 2, <<b1,b6,b3,b4,b5>>]}" {
+		t.Errorf("striped pending op: %s", got)
+	}
+	if got := p.FormatEnsemble(0, 0); got != "{}" {
+		t.Errorf("an ensemble not in use: %s", got)
+	}
+	q := Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1}
+	if got, want := q.FormatFragments([]Fragment{{ID: 1, Ensemble: 0b101, First: 1}}), "<<[1: {b1,b3} from e1]>>"; got != want {
+		t.Errorf("unstriped: %s, want %s", got, want)
+	}
+}

@@ -20,7 +20,7 @@ func (p Params) Rows(s *State) []vocab.Row {
 	}
 	add("meta_status", "%s", s.MetaStatus)
 	add("meta_version", "%d", s.MetaVersion)
-	add("meta_fragments", "%s", FormatFragments(s.MetaFragmentList()))
+	add("meta_fragments", "%s", p.FormatFragments(s.MetaFragmentList()))
 	add("meta_last_entry", "%d", s.MetaLastEntry)
 	for b := 0; b < p.Bookies; b++ {
 		add(fmt.Sprintf("b_entries[b%d]", b+1), "%s", FormatEntries(s.BEntries[b]))
@@ -75,8 +75,8 @@ func (p Params) Rows(s *State) []vocab.Row {
 		}
 		add(pre+"status", "%s", c.Status)
 		add(pre+"meta_version", "%s", nilText(c.MetaVersion))
-		add(pre+"fragments", "%s", FormatFragments(c.FragmentList()))
-		add(pre+"pending_add_ops", "%s", formatPending(c.PendingList()))
+		add(pre+"fragments", "%s", p.FormatFragments(c.FragmentList()))
+		add(pre+"pending_add_ops", "%s", p.formatPending(c.PendingList()))
 		add(pre+"lap", "%d", c.LAP)
 		add(pre+"lac", "%d", c.LAC)
 		conf := make([]string, p.Entries)
@@ -85,7 +85,7 @@ func (p Params) Rows(s *State) []vocab.Row {
 		}
 		add(pre+"confirmed", "<<%s>>", strings.Join(conf, ", "))
 		add(pre+"fenced", "%s", FormatBookies(c.Fenced))
-		add(pre+"recovery_ensemble", "%s", FormatBookies(c.RecoveryEns))
+		add(pre+"recovery_ensemble", "%s", p.FormatEnsemble(c.RecoveryEns, c.RecoveryLay))
 		add(pre+"curr_read_entry", "%s", nilText(c.CurrReadEntry))
 		rs := make([]string, 0, c.NumResponses)
 		for _, k := range c.Responses() {
@@ -97,12 +97,12 @@ func (p Params) Rows(s *State) []vocab.Row {
 		if p.JavaAddPath() {
 			add(pre+"ensemble_change", "%s", changeNames[c.Change])
 			add(pre+"change_failed", "%s", FormatBookies(c.ChangeFailed))
-			add(pre+"change_original", "%s", FormatBookies(c.ChangeOrig))
+			add(pre+"change_original", "%s", p.FormatEnsemble(c.ChangeOrig, c.ChangeOrigLay))
 			add(pre+"delayed_failed", "%s", FormatBookies(c.DelayedFailed))
 			add(pre+"ensemble_changes", "%d", c.Changes)
 			done := make([]string, p.Entries)
 			for e := range done {
-				done[e] = FormatBookies(c.DoneEns[e])
+				done[e] = p.FormatEnsemble(c.DoneEns[e], c.DoneLay[e])
 			}
 			add(pre+"acked_op_ensembles", "<<%s>>", strings.Join(done, ", "))
 		}
@@ -145,13 +145,31 @@ func DeliveryState(count int8) string {
 	return fmt.Sprint(count)
 }
 
-// FormatFragments renders a fragment sequence as <<[1: {b1,b2} from e1], ...>>.
-func FormatFragments(fs []Fragment) string {
+// FormatFragments renders a fragment sequence as <<[1: {b1,b2} from e1], ...>>;
+// with striping (E > Qw) each ensemble is the ordered list it is, as
+// <<[1: <<b1,b4,b3>> from e1]>>: a position's bookie decides which
+// entries it is sent (the write set of entry e starts at position e mod E),
+// so an ensemble change that replaces b2 by b4 must show where b4 went.
+func (p Params) FormatFragments(fs []Fragment) string {
 	parts := make([]string, len(fs))
 	for i, f := range fs {
-		parts[i] = fmt.Sprintf("[%d: %s from e%d]", f.ID, FormatBookies(f.Ensemble), f.First)
+		parts[i] = fmt.Sprintf("[%d: %s from e%d]", f.ID, p.FormatEnsemble(f.Ensemble, f.Layout), f.First)
 	}
 	return "<<" + strings.Join(parts, ", ") + ">>"
+}
+
+// FormatEnsemble renders an ensemble: a set {b1,b2,b3} without striping;
+// with striping, the bookies in position order, <<b1,b4,b3>> (an empty
+// ensemble, one not in use, stays {}).
+func (p Params) FormatEnsemble(ens Bookies, lay Layout) string {
+	if !p.Striped() || ens == 0 {
+		return FormatBookies(ens)
+	}
+	parts := make([]string, p.Ensemble)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("b%d", lay.At(i)+1)
+	}
+	return "<<" + strings.Join(parts, ",") + ">>"
 }
 
 // FormatEntries renders a bookie's entries as {e1, e2}; an entry whose data
@@ -168,10 +186,10 @@ func FormatEntries(es EntrySet) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func formatPending(ops []PendingAddOp) string {
+func (p Params) formatPending(ops []PendingAddOp) string {
 	parts := make([]string, len(ops))
 	for i, op := range ops {
-		parts[i] = fmt.Sprintf("[e%d, fragment %d, %s]", op.Entry.ID, op.FragmentID, FormatBookies(op.Ensemble))
+		parts[i] = fmt.Sprintf("[e%d, fragment %d, %s]", op.Entry.ID, op.FragmentID, p.FormatEnsemble(op.Ensemble, op.Layout))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
