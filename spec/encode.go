@@ -34,7 +34,7 @@ func (m *Model) Encode(dst []byte, s *State) []byte { return m.encode(dst, s, ni
 // successor; a copy of the whole state for it was a sixth of a symmetric
 // search). TestEncodeRelabelled checks it against Encode of permute.
 func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
-	p := m.P
+	p := &m.P
 	striped := p.Striped()
 	ens := p.Ensemble
 	frag := func(dst []byte, f Fragment) []byte {
@@ -175,27 +175,35 @@ func (r *reader) bookies(what string, n int) Bookies {
 	return v
 }
 
-func (r *reader) fragments(p Params, dst *[maxFragments]Fragment) int8 {
+func (r *reader) fragments(sh *shape, dst *[maxFragments]Fragment) int8 {
 	n := r.small("fragment count", 0, maxFragments)
 	for i := 0; i < int(n) && r.Err() == nil; i++ {
 		dst[i] = Fragment{
 			ID:       r.small("fragment id", 0, 127),
-			Ensemble: r.bookies("fragment ensemble", p.Bookies),
+			Ensemble: r.bookies("fragment ensemble", sh.bookies),
 			First:    r.small("first entry id", 0, MaxEntries+1),
-			Layout:   r.layout(p),
+			Layout:   r.layout(sh),
 		}
 	}
 	return n
 }
 
+// shape is what decoding needs of the parameters, computed once per
+// Decode: passing Params (some 300 bytes) by value to the helpers called
+// for every field was an eighth of decoding.
+type shape struct {
+	bookies, ensemble int
+	striped           bool
+}
+
 // layout reads an ensemble layout (present only with striping).
-func (r *reader) layout(p Params) Layout {
-	if !p.Striped() {
+func (r *reader) layout(sh *shape) Layout {
+	if !sh.striped {
 		return 0
 	}
 	v := r.Uvarint()
-	if v>>(3*uint(p.Ensemble)) != 0 {
-		r.fail("layout %#x has more than %d positions", v, p.Ensemble)
+	if v>>(3*uint(sh.ensemble)) != 0 {
+		r.fail("layout %#x has more than %d positions", v, sh.ensemble)
 	}
 	return Layout(v)
 }
@@ -204,16 +212,16 @@ func (r *reader) layout(p Params) Layout {
 // reusing s's message buffer. It never panics: malformed input gives an
 // error wrapping ErrMalformed.
 func (m *Model) Decode(enc []byte, s *State) error {
-	p := m.P
+	p := &m.P
+	sh := &shape{bookies: p.Bookies, ensemble: p.Ensemble, striped: p.Striped()}
 	msgs := s.Msgs[:0]
-	*s = p.Init()
-	s.BDown = 0
+	*s = m.blank
 	r := &reader{}
 	r.Reset(enc)
 	s.MetaStatus = Status(r.small("meta status", 0, int(StatusClosed)))
 	s.MetaVersion = r.small("meta version", 0, 127)
 	s.MetaLastEntry = r.small("meta last entry", 0, MaxEntries)
-	s.NumMetaFragments = r.fragments(p, &s.MetaFragments)
+	s.NumMetaFragments = r.fragments(sh, &s.MetaFragments)
 	s.BFenced = r.bookies("fenced bookies", p.Bookies)
 	for b := 0; b < p.Bookies && r.Err() == nil; b++ {
 		s.BLAC[b] = r.small("bookie lac", 0, MaxEntries)
@@ -230,14 +238,14 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		c := &s.Clients[i]
 		c.MetaVersion = r.small("client meta version", -1, 127)
 		c.Status = Status(r.small("client status", 0, int(numStatuses)-1))
-		c.NumFragments = r.fragments(p, &c.Fragments)
+		c.NumFragments = r.fragments(sh, &c.Fragments)
 		c.NumPending = r.small("pending count", 0, MaxEntries)
 		for j := 0; j < int(c.NumPending) && r.Err() == nil; j++ {
 			c.Pending[j] = PendingAddOp{
 				Entry:      Entry{ID: r.small("pending entry id", 1, p.Entries), Data: r.small("pending entry data", 1, p.Entries)},
 				FragmentID: r.small("pending fragment id", 0, 127),
 				Ensemble:   r.bookies("pending ensemble", p.Bookies),
-				Layout:     r.layout(p),
+				Layout:     r.layout(sh),
 			}
 			if j > 0 && r.Err() == nil && !c.Pending[j-1].Less(c.Pending[j]) {
 				r.fail("pending ops not in canonical order")
@@ -253,7 +261,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		}
 		c.Fenced = r.bookies("client fenced", p.Bookies)
 		c.RecoveryEns = r.bookies("recovery ensemble", p.Bookies)
-		c.RecoveryLay = r.layout(p)
+		c.RecoveryLay = r.layout(sh)
 		c.CurrReadEntry = r.small("curr read entry", -1, MaxEntries+1)
 		c.NumResponses = r.small("read response count", 0, MaxBookies)
 		for j := 0; j < int(c.NumResponses) && r.Err() == nil; j++ {
@@ -274,10 +282,10 @@ func (m *Model) Decode(enc []byte, s *State) error {
 			c.ChangeOrig = r.bookies("ensemble change original ensemble", p.Bookies)
 			c.DelayedFailed = r.bookies("delayed write failed bookies", p.Bookies)
 			c.Changes = r.small("ensemble changes", 0, p.MaxEnsembleChanges)
-			c.ChangeOrigLay = r.layout(p)
+			c.ChangeOrigLay = r.layout(sh)
 			for e := 0; e < p.Entries; e++ {
 				c.DoneEns[e] = r.bookies("acknowledged op ensemble", p.Bookies)
-				c.DoneLay[e] = r.layout(p)
+				c.DoneLay[e] = r.layout(sh)
 			}
 		}
 	}

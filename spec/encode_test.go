@@ -132,3 +132,30 @@ func TestFingerprintsGolden(t *testing.T) {
 		t.Errorf("state-space digest = %#x, golden %#x", got, want)
 	}
 }
+
+// BenchmarkEncodeDecode measures the canonical encoding of a state and its
+// decoding, on reachable states of the TLC set (2 bookies, Qw 2, Qa 1):
+// every successor is encoded and every expanded state decoded, a third
+// of a plain search between them.
+func BenchmarkEncodeDecode(b *testing.B) {
+	m, _ := NewModel(Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1})
+	states := reachable(b, m, 20000)
+	encs := make([][]byte, len(states))
+	for i := range states {
+		encs[i] = m.Encode(nil, &states[i])
+	}
+	b.Run("encode", func(b *testing.B) {
+		var buf []byte
+		for i := 0; i < b.N; i++ {
+			buf = m.Encode(buf[:0], &states[i%len(states)])
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		var s State
+		for i := 0; i < b.N; i++ {
+			if err := m.Decode(encs[i%len(encs)], &s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package msgbag
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -116,4 +118,23 @@ func appendUvarint(b []byte, v uint64) []byte {
 		v >>= 7
 	}
 	return append(b, byte(v))
+}
+
+// TestAppendMatchesUvarints: Append writes what one binary.AppendUvarint
+// per record would, for records of every varint length.
+func TestAppendMatchesUvarints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := range 40 {
+		var ms []Msg[uint32]
+		for i := 0; i < n; i++ {
+			ms = append(ms, Msg[uint32]{Key: rng.Uint32() >> uint(rng.IntN(32)), Count: int8(rng.IntN(3) - 1)})
+		}
+		want := binary.AppendUvarint([]byte{9}, uint64(len(ms)))
+		for _, m := range ms {
+			want = binary.AppendUvarint(want, uint64(m.Key)<<2|uint64(m.Count+1))
+		}
+		if got := Append([]byte{9}, ms); !bytes.Equal(got, want) {
+			t.Fatalf("n=%d: %x, want %x", n, got, want)
+		}
+	}
 }
