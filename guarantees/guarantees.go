@@ -428,6 +428,20 @@ lose at most one message (or none) says nothing of those that lose more.
   read-only or disk-full bookies are out of this page's scope (see
   ` + "`--crashes`" + `, ` + "`--read-only`" + `, ` + "`--disk-full`" + `).
 - The crash questions are asked where Qw ≤ 3 and Qa = 2 only.
+- Auto-recovery is not modelled. Where it runs (the AutoRecoveryMain
+  service, or ` + "`autoRecoveryDaemonEnabled=true`" + ` in the bookies; off by
+  default), the Auditor checks every ledger each
+  ` + "`auditorPeriodicCheckInterval`" + ` (default 604800 s, a week): it reads
+  each bookie's first and last stored entry of every fragment
+  (` + "`LedgerChecker.verifyLedgerFragment`" + ` with the default
+  ` + "`auditorLedgerVerificationPercentage=0`" + `; with one entry, the entry), marks
+  a ledger that misses one under-replicated, and a ReplicationWorker copies
+  the fragment to a bookie (` + "`LedgerFragmentReplicator`" + `). So a closed
+  ledger's entry left below Qw (the "No" answers above) gets its copies
+  back after the next check, where auto-recovery runs and a copy survives;
+  the answers hold of the write and recovery protocol alone. Re-replication
+  cannot bring back an entry no bookie holds or one that recovery left
+  beyond the closed ledger's last entry, so the data-loss answers stand.
 `)
 	g.page.Markdown = []byte(b.String())
 	return g.page, nil
