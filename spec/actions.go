@@ -878,19 +878,7 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) b
 		}
 	}
 	nc := g.begin(cid)
-	if first == cf.First {
-		// UpdatedFragments replaces the last fragment's ensemble in place.
-		nc.Fragments[nc.NumFragments-1].Ensemble = newEns
-		nc.Fragments[nc.NumFragments-1].Layout = newLay
-	} else {
-		nc.appendFragment(Fragment{ID: c.NumFragments + 1, Ensemble: newEns, First: first, Layout: newLay})
-	}
-	if !recovery {
-		g.n.NumMetaFragments = nc.NumFragments
-		g.n.MetaFragments = nc.Fragments
-		g.n.MetaVersion = g.s.MetaVersion + 1
-		nc.MetaVersion = g.s.MetaVersion + 1
-	}
+	g.installFragment(nc, cf, first, newEns, newLay, !recovery)
 	for id := int(first); id <= g.p.Entries; id++ {
 		if id >= 1 {
 			nc.Confirmed[id-1] &^= failed
@@ -901,6 +889,26 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) b
 	a.Lost = failed
 	g.out(a)
 	return true
+}
+
+// installFragment is UpdatedFragments on the successor's client nc: the
+// new ensemble from entry first, in place of the last fragment's (cf's)
+// when that fragment starts there, else as a new fragment; with toMeta
+// (a writer's change) the list is written to the metadata store with the
+// next version, which the client then holds.
+func (g *gen) installFragment(nc *Client, cf Fragment, first int8, ens Bookies, lay Layout, toMeta bool) {
+	if first == cf.First {
+		nc.Fragments[nc.NumFragments-1].Ensemble = ens
+		nc.Fragments[nc.NumFragments-1].Layout = lay
+	} else {
+		nc.appendFragment(Fragment{ID: nc.NumFragments + 1, Ensemble: ens, First: first, Layout: lay})
+	}
+	if toMeta {
+		g.n.NumMetaFragments = nc.NumFragments
+		g.n.MetaFragments = nc.Fragments
+		g.n.MetaVersion = g.s.MetaVersion + 1
+		nc.MetaVersion = g.s.MetaVersion + 1
+	}
 }
 
 // newEnsemble is cf's ensemble with the failed bookies replaced, and its

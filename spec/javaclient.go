@@ -255,17 +255,7 @@ func (g *gen) ClientUpdatesEnsembleMetadata(cid int) {
 			return false
 		}
 		nc := g.begin(cid)
-		first := c.LAC + 1
-		if first == cf.First {
-			nc.Fragments[nc.NumFragments-1].Ensemble = ens
-			nc.Fragments[nc.NumFragments-1].Layout = lay
-		} else {
-			nc.appendFragment(Fragment{ID: c.NumFragments + 1, Ensemble: ens, First: first, Layout: lay})
-		}
-		g.n.NumMetaFragments = nc.NumFragments
-		g.n.MetaFragments = nc.Fragments
-		g.n.MetaVersion = g.s.MetaVersion + 1
-		nc.MetaVersion = g.s.MetaVersion + 1
+		g.installFragment(nc, cf, c.LAC+1, ens, lay, true)
 		nc.Change = ChangeCompleting
 		a.Lost = sub
 		g.out(a)
