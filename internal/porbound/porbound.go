@@ -29,6 +29,7 @@ import (
 	"math/bits"
 
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/stubborn"
 )
 
 // Graph is a model's whole reachable state graph, states numbered in
@@ -342,4 +343,91 @@ func Acyclic(g *Graph) bool {
 		}
 	}
 	return done == len(g.States)
+}
+
+// ReduceStubborn searches g breadth-first, expanding in each state the
+// transitions stubborn.Scratch.Choose keeps: the reduction --por runs,
+// here on a whole graph so that tests can hold it against the full one.
+func ReduceStubborn(g *Graph, r *stubborn.Reducer) (*Reduced, error) {
+	sc := r.NewScratch()
+	out := &Reduced{Reached: make([]bool, len(g.States))}
+	out.Reached[0] = true
+	queue := []int32{0}
+	var st spec.State
+	var labels []spec.Action
+	var keep []bool
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if err := g.Model.Decode(g.States[s], &st); err != nil {
+			return nil, err
+		}
+		labels = labels[:0]
+		for _, e := range g.Succ[s] {
+			labels = append(labels, g.Groups[e.Group])
+		}
+		keep = append(keep[:0], make([]bool, len(labels))...)
+		if err := sc.Choose(&st, labels, keep); err != nil {
+			return nil, err
+		}
+		all := true
+		for i, e := range g.Succ[s] {
+			if !keep[i] {
+				all = false
+				continue
+			}
+			if !out.Reached[e.To] {
+				out.Reached[e.To] = true
+				queue = append(queue, e.To)
+			}
+		}
+		if all {
+			out.FullyExpanded++
+		}
+	}
+	for _, r := range out.Reached {
+		if r {
+			out.States++
+		}
+	}
+	return out, nil
+}
+
+// FutureEnabled returns, for every state, the transitions enabled in it
+// or in some state reachable from it (g must be acyclic).
+func FutureEnabled(g *Graph) []bitset {
+	n := len(g.Groups)
+	// Reverse topological order: Kahn's algorithm, then backwards.
+	indeg := make([]int32, len(g.States))
+	for _, es := range g.Succ {
+		for _, e := range es {
+			indeg[e.To]++
+		}
+	}
+	order := make([]int32, 0, len(g.States))
+	for i, d := range indeg {
+		if d == 0 {
+			order = append(order, int32(i))
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		for _, e := range g.Succ[order[i]] {
+			if indeg[e.To]--; indeg[e.To] == 0 {
+				order = append(order, e.To)
+			}
+		}
+	}
+	fut := make([]bitset, len(g.States))
+	for i := len(order) - 1; i >= 0; i-- {
+		s := order[i]
+		b := newBitset(n)
+		for _, e := range g.Succ[s] {
+			b.set(int(e.Group))
+			for w := range b {
+				b[w] |= fut[e.To][w]
+			}
+		}
+		fut[s] = b
+	}
+	return fut
 }

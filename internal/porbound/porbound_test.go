@@ -7,6 +7,7 @@ import (
 	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec/invariants"
+	"github.com/bkcheck/bkcheck/spec/stubborn"
 )
 
 // What the shipped invariants read (TypeOK, NoDivergenceBetweenClientAndMetaData,
@@ -124,16 +125,37 @@ func TestViolationKept(t *testing.T) {
 	r := Measure(g)
 	r.SetVisible(g, readsEntriesReachWQ(p))
 	red := Reduce(g, r)
-	kept := 0
-	for i, ok := range red.Reached {
-		if ok && bad[i] {
-			kept++
-		}
-	}
+	kept := keptOf(red, bad)
 	if kept == 0 {
 		t.Errorf("%d violating states in the full graph, none in the reduced one (%d states)", full, red.States)
 	}
 	t.Logf("%d of %d states kept, %d of %d violating states", red.States, len(g.States), kept, full)
+
+	// The declared reduction (--por), with what the invariant declares
+	// it reads.
+	sr, err := stubborn.New(g.Model, inv[0].Reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dred, err := ReduceStubborn(g, sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept = keptOf(dred, bad)
+	if kept == 0 {
+		t.Errorf("declared reduction: %d violating states in the full graph, none in the reduced one (%d states)", full, dred.States)
+	}
+	t.Logf("declared reduction: %d of %d states kept, %d of %d violating states", dred.States, len(g.States), kept, full)
+}
+
+// keptOf is how many of the states marked in bad the reduction reached.
+func keptOf(red *Reduced, bad []bool) (n int) {
+	for i, ok := range red.Reached {
+		if ok && bad[i] {
+			n++
+		}
+	}
+	return n
 }
 
 // TestBounds prints the estimate for docs/performance.md (long tier): the

@@ -23,6 +23,10 @@ type Invariant struct {
 	// HoldsTerminal, when set, is a property of terminal states (states
 	// without successors): it reports whether it holds in such a state.
 	HoldsTerminal func(p spec.Params, s *spec.State) bool
+	// Reads is what Holds reads, for the partial-order reduction (--por:
+	// a transition that may change it is visible); nil: anything, which
+	// makes every transition visible and leaves nothing to reduce.
+	Reads *spec.PropertyReads
 }
 
 // All lists every invariant bkcheck knows, in a fixed order.
@@ -38,30 +42,35 @@ var All = []Invariant{
 		Statement: "once the ledger is closed, exactly one client closed it at the metadata's last entry, and no writer has acknowledged an entry beyond that last entry",
 		Source:    "NoDivergenceBetweenClientAndMetaData in BookKeeperProtocol.tla (2024 form)",
 		Holds:     noDivergence,
+		Reads:     &spec.PropertyReads{MetaEnd: true, ClientClass: true, ClientLAC: true},
 	},
 	{
 		Name:      "AllAckedEntriesAreReadable",
 		Statement: "every entry up to an open or closed client's LAC is stored on at least one bookie of its fragment's ensemble",
 		Source:    "AllAckedEntriesAreReadable in BookKeeperProtocol.tla",
 		Holds:     allAckedReadable,
+		Reads:     &spec.PropertyReads{MetaFragments: true, Stores: true, ClientClass: true, ClientLAC: true},
 	},
 	{
 		Name:      "AllCommittedEntriesReachAckQuorum",
 		Statement: "once the ledger is closed, every entry up to its last entry is stored on at least Qa bookies of its fragment's ensemble",
 		Source:    "AllCommittedEntriesReachAckQuorum in BookKeeperProtocol.tla (defined, not in the shipped cfg)",
 		Holds:     committedReachAckQuorum,
+		Reads:     &spec.PropertyReads{MetaEnd: true, MetaFragments: true, Stores: true},
 	},
 	{
 		Name:      "NoOutOfOrderEntries",
 		Statement: "every stored entry carries the data the writer gave its id, so reads return entries in write order",
 		Source:    "NoOutOfOrderEntries in BookKeeperProtocol.tla (defined, not in the shipped cfg)",
 		Holds:     noOutOfOrder,
+		Reads:     &spec.PropertyReads{Stores: true},
 	},
 	{
 		Name:      "AckedEntriesHaveAckQuorumCopies",
 		Statement: "every entry up to an open or closed client's LAC is stored on at least Qa bookies of its write set (counting only bookies that still hold it)",
 		Source:    "BookKeeper's durability promise: an acknowledged entry has Qa copies (AckQuorum, pulsar-admin set-persistence -a)",
 		Holds:     ackedHaveAckQuorum,
+		Reads:     &spec.PropertyReads{MetaFragments: true, Stores: true, ClientClass: true, ClientLAC: true},
 	},
 	{
 		Name: "EntriesReachWriteQuorum",
@@ -70,18 +79,21 @@ var All = []Invariant{
 		Source:        "the common assumption that acknowledged entries end up with Qw copies (WriteQuorum, pulsar-admin set-persistence -w); false for the reference protocol, the goal of the gwq variant",
 		Holds:         entriesReachWQWhenQuiescent,
 		HoldsTerminal: entriesReachWQ,
+		Reads:         &spec.PropertyReads{MetaEnd: true, MetaFragments: true, Stores: true, ClientStatus: true, LiveAdds: true},
 	},
 	{
 		Name:      "TailFragmentsReachWriteQuorum",
 		Statement: "every entry of every fragment but the last is stored on all Qw bookies of that fragment's write set",
 		Source:    "TailFragmentsReachWriteQuorum in tweaks/ProtocolWithGuaranteedWriteQuorum.tla",
 		Holds:     tailFragmentsReachWQ,
+		Reads:     &spec.PropertyReads{MetaFragments: true, Stores: true},
 	},
 	{
 		Name:      "AllEntriesOfClosedLedgerReachedWriteQuorum",
 		Statement: "once the ledger is closed, every entry up to its last entry is stored on all Qw bookies of its write set",
 		Source:    "AllEntriesOfClosedLedgerReachedWriteQuorum in tweaks/ProtocolWithGuaranteedWriteQuorum.tla",
 		Holds:     closedLedgerReachedWQ,
+		Reads:     &spec.PropertyReads{MetaEnd: true, MetaFragments: true, Stores: true},
 	},
 	{
 		Name:      "FragmentsInOrder",
@@ -94,6 +106,7 @@ var All = []Invariant{
 		Statement: "probe: no client ever acknowledges an entry; a violation is a witness that writes succeed",
 		Source:    "a reachability probe for availability questions (docs/guarantees.md), not a safety property",
 		Holds:     noEntryAcknowledged,
+		Reads:     &spec.PropertyReads{ClientClass: true, ClientLAC: true},
 	},
 	{
 		Name: "NoAckWithWriteSetCrashed",

@@ -1,0 +1,235 @@
+package porbound
+
+import (
+	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/stubborn"
+)
+
+// fromFootprints is the relations spec's footprint declarations give:
+// two transitions are dependent when their footprints conflict; u may
+// enable t when u writes what t reads; t is visible when it writes one of
+// vis's variables (nil: no visibility).
+func fromFootprints(g *Graph, fps *spec.Footprints, vis spec.VarSet) *Relations {
+	n := len(g.Groups)
+	f := make([]spec.Footprint, n)
+	for t := range n {
+		f[t] = fps.Of(g.Groups[t])
+	}
+	r := &Relations{Dep: make([]bitset, n), Enabler: make([]bitset, n)}
+	for t := range n {
+		r.Dep[t], r.Enabler[t] = newBitset(n), newBitset(n)
+		r.Dep[t].set(t)
+		for u := range n {
+			if f[t].Conflicts(f[u]) {
+				r.Dep[t].set(u)
+			}
+			if f[u].MayEnable(f[t]) {
+				r.Enabler[t].set(u)
+			}
+		}
+	}
+	if vis != nil {
+		r.Visible = newBitset(n)
+		for t := range n {
+			if f[t].Writes.Meets(vis) {
+				r.Visible.set(t)
+			}
+		}
+	}
+	return r
+}
+
+// invariantVars is what NoDivergenceBetweenClientAndMetaData and
+// AllAckedEntriesAreReadable read, as footprint variables: the metadata,
+// every bookie's store and every client.
+func invariantVars(p spec.Params, fps *spec.Footprints) spec.VarSet {
+	vs := fps.NewSet()
+	set := func(v int) { vs[v/64] |= 1 << uint(v%64) }
+	set(fps.Meta())
+	set(fps.MetaFragments())
+	set(fps.MetaEnd())
+	for b := range p.Bookies {
+		set(fps.Store(b))
+	}
+	for c := range p.Clients {
+		set(fps.ClientClass(c))
+		set(fps.ClientLAC(c))
+	}
+	return vs
+}
+
+// TestFootprintsContainMeasured: spec's declared footprints are
+// conservative on every model small enough to measure (each measured
+// dependence is between conflicting footprints, each measured enabling
+// from a transition that writes what the enabled one reads, each
+// transition measured visible declared visible), which a reduction built
+// on them needs to be sound; and the measured relations' best case,
+// against which TestDeadAndNecessary's figures for --por compare.
+func TestFootprintsContainMeasured(t *testing.T) {
+	for _, p := range declaredModels() {
+		g, fps := exploreDeclared(t, p)
+		name := p.String
+		meas := Measure(g)
+		decl := fromFootprints(g, fps, nil)
+		for x := range g.Groups {
+			for y := range g.Groups {
+				if meas.Dep[x].has(y) && !decl.Dep[x].has(y) {
+					t.Errorf("%s: %v and %v are dependent, their footprints do not conflict", name(), g.Groups[x], g.Groups[y])
+				}
+				if meas.Enabler[x].has(y) && !decl.Enabler[x].has(y) {
+					t.Errorf("%s: %v enables %v, and writes nothing it reads", name(), g.Groups[y], g.Groups[x])
+				}
+			}
+		}
+		vis := invariantVars(p, fps)
+		decl = fromFootprints(g, fps, vis)
+		meas.SetVisible(g, readsWithoutTypeOK(p))
+		for x := range g.Groups {
+			if meas.Visible.has(x) && !decl.Visible.has(x) {
+				t.Errorf("%s: %v changes what the invariants read, and is not declared visible", name(), g.Groups[x])
+			}
+		}
+		measTerm := Measure(g)
+		t.Logf("%s: %d states; the measured relations' best case keeps %d (terminal only), %d (invariants)",
+			name(), len(g.States), Reduce(g, measTerm).States, Reduce(g, meas).States)
+	}
+}
+
+// TestDeadAndNecessary checks the state-dependent declarations on whole
+// graphs: a transition Dead in a state is enabled in no state reachable
+// from it; and from a state where a live transition is disabled, no path
+// that avoids every transition writing its Necessary variables reaches a
+// state where it is enabled (checked from about 2,000 states of each
+// model). Then the reduction --por runs keeps every terminal state, and
+// what it keeps is logged (docs/performance.md).
+func TestDeadAndNecessary(t *testing.T) {
+	for _, p := range declaredModels() {
+		g, fps := exploreDeclared(t, p)
+		every := max(1, len(g.States)/2000)
+		fut := FutureEnabled(g)
+		n := len(g.Groups)
+		writes := make([]spec.VarSet, n)
+		for u := range n {
+			writes[u] = fps.Of(g.Groups[u]).Writes
+		}
+		var st spec.State
+		dead, checked := 0, 0
+		for s := range g.States {
+			if err := g.Model.Decode(g.States[s], &st); err != nil {
+				t.Fatal(err)
+			}
+			en := g.enabled(int32(s))
+			for a := range n {
+				if en.has(a) {
+					continue
+				}
+				if fps.Dead(&st, g.Groups[a]) {
+					dead++
+					if fut[s].has(a) {
+						t.Errorf("%s: %v is dead in state %d, and fires later", p, g.Groups[a], s)
+					}
+					continue
+				}
+				if s%every != 0 || !fut[s].has(a) {
+					continue
+				}
+				checked++
+				nes := fps.Necessary(&st, g.Groups[a])
+				seen := map[int32]bool{int32(s): true}
+				stack := []int32{int32(s)}
+				for len(stack) > 0 {
+					x := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					for _, e := range g.Succ[x] {
+						if e.Group == int32(a) && x != int32(s) {
+							t.Fatalf("%s: %v disabled in state %d, enabled in state %d by a path writing none of its necessary variables", p, g.Groups[a], s, x)
+						}
+						if writes[e.Group].Meets(nes) || seen[e.To] {
+							continue
+						}
+						seen[e.To] = true
+						stack = append(stack, e.To)
+					}
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%+v: %d dead, %d necessary sets checked: the test checks nothing", p, dead, checked)
+		}
+		term, err := stubborn.New(g.Model, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decl, err := ReduceStubborn(g, term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range g.States {
+			if g.Terminal(int32(s)) && !decl.Reached[s] {
+				t.Errorf("%s: terminal state %d not reached by the declared reduction", p, s)
+			}
+		}
+		invs, err := stubborn.New(g.Model, &spec.PropertyReads{MetaFragments: true, MetaEnd: true, Stores: true, ClientClass: true, ClientLAC: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vis, err := ReduceStubborn(g, invs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d states; %d dead pairs, %d necessary sets checked; declared keeps %d (terminal only), %d (invariants)",
+			p, len(g.States), dead, checked, decl.States, vis.States)
+	}
+}
+
+// exploreDeclared explores p's whole graph and returns its footprints.
+func exploreDeclared(t *testing.T, p spec.Params) (*Graph, *spec.Footprints) {
+	t.Helper()
+	g := explore(t, p)
+	fps, ok := g.Model.Footprints()
+	if !ok {
+		t.Fatalf("%s: no footprints", p)
+	}
+	return g, fps
+}
+
+// declaredModels are the models the declaration tests hold against whole
+// graphs: lossy and reliable, the variants and options Footprints
+// covers, striping, two entries.
+func declaredModels() []spec.Params {
+	with := func(p spec.Params, f func(*spec.Params)) spec.Params { f(&p); return p }
+	ms := []spec.Params{
+		params(1, 1, 1, false), params(2, 1, 1, false), params(3, 3, 2, true),
+		with(params(2, 2, 1, true), func(p *spec.Params) { p.Variant = spec.VariantGWQ }),
+		with(params(2, 1, 1, false), func(p *spec.Params) { p.Variant = spec.VariantNoLacFloor; p.Entries = 2 }),
+		with(params(2, 1, 1, false), func(p *spec.Params) { p.PartialReplacement = true; p.RecoveryFromLAC = true }),
+		with(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble = 2; p.Entries = 2 }),
+		with(params(2, 2, 2, true), func(p *spec.Params) { p.Variant = spec.VariantNoRecoveryFence; p.Entries = 2 }),
+		with(params(2, 1, 1, true), func(p *spec.Params) { p.Variant = spec.VariantAddChecksMetadata; p.Entries = 2 }),
+	}
+	if testtier.IsLong() {
+		ms = append(ms, params(2, 2, 1, false), params(3, 3, 3, true))
+	}
+	return ms
+}
+
+// TestUniverseHoldsEveryLabel: every transition of every graph is in the
+// declared universe (a reduction would miss a dependent transition that
+// is not).
+func TestUniverseHoldsEveryLabel(t *testing.T) {
+	for _, p := range declaredModels() {
+		g, fps := exploreDeclared(t, p)
+		u := map[spec.Action]bool{}
+		for _, a := range fps.Universe() {
+			u[a] = true
+		}
+		for _, a := range g.Groups {
+			if !u[a] {
+				t.Errorf("%s: %v is not in the universe", p, a)
+			}
+		}
+	}
+}

@@ -1,0 +1,945 @@
+package spec
+
+import "math/bits"
+
+// This file declares, for a partial-order reduction, what each transition
+// may read and write. A transition is an Action label; its footprint must
+// hold in every state, so it over-approximates what the action's code in
+// actions.go reads and writes for any state in which the label fires.
+// Two transitions whose footprints do not conflict (neither writes what
+// the other reads or writes) commute and cannot disable each other; a
+// disabled transition can be enabled only by one that writes what it
+// reads. internal/porbound checks these declarations against the
+// relations measured on whole reachable graphs (declared ⊇ measured).
+//
+// The variables are finer than the state's fields where that is what
+// makes transitions independent:
+//   - a bookie's store (entries, LAC, LAFR) apart from its fence bit: a
+//     fencing read reads the store and writes the fence, an add reads the
+//     fence and writes the store;
+//   - each message slot (type, recovery flag, client, bookie, entry id;
+//     the other fields are what the record carries) as three variables:
+//     sent (a record of the slot exists, with its content), live (count
+//     1, deliverable) and lost (count -1, a timeout). Receiving writes
+//     live; a timeout read reads lost; a send writes sent and one of the
+//     other two;
+//   - inflight(c, b, e): a read request or response of the slot is live.
+//     A bookie answering a read without loss moves live from the request
+//     to the response and leaves inflight as it was, so the recovery
+//     client's "no other read in flight" test (onlyReadInFlight) is
+//     independent of it.
+//
+// Footprints are declared for the TLA+ spec's actions under the options
+// that change only what those actions compute (variants gwq,
+// no-recovery-fence, no-lac-floor, add-checks-metadata; striping;
+// partial replacement; recovery from the LAC; a reliable network), not
+// for faults, ledger deletion, the split add check or the Java add path:
+// Footprints reports false there, and a reduction must then expand
+// every state fully.
+
+// VarSet is a set of footprint variables.
+type VarSet []uint64
+
+func (s VarSet) add(vs ...int) {
+	for _, v := range vs {
+		s[v/64] |= 1 << uint(v%64)
+	}
+}
+
+// Has reports whether v is in the set.
+func (s VarSet) Has(v int) bool { return s[v/64]&(1<<uint(v%64)) != 0 }
+
+// Meets reports whether the two sets share a variable.
+func (s VarSet) Meets(t VarSet) bool {
+	for i := range s {
+		if s[i]&t[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Len is the number of variables in the set.
+func (s VarSet) Len() (n int) {
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// Footprint is what a transition may read (its guard and its effect),
+// write, and set: a set variable is a flag the transition only ever
+// turns on (a bookie's fence), which two transitions can both do in
+// either order with the same result. Writes includes Sets.
+type Footprint struct{ Reads, Writes, Sets VarSet }
+
+// Conflicts reports whether two transitions may be dependent: one writes
+// what the other reads or writes, other than both setting a flag.
+func (f Footprint) Conflicts(g Footprint) bool {
+	if f.Writes.Meets(g.Reads) || g.Writes.Meets(f.Reads) {
+		return true
+	}
+	for i := range f.Writes {
+		if f.Writes[i]&g.Writes[i]&^(f.Sets[i]&g.Sets[i]) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ConflictsOutside is Conflicts ignoring the variables of frozen: ones
+// no transition can change any more, whose writes are then no-ops that
+// commute with everything (Frozen).
+func (f Footprint) ConflictsOutside(g Footprint, frozen VarSet) bool {
+	for i := range f.Writes {
+		fw, gw := f.Writes[i]&^frozen[i], g.Writes[i]&^frozen[i]
+		if fw&g.Reads[i] != 0 || gw&f.Reads[i] != 0 || fw&gw&^(f.Sets[i]&g.Sets[i]) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MayEnable reports whether f may enable g: f writes what g reads.
+func (f Footprint) MayEnable(g Footprint) bool { return f.Writes.Meets(g.Reads) }
+
+// Footprints numbers a model's variables and declares each transition's
+// footprint.
+type Footprints struct {
+	p       Params
+	entries int // entry ids 0..entries-1 in message slots (0: fence messages; Entries+1: a recovery read past the end)
+	slots   int // message slots
+	n       int // variables
+}
+
+// Footprints returns the model's footprint declarations, and false where
+// the model has options they do not cover.
+func (m *Model) Footprints() (*Footprints, bool) {
+	p := m.P
+	v := m.V
+	if p.Faulty() || p.HasHandles() || p.JavaAddPath() || p.DeleteLedger || p.DataIntegrity ||
+		v.SplitAddCheck || v.DeleteForgetsFence || v.CallbacksAfterUnset || v.SkipChangeWithoutFailed {
+		return nil, false
+	}
+	f := &Footprints{p: p, entries: p.Entries + 2}
+	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
+	f.n = f.msgBase() + 3*f.slots + p.Clients*p.Bookies*f.entries
+	return f, true
+}
+
+// NumVars is the number of variables.
+func (f *Footprints) NumVars() int { return f.n }
+
+// NewSet returns an empty set of f's variables.
+func (f *Footprints) NewSet() VarSet { return make(VarSet, (f.n+63)/64) }
+
+// The variables, numbered: bookie stores, bookie fences, clients, the
+// metadata, then per message slot sent, live and lost, then inflight.
+
+// Store is bookie b's stored entries, LAC and LAFR.
+func (f *Footprints) Store(b int) int { return b }
+
+// Fence is bookie b's fence bit.
+func (f *Footprints) Fence(b int) int { return f.p.Bookies + b }
+
+// Client is client c's record but its status, LAC and pending adds.
+func (f *Footprints) Client(c int) int { return 2*f.p.Bookies + c }
+
+// ClientPending is client c's pending add ops.
+func (f *Footprints) ClientPending(c int) int { return f.Meta() + 3 + c }
+
+// ClientStatus is client c's status, and ClientLAC its LAC: what the
+// invariants read of a client, written by fewer transitions than the
+// rest of it.
+func (f *Footprints) ClientStatus(c int) int { return 2*f.p.Bookies + f.p.Clients + c }
+func (f *Footprints) ClientLAC(c int) int    { return 2*f.p.Bookies + 2*f.p.Clients + c }
+
+// ClientClass is which of OPEN, CLOSED, CLIENT_WITHDRAWN or none of them
+// client c's status is: all the invariants but quiescence ask of it. It
+// changes when a writer opens, closes or withdraws, and when a recovery
+// client closes, not when a client starts a recovery or aborts one.
+func (f *Footprints) ClientClass(c int) int { return 2*f.p.Bookies + 3*f.p.Clients + c }
+
+// Meta is the metadata's status and version, MetaFragments its
+// fragments, and MetaEnd whether it is CLOSED and at which last entry:
+// every client step that reads the metadata reads all three, but the
+// invariants read only the last two, which starting a recovery (status
+// IN_RECOVERY) leaves alone.
+func (f *Footprints) Meta() int          { return 2*f.p.Bookies + 4*f.p.Clients }
+func (f *Footprints) MetaFragments() int { return f.Meta() + 1 }
+func (f *Footprints) MetaEnd() int       { return f.Meta() + 2 }
+
+func (f *Footprints) msgBase() int { return f.Meta() + 3 + f.p.Clients }
+
+// addRejected is the slot type of add responses that reject the add
+// (success FALSE): a slot of their own, apart from the confirmations,
+// since the writer receives the two in different transitions.
+const addRejected = ReadResponse + 1
+
+// slotType is the slot type of record k.
+func slotType(k MsgKey) MsgType {
+	if k.Type() == AddEntryResponse && !k.Fields().Success {
+		return addRejected
+	}
+	return k.Type()
+}
+
+func (f *Footprints) slot(t MsgType, rec bool, c, b, e int) int {
+	r := 0
+	if rec {
+		r = 1
+	}
+	return (((int(t-1)*2+r)*f.p.Clients+c)*f.p.Bookies+b)*f.entries + e
+}
+
+func (f *Footprints) sent(t MsgType, rec bool, c, b, e int) int {
+	return f.msgBase() + 3*f.slot(t, rec, c, b, e)
+}
+func (f *Footprints) live(t MsgType, rec bool, c, b, e int) int { return f.sent(t, rec, c, b, e) + 1 }
+func (f *Footprints) lost(t MsgType, rec bool, c, b, e int) int { return f.sent(t, rec, c, b, e) + 2 }
+func (f *Footprints) inflight(c, b, e int) int {
+	return f.msgBase() + 3*f.slots + (c*f.p.Bookies+b)*f.entries + e
+}
+
+// fp builds one footprint.
+type fp struct {
+	f          *Footprints
+	r, w, sets VarSet
+}
+
+func (x fp) read(vs ...int) {
+	for _, v := range vs {
+		x.r.add(v)
+	}
+}
+
+func (x fp) write(vs ...int) {
+	for _, v := range vs {
+		x.w.add(v)
+	}
+}
+
+// readMeta: the transition reads the metadata.
+func (x fp) readMeta() { x.read(x.f.Meta(), x.f.MetaFragments(), x.f.MetaEnd()) }
+
+// set: the transition turns the flag v on, whatever it was.
+func (x fp) set(v int) {
+	x.w.add(v)
+	x.sets.add(v)
+}
+
+// received: the transition receives a record of the slot (reads its
+// content and that it is live, and marks it processed).
+func (x fp) received(t MsgType, rec bool, c, b, e int) {
+	x.read(x.f.sent(t, rec, c, b, e), x.f.live(t, rec, c, b, e))
+	x.write(x.f.live(t, rec, c, b, e))
+}
+
+// earliest: the IsEarliestMsg test of an add message of entry e.
+func (x fp) earliest(t MsgType, rec bool, c, b, e int) {
+	for e2 := 1; e2 < e; e2++ {
+		x.read(x.f.live(t, rec, c, b, e2))
+	}
+}
+
+// sentTo: the transition sends one record of the slot, lost or not.
+func (x fp) sentTo(t MsgType, rec bool, c, b, e int, lost bool) {
+	x.read(x.f.sent(t, rec, c, b, e))
+	x.write(x.f.sent(t, rec, c, b, e))
+	if lost {
+		x.write(x.f.lost(t, rec, c, b, e))
+	} else {
+		x.write(x.f.live(t, rec, c, b, e))
+	}
+}
+
+// sentToAny: SendMessagesToEnsemble of slot (t, rec, c, *, e) to a set of
+// bookies the label does not name; those in lost are the lost ones.
+func (x fp) sentToAny(t MsgType, rec bool, c, e int, lost Bookies) {
+	for b := 0; b < x.f.p.Bookies; b++ {
+		x.read(x.f.sent(t, rec, c, b, e))
+		x.write(x.f.sent(t, rec, c, b, e), x.f.live(t, rec, c, b, e))
+		if lost.Has(b) {
+			x.write(x.f.lost(t, rec, c, b, e))
+		}
+	}
+}
+
+// Of returns the footprint of transition a.
+func (f *Footprints) Of(a Action) Footprint {
+	x := fp{f: f, r: f.NewSet(), w: f.NewSet(), sets: f.NewSet()}
+	p, c, b, e := f.p, int(a.Client), int(a.Bookie), int(a.Entry)
+	respLost := a.Lost != 0
+	v := p.variant()
+	if c >= 0 && !a.Kind.bookieStep() {
+		// Every client step reads its own record (its status first);
+		// those that change the status or the LAC write the view.
+		x.read(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c))
+		if a.Kind.writesPending() {
+			x.write(f.ClientPending(c))
+		}
+		if a.Kind.writesClientStatus() {
+			x.write(f.ClientStatus(c))
+			if a.Kind != ClientStartsRecovery && a.Kind != ClientReceivesRecoveryReadResponse {
+				x.write(f.ClientClass(c))
+			}
+		}
+		if a.Kind.writesClientLAC() {
+			x.write(f.ClientLAC(c))
+		}
+	}
+	switch a.Kind {
+	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse:
+		// The label does not say whether the add is a recovery add.
+		for _, rec := range []bool{false, true} {
+			x.received(AddEntryRequest, rec, c, b, e)
+			x.earliest(AddEntryRequest, rec, c, b, e)
+			if a.Kind == BookieSendsAddConfirmedResponse {
+				x.sentTo(AddEntryResponse, rec, c, b, e, respLost)
+			} else {
+				x.sentTo(addRejected, rec, c, b, e, respLost)
+			}
+		}
+		x.read(f.Fence(b))
+		if v.AddChecksMetadata {
+			x.read(f.Store(b))
+			x.readMeta()
+		}
+		if a.Kind == BookieSendsAddConfirmedResponse {
+			x.read(f.Store(b)) // gwq: LAC and LAFR are running maxima
+			x.write(f.Store(b))
+		}
+	case BookieSendsFencingReadLacResponse:
+		x.received(FenceRequest, false, c, b, 0)
+		x.sentTo(FenceResponse, false, c, b, 0, respLost)
+		x.read(f.Store(b))
+		x.set(f.Fence(b))
+	case BookieSendsReadResponse:
+		x.received(ReadRequest, false, c, b, e)
+		x.sentTo(ReadResponse, false, c, b, e, respLost)
+		x.read(f.Store(b))
+		x.set(f.Fence(b)) // with fencing reads (the reference)
+		if respLost {
+			x.write(f.inflight(c, b, e))
+		}
+	case ClientCreatesLedger, ClientClosesLedgerSuccess, RecoveryClientClosesLedger:
+		x.read(f.Client(c))
+		x.readMeta()
+		x.write(f.Client(c), f.Meta())
+		if a.Kind != ClientClosesLedgerSuccess {
+			x.write(f.MetaFragments())
+		}
+		if a.Kind != ClientCreatesLedger {
+			x.write(f.MetaEnd())
+		}
+	case ClientClosesLedgerFail:
+		x.read(f.Client(c))
+		x.readMeta()
+		x.write(f.Client(c))
+	case ClientSendsAddEntryRequests, ClientResendsPendingAddOp:
+		x.read(f.Client(c))
+		x.write(f.Client(c))
+		x.sentToAny(AddEntryRequest, false, c, e, a.Lost)
+	case RecoveryClientSendsPendingAddOp:
+		x.read(f.Client(c))
+		x.write(f.Client(c))
+		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
+	case ClientWritesBackEntry:
+		x.read(f.Client(c))
+		for b := 0; b < p.Bookies; b++ {
+			for e2 := 1; e2 <= p.Entries; e2++ {
+				x.read(f.sent(AddEntryRequest, true, c, b, e2)) // notSentWrite
+			}
+		}
+		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
+	case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, RecoveryClientReceivesAddConfirmedResponse:
+		rec := a.Kind == RecoveryClientReceivesAddConfirmedResponse
+		x.read(f.Client(c))
+		x.write(f.Client(c))
+		if a.Kind == ClientReceivesAddFencedResponse {
+			x.received(addRejected, rec, c, b, e)
+		} else {
+			x.received(AddEntryResponse, rec, c, b, e)
+		}
+		// IsEarliestMsg compares responses whatever their success.
+		x.earliest(AddEntryResponse, rec, c, b, e)
+		x.earliest(addRejected, rec, c, b, e)
+	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
+		rec := a.Kind == RecoveryClientChangesEnsemble
+		x.read(f.Client(c))
+		x.readMeta()
+		x.write(f.Client(c))
+		if !rec {
+			x.write(f.Meta(), f.MetaFragments())
+		}
+		for b := 0; b < p.Bookies; b++ {
+			for e2 := 1; e2 <= p.Entries; e2++ {
+				for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
+					x.read(f.lost(t, rec, c, b, e2))
+					if a.Lost.Has(b) {
+						x.write(f.lost(t, rec, c, b, e2)) // ClearWriteTimeout
+					}
+				}
+			}
+		}
+	case ClientStartsRecovery:
+		x.read(f.Client(c))
+		x.readMeta()
+		x.write(f.Client(c), f.Meta())
+		x.sentToAny(FenceRequest, false, c, 0, a.Lost)
+	case ClientReceivesFencingReadLacResponse:
+		x.read(f.Client(c))
+		x.write(f.Client(c))
+		x.received(FenceResponse, false, c, b, 0)
+	case ClientSendsRecoveryReadRequests:
+		x.read(f.Client(c))
+		x.readMeta()
+		x.write(f.Client(c))
+		x.sentToAny(ReadRequest, false, c, e, a.Lost)
+		for b := 0; b < p.Bookies; b++ {
+			x.write(f.inflight(c, b, e))
+		}
+	case ClientReceivesRecoveryReadResponse:
+		x.read(f.Client(c))
+		x.readMeta()
+		x.write(f.Client(c), f.inflight(c, b, e))
+		x.received(ReadResponse, false, c, b, e)
+		for b := 0; b < p.Bookies; b++ {
+			for e2 := 1; e2 < f.entries; e2++ {
+				x.read(f.inflight(c, b, e2), f.lost(ReadRequest, false, c, b, e2), f.lost(ReadResponse, false, c, b, e2))
+			}
+		}
+	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd, BookieFailsRead, BookieCrashes,
+		BookieRestarts, BookieRejoinsEmpty, BookieBecomesReadOnly, ClientReceivesAddErrorResponse,
+		ClientFailsToCreateLedger, BookieSendsAddReadOnlyResponse, BookieLosesDisk, BookieSyncsJournal,
+		BookieFillsDisk, BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
+		ClientCompletesEnsembleChange:
+		// Not declared (Footprints refuses the options that have them):
+		// the transition may read and write everything.
+		for i := range x.r {
+			x.r[i], x.w[i] = ^uint64(0), ^uint64(0)
+		}
+	}
+	return Footprint{Reads: x.r, Writes: x.w, Sets: x.sets}
+}
+
+// bookieStep reports whether the kind is a bookie's (its Client is the
+// client whose message it answers, not the one acting).
+func (k ActionKind) bookieStep() bool {
+	switch k {
+	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsFencingReadLacResponse,
+		BookieSendsReadResponse, BookieChecksAdd, BookieFailsRead, BookieSendsAddReadOnlyResponse:
+		return true
+	}
+	return false
+}
+
+// writesClientStatus reports whether a client step of this kind may
+// change the client's status, and writesClientLAC its LAC.
+func (k ActionKind) writesClientStatus() bool {
+	switch k {
+	case ClientCreatesLedger, ClientReceivesAddFencedResponse, ClientClosesLedgerSuccess,
+		ClientClosesLedgerFail, ClientStartsRecovery, ClientReceivesRecoveryReadResponse,
+		RecoveryClientClosesLedger:
+		return true
+	}
+	return false
+}
+
+// writesPending reports whether a client step of this kind may change
+// the client's pending add ops.
+func (k ActionKind) writesPending() bool {
+	switch k {
+	case ClientSendsAddEntryRequests, ClientReceivesAddConfirmedResponse, RecoveryClientReceivesAddConfirmedResponse,
+		ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp, ClientReceivesRecoveryReadResponse:
+		return true
+	}
+	return false
+}
+
+func (k ActionKind) writesClientLAC() bool {
+	switch k {
+	case ClientReceivesAddConfirmedResponse, ClientReceivesFencingReadLacResponse,
+		RecoveryClientReceivesAddConfirmedResponse:
+		return true
+	}
+	return false
+}
+
+// Dead reports whether transition a is disabled in s and in every state
+// reachable from s, so that a reduction can leave it out of every set it
+// builds in s: nothing can make it fire. It holds because some of the
+// state only moves one way (in the options Footprints covers): a client's
+// status goes Nil → OPEN → CLOSED or CLIENT_WITHDRAWN, or Nil →
+// IN_RECOVERY → CLOSED or RECOVERY_ABORTED, and a Nil client becomes the
+// writer only while the ledger does not exist; the metadata's status
+// never leaves CLOSED; a writer's LAP and a recovery client's LAP only
+// grow, and once it has a last recoverable entry it reads no more; a
+// fence or read message is sent once per slot and a record, once
+// received, is never deliverable again. internal/porbound checks the
+// claim on whole graphs (a dead transition fires in no state reachable
+// from where it was dead).
+func (f *Footprints) Dead(s *State, a Action) bool {
+	c := int(a.Client)
+	var cl *Client
+	if c >= 0 {
+		cl = &s.Clients[c]
+	}
+	writerDead := func() bool {
+		return !(cl.Status == StatusOpen || cl.Status == StatusNil && s.MetaStatus == StatusNil)
+	}
+	recoveryDead := func() bool {
+		return !(cl.Status == StatusInRecovery || cl.Status == StatusNil && s.MetaStatus != StatusClosed)
+	}
+	// spent: the slot's only record was sent and received.
+	spent := func(t MsgType, b, e int) bool {
+		for _, m := range s.Msgs {
+			k := m.Key
+			if k.Type() == t && k.Cid() == c && k.Bookie() == b && int(k.Entry().ID) == e && !k.Recovery() {
+				return m.Count != 1
+			}
+		}
+		return false
+	}
+	switch a.Kind {
+	case ClientChangesEnsemble, RecoveryClientChangesEnsemble, ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp:
+		// An ensemble change needs a lost message, which a reliable
+		// network never has (Footprints covers no fault), and a re-send
+		// needs an ensemble change.
+		if f.p.ReliableNetwork {
+			return true
+		}
+	}
+	switch a.Kind {
+	case ClientCreatesLedger:
+		return s.MetaStatus != StatusNil
+	case ClientSendsAddEntryRequests:
+		return writerDead() || cl.LAP >= a.Entry
+	case ClientChangesEnsemble, ClientClosesLedgerSuccess:
+		// Both need the metadata OPEN, which it never is again once it
+		// left OPEN.
+		return writerDead() || s.MetaStatus != StatusNil && s.MetaStatus != StatusOpen
+	case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse,
+		ClientResendsPendingAddOp, ClientClosesLedgerFail:
+		return writerDead()
+	case ClientStartsRecovery:
+		return cl.Status != StatusNil || s.MetaStatus == StatusClosed
+	case ClientSendsRecoveryReadRequests:
+		return recoveryDead() || cl.Status == StatusInRecovery && (cl.LastRecoverable != Nil || cl.LAP >= a.Entry)
+	case ClientReceivesFencingReadLacResponse:
+		return recoveryDead() || spent(FenceResponse, int(a.Bookie), 0)
+	case ClientReceivesRecoveryReadResponse:
+		return recoveryDead() || spent(ReadResponse, int(a.Bookie), int(a.Entry))
+	case ClientWritesBackEntry:
+		// A recovery client adds a pending op of each entry id once (the
+		// read of entry LAP+1 that found it), so once it sent a write-back
+		// of the id it never writes that id back again.
+		if recoveryDead() {
+			return true
+		}
+		for _, m := range s.Msgs {
+			if k := m.Key; k.Type() == AddEntryRequest && k.Recovery() && k.Cid() == c && k.Entry().ID == a.Entry {
+				return true
+			}
+		}
+		return false
+	case RecoveryClientReceivesAddConfirmedResponse, RecoveryClientSendsPendingAddOp:
+		return recoveryDead()
+	case RecoveryClientChangesEnsemble, RecoveryClientClosesLedger:
+		return recoveryDead() || s.MetaStatus == StatusClosed
+	case BookieSendsFencingReadLacResponse:
+		return spent(FenceRequest, int(a.Bookie), 0)
+	case BookieSendsReadResponse:
+		return spent(ReadRequest, int(a.Bookie), int(a.Entry))
+	}
+	return false
+}
+
+// Necessary returns, for a transition a disabled in s, variables of which
+// any sequence of transitions that enables it must write one (a
+// necessary enabling set, as the writers of these): those of a conjunct
+// of its guard that is false in s. It is a's reads when no narrower
+// conjunct is known to be false.
+func (f *Footprints) Necessary(s *State, a Action) VarSet {
+	c, b, e := int(a.Client), int(a.Bookie), int(a.Entry)
+	vs := f.NewSet()
+	// noLive: no record of the slots is deliverable; they become so only
+	// when sent (written: their live variables).
+	noLive := func(t MsgType, recs ...bool) bool {
+		for _, m := range s.Msgs {
+			k := m.Key
+			if m.Count == 1 && slotType(k) == t && k.Cid() == c && k.Bookie() == b && int(k.Entry().ID) == e {
+				for _, rec := range recs {
+					if k.Recovery() == rec {
+						return false
+					}
+				}
+			}
+		}
+		for _, rec := range recs {
+			vs.add(f.live(t, rec, c, b, e))
+		}
+		return true
+	}
+	status := func(ok ...Status) bool {
+		for _, st := range ok {
+			if s.Clients[c].Status == st {
+				return false
+			}
+		}
+		vs.add(f.ClientStatus(c))
+		return true
+	}
+	// own: what only the client's own steps write (and, with meta, the
+	// metadata): a send's guard is the client's state and that no record
+	// it would send was sent before, which stays false once false, so a
+	// send whose guard fails needs its client (or the metadata its
+	// targets come from) to change.
+	own := func(meta bool) VarSet {
+		vs.add(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c))
+		if meta {
+			vs.add(f.Meta(), f.MetaFragments(), f.MetaEnd())
+		}
+		return vs
+	}
+	cl := &s.Clients[c]
+	// pendingOf: a pending op of entry e (that must be re-sent, with
+	// resend), which the client's pending ops and current fragment say.
+	pendingOf := func(resend bool) bool {
+		for _, op := range cl.PendingList() {
+			if int(op.Entry.ID) == e && (!resend || cl.needsResend(op)) {
+				return true
+			}
+		}
+		vs.add(f.ClientPending(c))
+		if resend {
+			vs.add(f.Client(c))
+		}
+		return false
+	}
+	// is: the conjunct holds; if not, it reads vars.
+	is := func(ok bool, vars ...int) bool {
+		if !ok {
+			vs.add(vars...)
+		}
+		return ok
+	}
+	metaVars := []int{f.Meta(), f.MetaFragments(), f.MetaEnd()}
+	switch a.Kind {
+	case ClientSendsAddEntryRequests:
+		if status(StatusOpen) || !is(cl.LAP+1 == a.Entry, f.Client(c)) {
+			return vs
+		}
+		return own(false)
+	case ClientResendsPendingAddOp:
+		if status(StatusOpen) || !pendingOf(true) {
+			return vs
+		}
+		return own(false)
+	case RecoveryClientSendsPendingAddOp:
+		if status(StatusInRecovery) || !pendingOf(true) {
+			return vs
+		}
+		return own(false)
+	case ClientWritesBackEntry:
+		if status(StatusInRecovery) || !pendingOf(false) || !is(cl.RecoveryPhase == ReadWritePhase, f.Client(c)) {
+			return vs
+		}
+		return own(false)
+	case ClientSendsRecoveryReadRequests:
+		// Its guard but the sends is the client's own: the phase, the
+		// fencing coverage, the entry it reads next.
+		ok := cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable == Nil && cl.CurrReadEntry == Nil ||
+			cl.RecoveryPhase == FencingPhase && (&gen{p: f.p}).fenceCovered(cl)
+		if status(StatusInRecovery) || !is(ok && cl.LAP+1 == a.Entry, f.Client(c)) {
+			return vs
+		}
+		return own(true)
+	case ClientStartsRecovery:
+		if status(StatusNil) || !is(s.MetaStatus == StatusOpen || s.MetaStatus == StatusInRecovery, metaVars...) {
+			return vs
+		}
+		return own(true)
+	case RecoveryClientClosesLedger:
+		if status(StatusInRecovery) || !is(s.MetaStatus == StatusInRecovery, metaVars...) ||
+			!is(cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable != Nil, f.Client(c)) ||
+			!is(cl.NumPending == 0, f.ClientPending(c)) {
+			return vs
+		}
+	case ClientClosesLedgerSuccess:
+		if status(StatusOpen) || !is(s.MetaStatus == StatusOpen, metaVars...) {
+			return vs
+		}
+	case ClientClosesLedgerFail:
+		if status(StatusOpen) || !is(s.MetaStatus != StatusOpen, metaVars...) {
+			return vs
+		}
+	case BookieSendsAddConfirmedResponse:
+		if noLive(AddEntryRequest, false, true) {
+			return vs
+		}
+		// A fenced bookie stays fenced (nothing but faults and deletion
+		// unfences it): only a recovery add can enable it.
+		if s.BFenced.Has(b) {
+			vs = f.NewSet()
+			if noLive(AddEntryRequest, true) {
+				return vs
+			}
+		}
+	case BookieSendsAddFencedResponse:
+		// It answers only non-recovery adds, and only once fenced.
+		if noLive(AddEntryRequest, false) {
+			return vs
+		}
+		if !s.BFenced.Has(b) && !f.p.variant().AddChecksMetadata {
+			vs.add(f.Fence(b))
+			return vs
+		}
+	case BookieSendsFencingReadLacResponse:
+		if noLive(FenceRequest, false) {
+			return vs
+		}
+	case BookieSendsReadResponse:
+		if noLive(ReadRequest, false) {
+			return vs
+		}
+	case ClientReceivesAddConfirmedResponse:
+		if status(StatusOpen) || noLive(AddEntryResponse, false) {
+			return vs
+		}
+	case ClientReceivesAddFencedResponse:
+		if status(StatusOpen) || noLive(addRejected, false) {
+			return vs
+		}
+	case RecoveryClientReceivesAddConfirmedResponse:
+		if status(StatusInRecovery) || noLive(AddEntryResponse, true) {
+			return vs
+		}
+	case ClientReceivesFencingReadLacResponse:
+		if status(StatusInRecovery) || noLive(FenceResponse, false) {
+			return vs
+		}
+	case ClientReceivesRecoveryReadResponse:
+		if status(StatusInRecovery) || noLive(ReadResponse, false) {
+			return vs
+		}
+	case ClientChangesEnsemble:
+		if status(StatusOpen) {
+			return vs
+		}
+	case RecoveryClientChangesEnsemble:
+		if status(StatusInRecovery) {
+			return vs
+		}
+	}
+	return f.Of(a).Reads
+}
+
+// Frozen returns the variables no transition can change from s on: the
+// fence bit of a fenced bookie (nothing but faults and deletion unfences
+// one, and Footprints covers neither). Only the fence bits can be frozen,
+// so the set is a function of the fenced bookies (BFenced).
+func (f *Footprints) Frozen(s *State) VarSet {
+	vs := f.NewSet()
+	for b := 0; b < f.p.Bookies; b++ {
+		if s.BFenced.Has(b) {
+			vs.add(f.Fence(b))
+		}
+	}
+	return vs
+}
+
+// PropertyReads declares what a property of states reads, in the terms
+// of the footprint variables, so that a reduction knows which
+// transitions can change its value (are visible to it).
+type PropertyReads struct {
+	Meta          bool // the metadata store, all of it
+	MetaFragments bool // its fragments
+	MetaEnd       bool // whether it is CLOSED, and its last entry
+	Stores        bool // the bookies' stored entries (and LACs)
+	ClientStatus  bool // every client's status
+	ClientClass   bool // whether each client is OPEN, CLOSED, CLIENT_WITHDRAWN or none of them
+	// ClientLAC: the LAC of every client whose status is not Nil,
+	// IN_RECOVERY or RECOVERY_ABORTED (the invariants ignore a
+	// recovering client's LAC).
+	ClientLAC bool
+	LiveAdds  bool // whether add requests are in flight
+	// All: it may read anything (every transition is visible).
+	All bool
+}
+
+// Union is what either reads.
+func (r PropertyReads) Union(o PropertyReads) PropertyReads {
+	return PropertyReads{Meta: r.Meta || o.Meta, MetaFragments: r.MetaFragments || o.MetaFragments, MetaEnd: r.MetaEnd || o.MetaEnd, Stores: r.Stores || o.Stores, ClientStatus: r.ClientStatus || o.ClientStatus, ClientClass: r.ClientClass || o.ClientClass,
+		ClientLAC: r.ClientLAC || o.ClientLAC, LiveAdds: r.LiveAdds || o.LiveAdds, All: r.All || o.All}
+}
+
+// Visible returns the variables a transition must write, in s, to be
+// visible to properties reading r. A client's LAC counts only while its
+// status is one the properties read it in: a transition that writes the
+// LAC of a client in recovery is invisible in s and stays so in every
+// state reached by transitions independent of it, because every step
+// that writes a LAC is its client's and reads the client's status, so a
+// transition changing that status conflicts with it.
+func (f *Footprints) Visible(s *State, r PropertyReads) VarSet {
+	vs := f.NewSet()
+	if r.All {
+		for i := range vs {
+			vs[i] = ^uint64(0)
+		}
+		return vs
+	}
+	if r.Meta {
+		vs.add(f.Meta())
+	}
+	if r.Meta || r.MetaFragments {
+		vs.add(f.MetaFragments())
+	}
+	if r.Meta || r.MetaEnd {
+		vs.add(f.MetaEnd())
+	}
+	for b := 0; b < f.p.Bookies && r.Stores; b++ {
+		vs.add(f.Store(b))
+	}
+	for c := 0; c < f.p.Clients; c++ {
+		if r.ClientStatus {
+			vs.add(f.ClientStatus(c))
+		}
+		if r.ClientClass {
+			vs.add(f.ClientClass(c))
+		}
+		switch st := s.Clients[c].Status; {
+		case !r.ClientLAC, st == StatusNil, st == StatusInRecovery, st == RecoveryAborted:
+		default:
+			vs.add(f.ClientLAC(c))
+		}
+		for b := 0; b < f.p.Bookies && r.LiveAdds; b++ {
+			for e := 1; e <= f.p.Entries; e++ {
+				vs.add(f.live(AddEntryRequest, false, c, b, e))
+				vs.add(f.live(AddEntryRequest, true, c, b, e))
+			}
+		}
+	}
+	return vs
+}
+
+// Universe lists every transition label the actions Footprints covers
+// can produce for the model, in a fixed order: a reduction must know the
+// disabled transitions too, since one that conflicts with its choice may
+// become enabled later. internal/porbound checks that every label of
+// whole graphs is listed, and a reduction stops with an error on an
+// enabled label that is not.
+func (f *Footprints) Universe() []Action {
+	p := f.p
+	var out []Action
+	all := Bookies(1)<<uint(p.Bookies) - 1
+	lossPatterns := func(within Bookies) []Bookies {
+		if p.ReliableNetwork {
+			return []Bookies{0}
+		}
+		var ps []Bookies
+		for sub := Bookies(0); ; sub = (sub - within) & within {
+			ps = append(ps, sub)
+			if sub == within {
+				break
+			}
+		}
+		return ps
+	}
+	entries := func(k ActionKind) (lo, hi int) {
+		switch k {
+		case BookieSendsFencingReadLacResponse, ClientReceivesFencingReadLacResponse:
+			return 0, 0
+		case BookieSendsReadResponse, ClientReceivesRecoveryReadResponse, ClientSendsRecoveryReadRequests:
+			return 1, p.Entries + 1 // a recovery reads one past the last entry
+		}
+		return 1, p.Entries
+	}
+	for k := ActionKind(1); k < numActionKinds; k++ {
+		for c := 0; c < p.Clients; c++ {
+			lo, hi := entries(k)
+			switch k {
+			case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsFencingReadLacResponse, BookieSendsReadResponse:
+				for b := 0; b < p.Bookies; b++ {
+					for e := lo; e <= hi; e++ {
+						for _, l := range lossPatterns(1 << uint(b)) {
+							out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e), Lost: l})
+						}
+					}
+				}
+			case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, RecoveryClientReceivesAddConfirmedResponse,
+				ClientReceivesFencingReadLacResponse, ClientReceivesRecoveryReadResponse:
+				for b := 0; b < p.Bookies; b++ {
+					for e := lo; e <= hi; e++ {
+						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})
+					}
+				}
+			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger:
+				out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
+			case ClientStartsRecovery:
+				for _, l := range lossPatterns(all) {
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: l})
+				}
+			case ClientSendsAddEntryRequests, ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp,
+				ClientWritesBackEntry, ClientSendsRecoveryReadRequests:
+				for e := lo; e <= hi; e++ {
+					for _, l := range lossPatterns(all) {
+						out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Entry: int8(e), Lost: l})
+					}
+				}
+			case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
+				// Lost is the set replaced: any non-empty one.
+				for failed := Bookies(1); failed <= all; failed++ {
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: failed})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Progress is a measure that every transition the options Footprints
+// covers strictly increases, compared as Less does, so that their state
+// graph has no cycle (which a reduction needs: on a cycle it could put a
+// transition off for ever). Records are never removed, and a send adds
+// at least one; a receive turns a deliverable record (count 1) into a
+// processed one (0), an ensemble change a lost one (-1) into 0; the
+// steps that touch no message move a client's status along Nil → OPEN →
+// CLOSED or CLIENT_WITHDRAWN, or Nil → IN_RECOVERY → CLOSED or
+// RECOVERY_ABORTED, which only increase as numbers; and a re-send to no
+// new bookie moves a pending op to the current fragment.
+type Progress struct{ records, settled, status, current int }
+
+// ProgressOf returns s's measure.
+func ProgressOf(s *State) Progress {
+	var pr Progress
+	for _, m := range s.Msgs {
+		pr.records++
+		if m.Count == 0 {
+			pr.settled++
+		}
+	}
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		pr.status += int(c.Status)
+		for _, op := range c.PendingList() {
+			if c.NumFragments > 0 && !c.needsResend(op) {
+				pr.current++
+			}
+		}
+	}
+	return pr
+}
+
+// Less reports whether p comes before q.
+func (p Progress) Less(q Progress) bool {
+	switch {
+	case p.records != q.records:
+		return p.records < q.records
+	case p.settled != q.settled:
+		return p.settled < q.settled
+	case p.status != q.status:
+		return p.status < q.status
+	}
+	return p.current < q.current
+}

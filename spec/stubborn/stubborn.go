@@ -1,0 +1,314 @@
+// Package stubborn chooses, in each state, which enabled transitions a
+// partial-order reduction expands: a strong stubborn set (Valmari) built
+// from spec's footprint declarations (spec/footprint.go).
+//
+// In a state s the set T is closed under:
+//   - an enabled transition in T brings in every transition whose
+//     footprint conflicts with its own (may not commute with it, or may
+//     disable it), ignoring variables no transition can change any more
+//     (Footprints.Frozen);
+//   - a disabled transition in T brings in every transition that writes
+//     one of its necessary variables (Footprints.Necessary: any path that
+//     enables it writes one);
+//   - transitions that can never fire again from s (Footprints.Dead) are
+//     left out, since no path from s contains them.
+//
+// Such a set keeps every terminal state of the full graph (Valmari's
+// theorem for strong stubborn sets). For invariants, a set that holds an
+// enabled transition visible to them (one that may change what they
+// read) is not used, and s is fully expanded unless an invisible set
+// exists (condition C2 of ample sets); with an acyclic graph (spec's
+// Progress, checked on every edge by the caller) the cycle condition
+// holds, and every invariant violation of the full graph has a
+// counterpart — a state with the same values of what the invariants
+// read — in the reduced one (Clarke, Grumberg and Peled, Model Checking,
+// ch. 10). In each state the set chosen is the smallest of those seeded
+// by one enabled transition, ties to the first in the universe's order,
+// so the choice is a function of the state.
+package stubborn
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// Reducer holds what is computed once per model: the universe of
+// transitions, their footprints, and the conflict relation for each set
+// of frozen fences. It is safe for concurrent use; each goroutine brings
+// a Scratch.
+type Reducer struct {
+	fps      *spec.Footprints
+	universe []spec.Action
+	index    map[spec.Action]int32
+	fp       []spec.Footprint
+	reads    *spec.PropertyReads
+	writers  [][]int32 // writers[v]: the transitions that write variable v
+	visBase  bitset    // transitions visible whatever the state
+	visLAC   []bitset  // visLAC[c]: transitions writing client c's LAC
+	words    int
+	p        spec.Params
+
+	mu       sync.Mutex
+	conflict map[spec.Bookies][]bitset // by fenced bookies: conflict[t]
+}
+
+// New prepares the reduction of m for properties reading reads (nil:
+// terminal-state properties only). It fails where m has options the
+// footprint declarations do not cover.
+func New(m *spec.Model, reads *spec.PropertyReads) (*Reducer, error) {
+	fps, ok := m.Footprints()
+	if !ok {
+		return nil, fmt.Errorf("the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network), not faults, ledger deletion, the split add check or the Java add path")
+	}
+	return newFrom(fps, m.P, reads, fps.Universe()), nil
+}
+
+// NewOver is New with the universe given: the transitions that can fire
+// in a whole graph, say, for a test that measures what the declared
+// universe costs. A reduction over a smaller universe than the declared
+// one is sound only for that graph.
+func NewOver(m *spec.Model, reads *spec.PropertyReads, universe []spec.Action) (*Reducer, error) {
+	fps, ok := m.Footprints()
+	if !ok {
+		return nil, fmt.Errorf("no footprints for this model")
+	}
+	return newFrom(fps, m.P, reads, universe), nil
+}
+
+func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, universe []spec.Action) *Reducer {
+	r := &Reducer{fps: fps, universe: universe, reads: reads, p: p, conflict: map[spec.Bookies][]bitset{}}
+	n := len(r.universe)
+	r.words = (n + 63) / 64
+	r.index = make(map[spec.Action]int32, n)
+	r.fp = make([]spec.Footprint, n)
+	r.writers = make([][]int32, fps.NumVars())
+	for i, a := range r.universe {
+		r.index[a] = int32(i)
+		r.fp[i] = fps.Of(a)
+		for v := range fps.NumVars() {
+			if r.fp[i].Writes.Has(v) {
+				r.writers[v] = append(r.writers[v], int32(i))
+			}
+		}
+	}
+	if reads != nil {
+		// Visible is what the state adds (a client's LAC, by status)
+		// over a base that does not depend on it: the base is Visible
+		// with every client in recovery, each LAC with its client open.
+		var base spec.State
+		for c := range base.Clients {
+			base.Clients[c].Status = spec.StatusInRecovery
+		}
+		r.visBase = r.writing(fps.Visible(&base, *reads))
+		m := r.p.Clients
+		r.visLAC = make([]bitset, m)
+		for c := range m {
+			lac := fps.NewSet()
+			lac[fps.ClientLAC(c)/64] |= 1 << uint(fps.ClientLAC(c)%64)
+			r.visLAC[c] = r.writing(lac)
+		}
+	}
+	return r
+}
+
+// writing returns the transitions whose writes meet vs.
+func (r *Reducer) writing(vs spec.VarSet) bitset {
+	b := make(bitset, r.words)
+	for i := range r.universe {
+		if r.fp[i].Writes.Meets(vs) {
+			b.set(i)
+		}
+	}
+	return b
+}
+
+// Size is the number of transitions in the universe.
+func (r *Reducer) Size() int { return len(r.universe) }
+
+// conflicts returns the conflict relation with the fences of fenced
+// frozen, computing it on first use.
+func (r *Reducer) conflicts(fenced spec.Bookies, frozen spec.VarSet) []bitset {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.conflict[fenced]; ok {
+		return c
+	}
+	n := len(r.universe)
+	c := make([]bitset, n)
+	for t := range n {
+		c[t] = make(bitset, r.words)
+		for u := range n {
+			if r.fp[t].ConflictsOutside(r.fp[u], frozen) {
+				c[t].set(u)
+			}
+		}
+	}
+	r.conflict[fenced] = c
+	return c
+}
+
+// Scratch is one goroutine's working space.
+type Scratch struct {
+	r                        *Reducer
+	enabled, set, best       bitset
+	deadKnown, dead, visible bitset
+	nesDone                  bitset
+	work                     []int32
+	// Stats: states seen, and those expanded fully.
+	States, Full int64
+}
+
+// NewScratch returns working space for one goroutine.
+func (r *Reducer) NewScratch() *Scratch {
+	w := r.words
+	return &Scratch{r: r, enabled: make(bitset, w), set: make(bitset, w), best: make(bitset, w),
+		deadKnown: make(bitset, w), dead: make(bitset, w), visible: make(bitset, w), nesDone: make(bitset, w)}
+}
+
+// Choose marks in keep which of the enabled transitions (in s) to expand;
+// keep has one entry per enabled transition. It returns an error for a
+// transition outside the universe (a model the declarations do not
+// describe).
+func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, keep []bool) error {
+	r := sc.r
+	sc.States++
+	clear(sc.enabled)
+	idx := make([]int32, len(enabled))
+	for i, a := range enabled {
+		t, ok := r.index[a]
+		if !ok {
+			return fmt.Errorf("stubborn: transition %v is not in the declared universe", a)
+		}
+		idx[i] = t
+		sc.enabled.set(int(t))
+	}
+	total := sc.enabled.count()
+	if total <= 1 {
+		sc.Full++
+		for i := range keep {
+			keep[i] = true
+		}
+		return nil
+	}
+	clear(sc.deadKnown)
+	clear(sc.visible)
+	if r.reads != nil {
+		copy(sc.visible, r.visBase)
+		for c, lac := range r.visLAC {
+			switch st := s.Clients[c].Status; {
+			case !r.reads.ClientLAC && !r.reads.All, st == spec.StatusNil, st == spec.StatusInRecovery, st == spec.RecoveryAborted:
+			default:
+				sc.visible.or(lac)
+			}
+		}
+	}
+	conf := r.conflicts(s.BFenced, r.fps.Frozen(s))
+	isDead := func(u int) bool {
+		if !sc.deadKnown.has(u) {
+			sc.deadKnown.set(u)
+			if !sc.enabled.has(u) && r.fps.Dead(s, r.universe[u]) {
+				sc.dead.set(u)
+			} else {
+				sc.dead.clear1(u)
+			}
+		}
+		return sc.dead.has(u)
+	}
+	bestN := total
+	seeds := sc.enabled.clone()
+	for w, word := range seeds {
+		for ; word != 0; word &= word - 1 {
+			seed := w*64 + bits.TrailingZeros64(word)
+			if sc.visible.has(seed) {
+				continue
+			}
+			k := sc.closure(s, seed, conf, isDead, bestN)
+			if k < bestN {
+				bestN = k
+				copy(sc.best, sc.set)
+			}
+		}
+	}
+	if bestN >= total {
+		sc.Full++
+		for i := range keep {
+			keep[i] = true
+		}
+		return nil
+	}
+	for i, t := range idx {
+		keep[i] = sc.best.has(int(t))
+	}
+	return nil
+}
+
+// closure builds in sc.set the stubborn set seeded by seed and returns
+// how many enabled transitions it holds, or limit as soon as it reaches
+// limit or holds an enabled visible transition.
+func (sc *Scratch) closure(s *spec.State, seed int, conf []bitset, isDead func(int) bool, limit int) int {
+	r := sc.r
+	clear(sc.set)
+	sc.set.set(seed)
+	sc.work = append(sc.work[:0], int32(seed))
+	k := 1
+	add := func(u int) bool {
+		if sc.set.has(u) || isDead(u) {
+			return true
+		}
+		sc.set.set(u)
+		sc.work = append(sc.work, int32(u))
+		if sc.enabled.has(u) {
+			k++
+			if k >= limit || sc.visible.has(u) {
+				return false
+			}
+		}
+		return true
+	}
+	for len(sc.work) > 0 {
+		t := int(sc.work[len(sc.work)-1])
+		sc.work = sc.work[:len(sc.work)-1]
+		if sc.enabled.has(t) {
+			for w, word := range conf[t] {
+				for x := word &^ sc.set[w]; x != 0; x &= x - 1 {
+					if !add(w*64 + bits.TrailingZeros64(x)) {
+						return limit
+					}
+				}
+			}
+			continue
+		}
+		for w, word := range r.fps.Necessary(s, r.universe[t]) {
+			for ; word != 0; word &= word - 1 {
+				for _, u := range r.writers[w*64+bits.TrailingZeros64(word)] {
+					if !add(int(u)) {
+						return limit
+					}
+				}
+			}
+		}
+	}
+	return k
+}
+
+// bitset is a set of transition numbers.
+type bitset []uint64
+
+func (b bitset) set(i int)      { b[i/64] |= 1 << uint(i%64) }
+func (b bitset) clear1(i int)   { b[i/64] &^= 1 << uint(i%64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<uint(i%64)) != 0 }
+func (b bitset) or(c bitset) {
+	for i := range b {
+		b[i] |= c[i]
+	}
+}
+func (b bitset) clone() bitset { return append(bitset(nil), b...) }
+func (b bitset) count() (n int) {
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
