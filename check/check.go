@@ -15,6 +15,7 @@ import (
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec/invariants"
+	"github.com/bkcheck/bkcheck/spec/stubborn"
 	"github.com/bkcheck/bkcheck/traces"
 	"github.com/bkcheck/bkcheck/vocab"
 )
@@ -39,6 +40,8 @@ type Report struct {
 	Uncovered []string
 	// Properties are the answers for the CEL properties, in order.
 	Properties []PropertyResult
+	// Reduction is what --por did; nil without it.
+	Reduction *Reduction
 }
 
 // Model adapts a spec.Model and a list of invariants to explorer.Model.
@@ -46,7 +49,8 @@ type Model struct {
 	spec *spec.Model
 	invs []invariants.Invariant
 	sym  spec.Symmetry
-	cel  *celProps // CEL properties (properties.go); nil if none
+	cel  *celProps         // CEL properties (properties.go); nil if none
+	red  *stubborn.Reducer // --por (por.go); nil without it
 
 	cov *coverageLog
 }
@@ -57,6 +61,7 @@ type Model struct {
 type coverageLog struct {
 	mu        sync.Mutex
 	expanders []*expander
+	scratches []*stubborn.Scratch // --por's, for Reduction
 }
 
 // NewModel fills in c's defaults, validates it (every problem at once)
@@ -81,7 +86,13 @@ func NewModel(c ModelConfig) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{spec: sm, invs: invs, sym: c.Symmetry, cel: newCELProps(set), cov: &coverageLog{}}, nil
+	m := &Model{spec: sm, invs: invs, sym: c.Symmetry, cel: newCELProps(set), cov: &coverageLog{}}
+	if c.POR {
+		if m.red, err = stubborn.New(sm, c.porReads(m)); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // Spec returns the underlying protocol model.
@@ -117,9 +128,14 @@ func (m *Model) NewExpander() explorer.Expander {
 		e.canon = m.spec.NewCanonicalizer(m.sym)
 	}
 	m.cov.mu.Lock()
+	defer m.cov.mu.Unlock()
 	m.cov.expanders = append(m.cov.expanders, e)
-	m.cov.mu.Unlock()
-	if e.canon != nil {
+	switch {
+	case m.red != nil:
+		pe := &porExpander{expander: e, sc: m.red.NewScratch()}
+		m.cov.scratches = append(m.cov.scratches, pe.sc)
+		return pe
+	case e.canon != nil:
 		return symExpander{e}
 	}
 	return e
@@ -299,6 +315,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Result: res, Config: cfg, StoreBytesPerState: res.Store.TableBytesPerState}
 	rep.Coverage = m.Coverage()
+	if cm, ok := m.(*Model); ok {
+		rep.Reduction = cm.reduction()
+	}
 	rep.Uncovered = m.Uncovered(rep.Coverage)
 	if res.Violation != nil {
 		if rep.Trace, err = m.Trace(res.Violation); err != nil {

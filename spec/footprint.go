@@ -178,7 +178,7 @@ const addRejected = ReadResponse + 1
 
 // slotType is the slot type of record k.
 func slotType(k MsgKey) MsgType {
-	if k.Type() == AddEntryResponse && !k.Fields().Success {
+	if k.Type() == AddEntryResponse && k>>shSuccess&1 == 0 {
 		return addRejected
 	}
 	return k.Type()
@@ -561,8 +561,19 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 // of its guard that is false in s. It is a's reads when no narrower
 // conjunct is known to be false.
 func (f *Footprints) Necessary(s *State, a Action) VarSet {
+	vs, ok := f.NecessaryInto(f.NewSet(), s, a)
+	if !ok {
+		return f.Of(a).Reads
+	}
+	return vs
+}
+
+// NecessaryInto is Necessary into dst (cleared first), for a caller that
+// keeps the footprints: ok is false when the answer is a's reads.
+func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, ok bool) {
 	c, b, e := int(a.Client), int(a.Bookie), int(a.Entry)
-	vs := f.NewSet()
+	clear(dst)
+	vs = dst
 	// noLive: no record of the slots is deliverable; they become so only
 	// when sent (written: their live variables).
 	noLive := func(t MsgType, recs ...bool) bool {
@@ -628,111 +639,111 @@ func (f *Footprints) Necessary(s *State, a Action) VarSet {
 	switch a.Kind {
 	case ClientSendsAddEntryRequests:
 		if status(StatusOpen) || !is(cl.LAP+1 == a.Entry, f.Client(c)) {
-			return vs
+			return vs, true
 		}
-		return own(false)
+		return own(false), true
 	case ClientResendsPendingAddOp:
 		if status(StatusOpen) || !pendingOf(true) {
-			return vs
+			return vs, true
 		}
-		return own(false)
+		return own(false), true
 	case RecoveryClientSendsPendingAddOp:
 		if status(StatusInRecovery) || !pendingOf(true) {
-			return vs
+			return vs, true
 		}
-		return own(false)
+		return own(false), true
 	case ClientWritesBackEntry:
 		if status(StatusInRecovery) || !pendingOf(false) || !is(cl.RecoveryPhase == ReadWritePhase, f.Client(c)) {
-			return vs
+			return vs, true
 		}
-		return own(false)
+		return own(false), true
 	case ClientSendsRecoveryReadRequests:
 		// Its guard but the sends is the client's own: the phase, the
 		// fencing coverage, the entry it reads next.
 		ok := cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable == Nil && cl.CurrReadEntry == Nil ||
 			cl.RecoveryPhase == FencingPhase && (&gen{p: f.p}).fenceCovered(cl)
 		if status(StatusInRecovery) || !is(ok && cl.LAP+1 == a.Entry, f.Client(c)) {
-			return vs
+			return vs, true
 		}
-		return own(true)
+		return own(true), true
 	case ClientStartsRecovery:
 		if status(StatusNil) || !is(s.MetaStatus == StatusOpen || s.MetaStatus == StatusInRecovery, metaVars...) {
-			return vs
+			return vs, true
 		}
-		return own(true)
+		return own(true), true
 	case RecoveryClientClosesLedger:
 		if status(StatusInRecovery) || !is(s.MetaStatus == StatusInRecovery, metaVars...) ||
 			!is(cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable != Nil, f.Client(c)) ||
 			!is(cl.NumPending == 0, f.ClientPending(c)) {
-			return vs
+			return vs, true
 		}
 	case ClientClosesLedgerSuccess:
 		if status(StatusOpen) || !is(s.MetaStatus == StatusOpen, metaVars...) {
-			return vs
+			return vs, true
 		}
 	case ClientClosesLedgerFail:
 		if status(StatusOpen) || !is(s.MetaStatus != StatusOpen, metaVars...) {
-			return vs
+			return vs, true
 		}
 	case BookieSendsAddConfirmedResponse:
 		if noLive(AddEntryRequest, false, true) {
-			return vs
+			return vs, true
 		}
 		// A fenced bookie stays fenced (nothing but faults and deletion
 		// unfences it): only a recovery add can enable it.
 		if s.BFenced.Has(b) {
-			vs = f.NewSet()
+			clear(vs)
 			if noLive(AddEntryRequest, true) {
-				return vs
+				return vs, true
 			}
 		}
 	case BookieSendsAddFencedResponse:
 		// It answers only non-recovery adds, and only once fenced.
 		if noLive(AddEntryRequest, false) {
-			return vs
+			return vs, true
 		}
 		if !s.BFenced.Has(b) && !f.p.variant().AddChecksMetadata {
 			vs.add(f.Fence(b))
-			return vs
+			return vs, true
 		}
 	case BookieSendsFencingReadLacResponse:
 		if noLive(FenceRequest, false) {
-			return vs
+			return vs, true
 		}
 	case BookieSendsReadResponse:
 		if noLive(ReadRequest, false) {
-			return vs
+			return vs, true
 		}
 	case ClientReceivesAddConfirmedResponse:
 		if status(StatusOpen) || noLive(AddEntryResponse, false) {
-			return vs
+			return vs, true
 		}
 	case ClientReceivesAddFencedResponse:
 		if status(StatusOpen) || noLive(addRejected, false) {
-			return vs
+			return vs, true
 		}
 	case RecoveryClientReceivesAddConfirmedResponse:
 		if status(StatusInRecovery) || noLive(AddEntryResponse, true) {
-			return vs
+			return vs, true
 		}
 	case ClientReceivesFencingReadLacResponse:
 		if status(StatusInRecovery) || noLive(FenceResponse, false) {
-			return vs
+			return vs, true
 		}
 	case ClientReceivesRecoveryReadResponse:
 		if status(StatusInRecovery) || noLive(ReadResponse, false) {
-			return vs
+			return vs, true
 		}
 	case ClientChangesEnsemble:
 		if status(StatusOpen) {
-			return vs
+			return vs, true
 		}
 	case RecoveryClientChangesEnsemble:
 		if status(StatusInRecovery) {
-			return vs
+			return vs, true
 		}
 	}
-	return f.Of(a).Reads
+	return vs, false
 }
 
 // Frozen returns the variables no transition can change from s on: the
@@ -764,6 +775,15 @@ type PropertyReads struct {
 	// recovering client's LAC).
 	ClientLAC bool
 	LiveAdds  bool // whether add requests are in flight
+	// FieldWise: the property is a conjunction of checks each of one
+	// field of the state (TypeOK's range checks), which makes no
+	// transition visible to it. The transition that first puts a field
+	// out of range writes it from what it reads; the reduced search
+	// executes that transition too, after the same transitions it
+	// depends on, so with the same reads and the same bad value
+	// (Valmari's argument for strong stubborn sets on an acyclic graph),
+	// and it checks every state it reaches.
+	FieldWise bool
 	// All: it may read anything (every transition is visible).
 	All bool
 }
@@ -771,7 +791,7 @@ type PropertyReads struct {
 // Union is what either reads.
 func (r PropertyReads) Union(o PropertyReads) PropertyReads {
 	return PropertyReads{Meta: r.Meta || o.Meta, MetaFragments: r.MetaFragments || o.MetaFragments, MetaEnd: r.MetaEnd || o.MetaEnd, Stores: r.Stores || o.Stores, ClientStatus: r.ClientStatus || o.ClientStatus, ClientClass: r.ClientClass || o.ClientClass,
-		ClientLAC: r.ClientLAC || o.ClientLAC, LiveAdds: r.LiveAdds || o.LiveAdds, All: r.All || o.All}
+		ClientLAC: r.ClientLAC || o.ClientLAC, LiveAdds: r.LiveAdds || o.LiveAdds, FieldWise: r.FieldWise || o.FieldWise, All: r.All || o.All}
 }
 
 // Visible returns the variables a transition must write, in s, to be

@@ -138,9 +138,17 @@ type jsonResult struct {
 	Properties           []jsonProperty   `json:"properties,omitempty"`
 	Coverage             map[string]int64 `json:"coverage,omitempty"`
 	Uncovered            []string         `json:"never-fired-required,omitempty"`
+	Reduction            *jsonReduction   `json:"por,omitempty"`
 	// AlreadyFinished: the result recorded by a finished run (--resume);
 	// elapsed-s is that search's, nothing was searched now.
 	AlreadyFinished bool `json:"already-finished,omitempty"`
+}
+
+// jsonReduction is what --por did in this session's search.
+type jsonReduction struct {
+	Expanded      int64 `json:"expanded"`
+	FullyExpanded int64 `json:"fully-expanded"`
+	Transitions   int   `json:"transitions-declared"`
 }
 
 func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
@@ -171,6 +179,9 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 			res.Coverage, res.Uncovered = rep.Coverage, rep.Uncovered
 		}
 		res.Properties = r.propertiesJSON(rep)
+		if red := rep.Reduction; red != nil {
+			res.Reduction = &jsonReduction{Expanded: red.States, FullyExpanded: red.FullyExpanded, Transitions: red.Transitions}
+		}
 		r.enc.Encode(res)
 		return
 	}
@@ -204,6 +215,13 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 	}
 	r.propertiesText(rep)
 	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
+	if red := rep.Reduction; red != nil && red.States > 0 {
+		fmt.Fprintf(w, "Partial-order reduction (--por): %d of the %d states expanded had every enabled transition expanded; %d transitions declared.", red.FullyExpanded, red.States, red.Transitions)
+		if rep.Readable != nil {
+			fmt.Fprint(w, " The trace is a behaviour of the full model, not necessarily the shortest.")
+		}
+		fmt.Fprintln(w)
+	}
 	if rep.AlreadyFinished {
 		fmt.Fprintf(w, "The run in %s had already finished: this is its recorded result, and nothing was searched now. Its search took %s (%.0f distinct states/s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
 			rep.Config.Dir, elapsed.Round(time.Millisecond), rate, rep.Fingerprint, rep.Collision())

@@ -233,3 +233,27 @@ func TestUniverseHoldsEveryLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressIncreases: every edge of every graph increases spec's
+// Progress, the measure that makes the graphs acyclic (and that a run
+// with --por checks on every edge it generates).
+func TestProgressIncreases(t *testing.T) {
+	for _, p := range declaredModels() {
+		g, _ := exploreDeclared(t, p)
+		var a, b spec.State
+		for s := range g.States {
+			if err := g.Model.Decode(g.States[s], &a); err != nil {
+				t.Fatal(err)
+			}
+			pa := spec.ProgressOf(&a)
+			for _, e := range g.Succ[s] {
+				if err := g.Model.Decode(g.States[e.To], &b); err != nil {
+					t.Fatal(err)
+				}
+				if !pa.Less(spec.ProgressOf(&b)) {
+					t.Fatalf("%s: %v from state %d does not increase Progress", p, g.Groups[e.Group], s)
+				}
+			}
+		}
+	}
+}

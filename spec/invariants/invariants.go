@@ -36,6 +36,7 @@ var All = []Invariant{
 		Statement: "every variable holds a value of its type: statuses, versions, entry ids and data, LACs and bookie sets are in range",
 		Source:    "TypeOK in BookKeeperProtocol.tla, extended to the client records (whose check the spec comments out)",
 		Holds:     typeOK,
+		Reads:     &spec.PropertyReads{FieldWise: true},
 	},
 	{
 		Name:      "NoDivergenceBetweenClientAndMetaData",

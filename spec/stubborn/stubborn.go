@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bkcheck/bkcheck/spec"
 )
@@ -45,14 +46,14 @@ type Reducer struct {
 	index    map[spec.Action]int32
 	fp       []spec.Footprint
 	reads    *spec.PropertyReads
-	writers  [][]int32 // writers[v]: the transitions that write variable v
-	visBase  bitset    // transitions visible whatever the state
-	visLAC   []bitset  // visLAC[c]: transitions writing client c's LAC
+	writers  []bitset // writers[v]: the transitions that write variable v
+	visBase  bitset   // transitions visible whatever the state
+	visLAC   []bitset // visLAC[c]: transitions writing client c's LAC
 	words    int
 	p        spec.Params
 
-	mu       sync.Mutex
-	conflict map[spec.Bookies][]bitset // by fenced bookies: conflict[t]
+	mu       sync.Mutex                 // guards computing a conflict relation
+	conflict []atomic.Pointer[[]bitset] // by fenced bookies (a bit mask): conflict[t]
 }
 
 // New prepares the reduction of m for properties reading reads (nil:
@@ -79,18 +80,21 @@ func NewOver(m *spec.Model, reads *spec.PropertyReads, universe []spec.Action) (
 }
 
 func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, universe []spec.Action) *Reducer {
-	r := &Reducer{fps: fps, universe: universe, reads: reads, p: p, conflict: map[spec.Bookies][]bitset{}}
+	r := &Reducer{fps: fps, universe: universe, reads: reads, p: p, conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
 	n := len(r.universe)
 	r.words = (n + 63) / 64
 	r.index = make(map[spec.Action]int32, n)
 	r.fp = make([]spec.Footprint, n)
-	r.writers = make([][]int32, fps.NumVars())
+	r.writers = make([]bitset, fps.NumVars())
+	for v := range r.writers {
+		r.writers[v] = make(bitset, r.words)
+	}
 	for i, a := range r.universe {
 		r.index[a] = int32(i)
 		r.fp[i] = fps.Of(a)
 		for v := range fps.NumVars() {
 			if r.fp[i].Writes.Has(v) {
-				r.writers[v] = append(r.writers[v], int32(i))
+				r.writers[v].set(i)
 			}
 		}
 	}
@@ -128,14 +132,19 @@ func (r *Reducer) writing(vs spec.VarSet) bitset {
 // Size is the number of transitions in the universe.
 func (r *Reducer) Size() int { return len(r.universe) }
 
-// conflicts returns the conflict relation with the fences of fenced
-// frozen, computing it on first use.
-func (r *Reducer) conflicts(fenced spec.Bookies, frozen spec.VarSet) []bitset {
+// conflicts returns the conflict relation in s: with the fences of its
+// fenced bookies frozen, computed on first use.
+func (r *Reducer) conflicts(s *spec.State) []bitset {
+	slot := &r.conflict[s.BFenced]
+	if c := slot.Load(); c != nil {
+		return *c
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c, ok := r.conflict[fenced]; ok {
-		return c
+	if c := slot.Load(); c != nil {
+		return *c
 	}
+	frozen := r.fps.Frozen(s)
 	n := len(r.universe)
 	c := make([]bitset, n)
 	for t := range n {
@@ -146,26 +155,37 @@ func (r *Reducer) conflicts(fenced spec.Bookies, frozen spec.VarSet) []bitset {
 			}
 		}
 	}
-	r.conflict[fenced] = c
+	slot.Store(&c)
 	return c
 }
 
-// Scratch is one goroutine's working space.
+// Scratch is one goroutine's working space, and its figures.
 type Scratch struct {
-	r                        *Reducer
-	enabled, set, best       bitset
-	deadKnown, dead, visible bitset
-	nesDone                  bitset
-	work                     []int32
-	// Stats: states seen, and those expanded fully.
+	r                  *Reducer
+	s                  *spec.State // the state being reduced
+	conf               []bitset    // its conflict relation
+	enabled, set, best bitset
+	dead, live         bitset // transitions known dead, and known not to be, in s
+	visible            bitset
+	nesKnown           bitset   // disabled transitions whose enablers are in nes
+	nes                []bitset // nes[t]: the transitions that may enable t (writers of its necessary variables)
+	vars               spec.VarSet
+	work, idx          []int32
+	// States is how many states were reduced, Full how many of them
+	// were expanded fully.
 	States, Full int64
 }
 
 // NewScratch returns working space for one goroutine.
 func (r *Reducer) NewScratch() *Scratch {
 	w := r.words
-	return &Scratch{r: r, enabled: make(bitset, w), set: make(bitset, w), best: make(bitset, w),
-		deadKnown: make(bitset, w), dead: make(bitset, w), visible: make(bitset, w), nesDone: make(bitset, w)}
+	sc := &Scratch{r: r, enabled: make(bitset, w), set: make(bitset, w), best: make(bitset, w),
+		dead: make(bitset, w), live: make(bitset, w), visible: make(bitset, w), nesKnown: make(bitset, w),
+		nes: make([]bitset, len(r.universe)), vars: r.fps.NewSet()}
+	for i := range sc.nes {
+		sc.nes[i] = make(bitset, w)
+	}
+	return sc
 }
 
 // Choose marks in keep which of the enabled transitions (in s) to expand;
@@ -176,24 +196,23 @@ func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, keep []bool) err
 	r := sc.r
 	sc.States++
 	clear(sc.enabled)
-	idx := make([]int32, len(enabled))
-	for i, a := range enabled {
+	sc.idx = sc.idx[:0]
+	for _, a := range enabled {
 		t, ok := r.index[a]
 		if !ok {
 			return fmt.Errorf("stubborn: transition %v is not in the declared universe", a)
 		}
-		idx[i] = t
+		sc.idx = append(sc.idx, t)
 		sc.enabled.set(int(t))
 	}
 	total := sc.enabled.count()
 	if total <= 1 {
-		sc.Full++
-		for i := range keep {
-			keep[i] = true
-		}
-		return nil
+		return sc.full(keep)
 	}
-	clear(sc.deadKnown)
+	sc.s, sc.conf = s, r.conflicts(s)
+	clear(sc.dead)
+	clear(sc.live)
+	clear(sc.nesKnown)
 	clear(sc.visible)
 	if r.reads != nil {
 		copy(sc.visible, r.visBase)
@@ -205,86 +224,113 @@ func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, keep []bool) err
 			}
 		}
 	}
-	conf := r.conflicts(s.BFenced, r.fps.Frozen(s))
-	isDead := func(u int) bool {
-		if !sc.deadKnown.has(u) {
-			sc.deadKnown.set(u)
-			if !sc.enabled.has(u) && r.fps.Dead(s, r.universe[u]) {
-				sc.dead.set(u)
-			} else {
-				sc.dead.clear1(u)
-			}
-		}
-		return sc.dead.has(u)
-	}
 	bestN := total
-	seeds := sc.enabled.clone()
-	for w, word := range seeds {
-		for ; word != 0; word &= word - 1 {
+	for w := range sc.enabled {
+		for word := sc.enabled[w]; word != 0; word &= word - 1 {
 			seed := w*64 + bits.TrailingZeros64(word)
 			if sc.visible.has(seed) {
 				continue
 			}
-			k := sc.closure(s, seed, conf, isDead, bestN)
-			if k < bestN {
+			if k := sc.closure(seed, bestN); k < bestN {
 				bestN = k
 				copy(sc.best, sc.set)
+				if k == 1 {
+					break
+				}
 			}
 		}
 	}
+	sc.s = nil
 	if bestN >= total {
-		sc.Full++
-		for i := range keep {
-			keep[i] = true
-		}
-		return nil
+		return sc.full(keep)
 	}
-	for i, t := range idx {
+	for i, t := range sc.idx {
 		keep[i] = sc.best.has(int(t))
 	}
 	return nil
 }
 
+// full keeps every transition.
+func (sc *Scratch) full(keep []bool) error {
+	sc.Full++
+	for i := range keep {
+		keep[i] = true
+	}
+	return nil
+}
+
+// isDead reports whether transition u, disabled, is dead in the state
+// being reduced (memoized).
+func (sc *Scratch) isDead(u int) bool {
+	switch {
+	case sc.dead.has(u):
+		return true
+	case sc.live.has(u):
+		return false
+	case sc.r.fps.Dead(sc.s, sc.r.universe[u]):
+		sc.dead.set(u)
+		return true
+	}
+	sc.live.set(u)
+	return false
+}
+
+// enablers returns the transitions that may enable t, disabled, in the
+// state being reduced (memoized).
+func (sc *Scratch) enablers(t int) bitset {
+	b := sc.nes[t]
+	if sc.nesKnown.has(t) {
+		return b
+	}
+	sc.nesKnown.set(t)
+	clear(b)
+	r := sc.r
+	vars, ok := r.fps.NecessaryInto(sc.vars, sc.s, r.universe[t])
+	if !ok {
+		vars = r.fp[t].Reads
+	}
+	for w, word := range vars {
+		for ; word != 0; word &= word - 1 {
+			b.or(r.writers[w*64+bits.TrailingZeros64(word)])
+		}
+	}
+	return b
+}
+
+// brings returns what transition t brings into a set holding it, in the
+// state being reduced: what conflicts with it if it is enabled, what may
+// enable it if not. Dead transitions are left out by the caller.
+func (sc *Scratch) brings(t int) bitset {
+	if sc.enabled.has(t) {
+		return sc.conf[t]
+	}
+	return sc.enablers(t)
+}
+
 // closure builds in sc.set the stubborn set seeded by seed and returns
 // how many enabled transitions it holds, or limit as soon as it reaches
-// limit or holds an enabled visible transition.
-func (sc *Scratch) closure(s *spec.State, seed int, conf []bitset, isDead func(int) bool, limit int) int {
-	r := sc.r
+// limit or holds an enabled visible transition. Seeds are tried in the
+// universe's order, bookies' steps first, whose sets are the small ones
+// where there are any, so that later seeds stop early.
+func (sc *Scratch) closure(seed, limit int) int {
 	clear(sc.set)
 	sc.set.set(seed)
 	sc.work = append(sc.work[:0], int32(seed))
 	k := 1
-	add := func(u int) bool {
-		if sc.set.has(u) || isDead(u) {
-			return true
-		}
-		sc.set.set(u)
-		sc.work = append(sc.work, int32(u))
-		if sc.enabled.has(u) {
-			k++
-			if k >= limit || sc.visible.has(u) {
-				return false
-			}
-		}
-		return true
-	}
 	for len(sc.work) > 0 {
 		t := int(sc.work[len(sc.work)-1])
 		sc.work = sc.work[:len(sc.work)-1]
-		if sc.enabled.has(t) {
-			for w, word := range conf[t] {
-				for x := word &^ sc.set[w]; x != 0; x &= x - 1 {
-					if !add(w*64 + bits.TrailingZeros64(x)) {
-						return limit
-					}
+		for w, word := range sc.brings(t) {
+			for x := word &^ sc.set[w] &^ sc.dead[w]; x != 0; x &= x - 1 {
+				u := w*64 + bits.TrailingZeros64(x)
+				en := sc.enabled.has(u)
+				if !en && sc.isDead(u) {
+					continue
 				}
-			}
-			continue
-		}
-		for w, word := range r.fps.Necessary(s, r.universe[t]) {
-			for ; word != 0; word &= word - 1 {
-				for _, u := range r.writers[w*64+bits.TrailingZeros64(word)] {
-					if !add(int(u)) {
+				sc.set.set(u)
+				sc.work = append(sc.work, int32(u))
+				if en {
+					if k++; k >= limit || sc.visible.has(u) {
 						return limit
 					}
 				}
@@ -305,7 +351,6 @@ func (b bitset) or(c bitset) {
 		b[i] |= c[i]
 	}
 }
-func (b bitset) clone() bitset { return append(bitset(nil), b...) }
 func (b bitset) count() (n int) {
 	for _, w := range b {
 		n += bits.OnesCount64(w)

@@ -1,0 +1,139 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/stubborn"
+)
+
+// This file is --por: the search expands, in each state, a strong
+// stubborn set of its enabled transitions (spec/stubborn) instead of all
+// of them. Terminal states are all kept, so deadlocks and terminal-state
+// properties get the same verdict; invariants get it too, through the
+// visibility condition, from what each one declares it reads
+// (invariants.Invariant.Reads). A counterexample is a real behaviour of
+// the full model, but not necessarily the shortest one: the reduction
+// leaves out interleavings, some of which may have been shorter.
+
+// validatePOR adds to probs what keeps c from a reduced search.
+func (c ModelConfig) validatePOR(probs *schema.Problems) {
+	if !c.POR {
+		return
+	}
+	if c.Symmetry != (spec.Symmetry{}) {
+		probs.Add("por", "cannot be combined with --symmetry yet (the set chosen in a state must then not depend on how it is labelled)")
+	}
+	if len(c.Eventually)+len(c.Probe)+len(c.Constraint) > 0 {
+		probs.Add("por", "keeps terminal states and invariant violations, not what --eventually, --probe or --constraint ask about")
+	}
+	m, err := spec.NewModel(c.Params)
+	if err != nil {
+		return // Params.Validate reports it
+	}
+	if _, err := stubborn.New(m, nil); err != nil {
+		probs.Add("por", "%v", err)
+	}
+}
+
+// porReads is what the invariants c checks read: nil when it checks
+// only terminal states (and deadlock), everything when one of them does
+// not declare what it reads (TypeOK, a CEL invariant).
+func (c ModelConfig) porReads(m *Model) *spec.PropertyReads {
+	var reads *spec.PropertyReads
+	union := func(r spec.PropertyReads) {
+		if reads == nil {
+			reads = &spec.PropertyReads{}
+		}
+		*reads = reads.Union(r)
+	}
+	for _, inv := range m.invs {
+		switch {
+		case inv.Holds == nil:
+		case inv.Reads == nil:
+			union(spec.PropertyReads{All: true})
+		default:
+			union(*inv.Reads)
+		}
+	}
+	if len(c.Invariant) > 0 {
+		union(spec.PropertyReads{All: true})
+	}
+	return reads
+}
+
+// Reduction is what --por did: states expanded, and those expanded
+// fully (no stubborn set smaller than what is enabled, or a visible
+// transition in every one).
+type Reduction struct {
+	States, FullyExpanded int64
+	Transitions           int // the transitions declared (the universe)
+}
+
+// reduction sums the expanders' figures; nil without --por.
+func (m *Model) reduction() *Reduction {
+	if m.red == nil {
+		return nil
+	}
+	m.cov.mu.Lock()
+	defer m.cov.mu.Unlock()
+	r := &Reduction{Transitions: m.red.Size()}
+	for _, sc := range m.cov.scratches {
+		r.States += sc.States
+		r.FullyExpanded += sc.Full
+	}
+	return r
+}
+
+// porExpander expands a state's stubborn set: it collects every
+// successor, asks the reducer which transitions to keep, and emits
+// those, checking on every edge that spec's Progress measure increases
+// (the acyclicity the visibility argument needs).
+type porExpander struct {
+	*expander
+	sc      *stubborn.Scratch
+	labels  []spec.Action
+	ends    []int // end of each successor's encoding in arena
+	arena   []byte
+	keep    []bool
+	from    spec.Progress
+	bad     error
+	collect func(spec.Action, *spec.State)
+}
+
+func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
+	if e.collect == nil {
+		e.collect = func(a spec.Action, s *spec.State) {
+			if e.bad == nil && !e.from.Less(spec.ProgressOf(s)) {
+				e.bad = fmt.Errorf("--por: %v does not increase the progress measure, so the state graph may have a cycle and the reduction is not sound for it", a)
+			}
+			e.labels = append(e.labels, a)
+			e.arena = e.m.spec.Encode(e.arena, s)
+			e.ends = append(e.ends, len(e.arena))
+		}
+	}
+	e.labels, e.ends, e.arena, e.bad = e.labels[:0], e.ends[:0], e.arena[:0], nil
+	e.from = spec.ProgressOf(&e.cur)
+	e.m.spec.Next(&e.cur, &e.scratch, e.collect)
+	if e.bad != nil {
+		panic(e.bad)
+	}
+	if cap(e.keep) < len(e.labels) {
+		e.keep = make([]bool, len(e.labels))
+	}
+	e.keep = e.keep[:len(e.labels)]
+	if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
+		panic(err)
+	}
+	start := 0
+	for i, a := range e.labels {
+		end := e.ends[i]
+		if e.keep[i] {
+			e.fired[a.Kind]++
+			emit(ToLabel(a), e.arena[start:end], nil)
+		}
+		start = end
+	}
+}
