@@ -8,6 +8,7 @@ import (
 	"github.com/bkcheck/bkcheck/bugs"
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/regress"
 	"github.com/bkcheck/bkcheck/spec"
 )
@@ -26,50 +27,86 @@ func TestPORSameVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases = append(cases, bugs.Cases()...)
+	cases = append(cases, porCases()...)
 	compared, reduced, refused := 0, 0, 0
 	for _, c := range cases {
 		if c.Expect.Slow && !testtier.IsLong() {
 			continue
 		}
-		por := c.Config
-		por.POR, por.Symmetry = true, spec.Symmetry{}
-		por.Dir, por.Store = "", check.StoreMem
-		por.EnsureDefaults()
-		if err := por.Validate(); err != nil {
-			if !strings.Contains(err.Error(), "por") {
-				t.Fatalf("%s: %v", c.Label(), err)
-			}
-			refused++
-			continue // the reduction does not cover the case
-		}
 		full := c.Config
 		full.Dir, full.Store = "", check.StoreMem
-		want, err := check.Run(context.Background(), full)
-		if err != nil {
-			t.Fatalf("%s: %v", c.Label(), err)
+		var want *check.Report
+		syms := []spec.Symmetry{full.Symmetry}
+		if full.Symmetry != (spec.Symmetry{}) {
+			syms = append(syms, spec.Symmetry{})
 		}
-		got, err := check.Run(context.Background(), por)
-		if err != nil {
-			t.Fatalf("%s --por: %v", c.Label(), err)
-		}
-		compared++
-		if got.Status != want.Status || inv(got) != inv(want) {
-			t.Errorf("%s: %s %q with --por, %s %q without", c.Label(), got.Status, inv(got), want.Status, inv(want))
-			continue
-		}
-		if got.Trace != nil {
-			if err := check.Replay(got.Trace); err != nil {
-				t.Errorf("%s: the --por counterexample does not replay: %v", c.Label(), err)
+		for _, sym := range syms {
+			por := full
+			por.POR, por.Symmetry = true, sym
+			por.EnsureDefaults()
+			if err := por.Validate(); err != nil {
+				if !strings.Contains(err.Error(), "por") {
+					t.Fatalf("%s: %v", c.Label(), err)
+				}
+				refused++
+				break // the reduction does not cover the case
 			}
+			if want == nil {
+				if want, err = check.Run(context.Background(), full); err != nil {
+					t.Fatalf("%s: %v", c.Label(), err)
+				}
+			}
+			got, err := check.Run(context.Background(), por)
+			if err != nil {
+				t.Fatalf("%s --por: %v", c.Label(), err)
+			}
+			compared++
+			if got.Status != want.Status || inv(got) != inv(want) {
+				t.Errorf("%s --por --symmetry %v: %s %q, and %s %q without --por", c.Label(), sym, got.Status, inv(got), want.Status, inv(want))
+				continue
+			}
+			if got.Trace != nil {
+				if err := check.Replay(got.Trace); err != nil {
+					t.Errorf("%s --symmetry %v: the --por counterexample does not replay: %v", c.Label(), sym, err)
+				}
+			}
+			if sym == full.Symmetry && got.Distinct < want.Distinct {
+				reduced++
+			}
+			t.Logf("%s --symmetry %v: %s; %d states with --por, %d without (symmetry %v)", c.Label(), sym, got.Status, got.Distinct, want.Distinct, full.Symmetry)
 		}
-		if got.Distinct < want.Distinct && want.Config.Symmetry == (spec.Symmetry{}) {
-			reduced++
-		}
-		t.Logf("%s: %s; %d states with --por, %d without (symmetry %v)", c.Label(), got.Status, got.Distinct, want.Distinct, want.Config.Symmetry)
 	}
-	t.Logf("%d cases compared, %d of them reduced, %d refused", compared, reduced, refused)
-	if compared < 5 || reduced == 0 {
-		t.Errorf("%d cases compared, %d reduced: the test proves too little", compared, reduced)
+	t.Logf("%d runs compared, %d of them reduced, %d cases refused", compared, reduced, refused)
+	if compared < 10 || reduced < 5 {
+		t.Errorf("%d runs compared, %d reduced: the test proves too little", compared, reduced)
+	}
+}
+
+// porCases are models where the reduction has something to do (a
+// reliable network, terminal-state properties), added to the suite's.
+func porCases() []regress.Case {
+	p := func(b, w, a, entries int, reliable bool) spec.Params {
+		q := spec.DefaultParams()
+		q.Bookies, q.WriteQuorum, q.AckQuorum, q.Entries, q.ReliableNetwork = b, w, a, entries, reliable
+		return q
+	}
+	cfg := func(mc check.ModelConfig) check.Config {
+		c := check.DefaultConfig()
+		c.ModelConfig = mc
+		return c
+	}
+	both := spec.Symmetry{Bookies: true, Clients: true}
+	return []regress.Case{
+		{File: "por", Name: "reliable-b3-w3-a2", Config: cfg(check.ModelConfig{Params: p(3, 3, 2, 1, true)})},
+		{File: "por", Name: "reliable-b3-w3-a2-e2-symmetry", Config: cfg(check.ModelConfig{Params: p(3, 3, 2, 2, true), Symmetry: both})},
+		{File: "por", Name: "reliable-b3-w3-a2-below-qw", Config: cfg(check.ModelConfig{Params: p(3, 3, 2, 1, true), Invariants: []string{"EntriesReachWriteQuorum"}})},
+		{File: "por", Name: "b2-w2-a1-terminal", Config: cfg(check.ModelConfig{Params: p(2, 2, 1, 1, false), Invariants: []string{"none"},
+			Settings: properties.Settings{Terminal: []string{"any=true"}}})},
+		{File: "por", Name: "gwq-reliable-b3-w3-a2-terminal", Config: cfg(check.ModelConfig{Params: func() spec.Params {
+			q := p(3, 3, 2, 1, true)
+			q.Variant = spec.VariantGWQ
+			return q
+		}(), Invariants: []string{"EntriesReachWriteQuorum"}})},
 	}
 }
 

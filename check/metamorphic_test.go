@@ -116,3 +116,42 @@ func TestMetamorphic(t *testing.T) {
 		}
 	}
 }
+
+// TestPORMetamorphic: a search with --por gives the same result (every
+// count, the depth, the verdict and the counterexample) with 1 and 2
+// workers, in memory and on disk, with and without symmetry in each.
+func TestPORMetamorphic(t *testing.T) {
+	reliable := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, ReliableNetwork: true}
+	lossy := spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
+	for _, mc := range []ModelConfig{
+		{Params: reliable, POR: true},
+		{Params: reliable, POR: true, Symmetry: spec.Symmetry{Bookies: true, Clients: true}},
+		{Params: lossy, POR: true, Invariants: []string{"EntriesReachWriteQuorum"}},
+		{Params: lossy, POR: true, Invariants: []string{"EntriesReachWriteQuorum"}, Symmetry: spec.Symmetry{Bookies: true, Clients: true}},
+	} {
+		var first *Report
+		for _, store := range []string{StoreMem, StoreBadger} {
+			for _, workers := range []int{1, 2} {
+				cfg := Config{ModelConfig: mc, Parallel: Parallel{Workers: workers}}
+				if store == StoreBadger {
+					cfg.Store, cfg.Dir, cfg.Memory = StoreBadger, t.TempDir(), 160<<20
+				}
+				rep, err := Run(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Reduction == nil || rep.Reduction.States == 0 {
+					t.Fatalf("%s: no reduction reported", mc.Describe())
+				}
+				if first == nil {
+					first = rep
+					continue
+				}
+				if diff := cmp.Diff(first.Result, rep.Result, sameResult); diff != "" {
+					t.Errorf("%s --symmetry %v, store %s, %d workers: differs from the first run:\n%s", mc.Describe(), mc.Symmetry, store, workers, diff)
+				}
+			}
+		}
+		t.Logf("%s --symmetry %v --por: %s, %d states", mc.Describe(), mc.Symmetry, first.Status, first.Distinct)
+	}
+}

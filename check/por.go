@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/schema"
@@ -22,9 +23,6 @@ import (
 func (c ModelConfig) validatePOR(probs *schema.Problems) {
 	if !c.POR {
 		return
-	}
-	if c.Symmetry != (spec.Symmetry{}) {
-		probs.Add("por", "cannot be combined with --symmetry yet (the set chosen in a state must then not depend on how it is labelled)")
 	}
 	if len(c.Eventually)+len(c.Probe)+len(c.Constraint) > 0 {
 		probs.Add("por", "keeps terminal states and invariant violations, not what --eventually, --probe or --constraint ask about")
@@ -90,17 +88,31 @@ func (m *Model) reduction() *Reduction {
 // porExpander expands a state's stubborn set: it collects every
 // successor, asks the reducer which transitions to keep, and emits
 // those, checking on every edge that spec's Progress measure increases
-// (the acyclicity the visibility argument needs).
+// (the acyclicity the visibility argument needs). With symmetry the set
+// is chosen in the canonical form of the state and relabelled back, so
+// that the choice is the same for every state of an orbit (Emerson, Jha
+// and Peled, "Combining partial order and symmetry reductions", TACAS
+// 1997): the reduced quotient is then a function of the orbits, whichever
+// state of one the search holds.
 type porExpander struct {
 	*expander
 	sc      *stubborn.Scratch
 	labels  []spec.Action
 	ends    []int // end of each successor's encoding in arena
 	arena   []byte
+	keyEnds []int // with symmetry: end of each successor's canonical key in keys
+	keys    []byte
 	keep    []bool
 	from    spec.Progress
 	bad     error
 	collect func(spec.Action, *spec.State)
+
+	// With symmetry: the canonical state, its transitions and those kept.
+	canonical    spec.State
+	canonLabels  []spec.Action
+	canonKeep    []bool
+	kept         []spec.Action
+	collectLabel func(spec.Action, *spec.State)
 }
 
 func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
@@ -112,28 +124,70 @@ func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
 			e.labels = append(e.labels, a)
 			e.arena = e.m.spec.Encode(e.arena, s)
 			e.ends = append(e.ends, len(e.arena))
+			if e.canon != nil {
+				e.keys = append(e.keys, e.canon.Canonical(s)...)
+				e.keyEnds = append(e.keyEnds, len(e.keys))
+			}
+		}
+		e.collectLabel = func(a spec.Action, _ *spec.State) { e.canonLabels = append(e.canonLabels, a) }
+	}
+	var rl spec.Relabelling
+	if e.canon != nil {
+		// Choose in the canonical state, before the successors' keys
+		// are computed (Canonical's Last is the latest call's).
+		if err := e.m.spec.Decode(e.canon.Canonical(&e.cur), &e.canonical); err != nil {
+			panic(err)
+		}
+		rl = e.canon.Last()
+		e.canonLabels = e.canonLabels[:0]
+		e.m.spec.Next(&e.canonical, &e.scratch, e.collectLabel)
+		e.canonKeep = resize(e.canonKeep, len(e.canonLabels))
+		if err := e.sc.Choose(&e.canonical, e.canonLabels, e.canonKeep); err != nil {
+			panic(err)
+		}
+		e.kept = e.kept[:0]
+		for i, a := range e.canonLabels {
+			if e.canonKeep[i] {
+				e.kept = append(e.kept, a)
+			}
 		}
 	}
-	e.labels, e.ends, e.arena, e.bad = e.labels[:0], e.ends[:0], e.arena[:0], nil
+	e.labels, e.ends, e.arena, e.keyEnds, e.keys, e.bad = e.labels[:0], e.ends[:0], e.arena[:0], e.keyEnds[:0], e.keys[:0], nil
 	e.from = spec.ProgressOf(&e.cur)
 	e.m.spec.Next(&e.cur, &e.scratch, e.collect)
 	if e.bad != nil {
 		panic(e.bad)
 	}
-	if cap(e.keep) < len(e.labels) {
-		e.keep = make([]bool, len(e.labels))
+	e.keep = resize(e.keep, len(e.labels))
+	if e.canon == nil {
+		if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
+			panic(err)
+		}
+	} else {
+		for i, a := range e.labels {
+			e.keep[i] = slices.Contains(e.kept, rl.Action(a))
+		}
 	}
-	e.keep = e.keep[:len(e.labels)]
-	if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
-		panic(err)
-	}
-	start := 0
+	start, kstart := 0, 0
 	for i, a := range e.labels {
 		end := e.ends[i]
+		var key []byte
+		if e.canon != nil {
+			key = e.keys[kstart:e.keyEnds[i]]
+			kstart = e.keyEnds[i]
+		}
 		if e.keep[i] {
 			e.fired[a.Kind]++
-			emit(ToLabel(a), e.arena[start:end], nil)
+			emit(ToLabel(a), e.arena[start:end], key)
 		}
 		start = end
 	}
+}
+
+// resize returns b with length n, reusing its array when large enough.
+func resize(b []bool, n int) []bool {
+	if cap(b) < n {
+		return make([]bool, n)
+	}
+	return b[:n]
 }

@@ -360,7 +360,30 @@ type Canonicalizer struct {
 	csig           [MaxClients]uint64
 	border, corder []int8 // ids sorted by signature
 	rl             relabeller
+	bestPm         permutation // the relabelling that gave best
 	tried          int
+}
+
+// Relabelling renames bookies and clients: the one that turns a state
+// into its canonical form (Canonicalizer.Last).
+type Relabelling struct{ pm permutation }
+
+// Last returns the relabelling that turned the state of the last call
+// to Canonical into the canonical form returned.
+func (c *Canonicalizer) Last() Relabelling { return Relabelling{c.bestPm} }
+
+// Action returns the label transition a has once its state is
+// relabelled: the same transition of the relabelled state (the model is
+// symmetric under the relabellings a Canonicalizer uses).
+func (r Relabelling) Action(a Action) Action {
+	if a.Client >= 0 {
+		a.Client = r.pm.cp[a.Client]
+	}
+	if a.Bookie >= 0 {
+		a.Bookie = r.pm.bp[a.Bookie]
+	}
+	a.Lost = r.pm.bookies(a.Lost)
+	return a
 }
 
 // NewCanonicalizer prepares a canonicalizer for sym.
@@ -571,6 +594,7 @@ func (c *Canonicalizer) permuteGroups(s *State, pos int, first bool) bool {
 		c.tried++
 		if len(c.best) == 0 || bytes.Compare(c.buf, c.best) < 0 {
 			c.best, c.buf = c.buf, c.best
+			c.bestPm = c.rl.pm
 		}
 		return false
 	}
