@@ -69,6 +69,12 @@ func TestPORSameVerdict(t *testing.T) {
 				if err := check.Replay(got.Trace); err != nil {
 					t.Errorf("%s --symmetry %v: the --por counterexample does not replay: %v", c.Label(), sym, err)
 				}
+				// Breadth-first without --por gives a shortest one.
+				g, w := len(got.Violation.Trace), len(want.Violation.Trace)
+				if g < w {
+					t.Errorf("%s --symmetry %v: a counterexample of %d states with --por, shorter than the shortest (%d)", c.Label(), sym, g, w)
+				}
+				t.Logf("%s --symmetry %v: counterexample of %d states with --por, %d without", c.Label(), sym, g, w)
 			}
 			if sym == full.Symmetry && got.Distinct < want.Distinct {
 				reduced++

@@ -117,3 +117,41 @@ func BenchmarkExpand(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPOR runs whole searches with and without --por, one worker,
+// and reports distinct states, the time per distinct state and the
+// whole search's time (docs/performance.md, Partial-order reduction).
+func BenchmarkPOR(b *testing.B) {
+	reliable := spec.Params{Bookies: 3, Clients: 2, Ensemble: 3, WriteQuorum: 3, AckQuorum: 2, Entries: 2, Inflight: 1, ReliableNetwork: true}
+	tlc := spec.Params{Bookies: 2, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1}
+	both := spec.Symmetry{Bookies: true, Clients: true}
+	models := []struct {
+		name string
+		mc   ModelConfig
+	}{
+		{"reliable-b3-w3-a2-e2", ModelConfig{Params: reliable}},
+		{"reliable-b3-w3-a2-e2-terminal", ModelConfig{Params: reliable, Invariants: []string{"none"}}},
+		{"reliable-b3-w3-a2-e2-symmetry", ModelConfig{Params: reliable, Symmetry: both}},
+		{"tlc-b2-w2-a1", ModelConfig{Params: tlc}},
+	}
+	for _, m := range models {
+		for _, por := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/por=%v", m.name, por), func(b *testing.B) {
+				mc := m.mc
+				mc.POR = por
+				var rep *Report
+				for i := 0; i < b.N; i++ {
+					var err error
+					rep, err = Run(context.Background(), Config{ModelConfig: mc, Parallel: Parallel{Workers: 1}})
+					if err != nil || rep.Status != explorer.OK {
+						b.Fatal(err, rep.Status)
+					}
+				}
+				perState := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(rep.Distinct)
+				b.ReportMetric(float64(rep.Distinct), "states")
+				b.ReportMetric(perState, "ns/state")
+				b.ReportMetric(1e9/perState, "states/s")
+			})
+		}
+	}
+}

@@ -161,7 +161,8 @@ func keptOf(red *Reduced, bad []bool) (n int) {
 // TestBounds prints the estimate for docs/performance.md (long tier): the
 // states a stubborn-set search with the measured relations keeps, for
 // terminal-state properties (no visibility), for the shipped invariants
-// without TypeOK, and for all three.
+// without TypeOK, and for all three; then what --por keeps, for terminal
+// states and for the shipped invariants.
 func TestBounds(t *testing.T) {
 	if !testtier.IsLong() {
 		t.Skip("long tier: " + testtier.Env + "=1")
@@ -180,6 +181,28 @@ func TestBounds(t *testing.T) {
 			}
 			red := Reduce(g, r)
 			line += fmt.Sprintf(" %d (%.2f×, %d fully expanded)", red.States, float64(len(g.States))/float64(red.States), red.FullyExpanded)
+		}
+		// The declared reduction (--por): terminal states only, then the
+		// shipped invariants (TypeOK is field-wise: it adds nothing).
+		line += "; --por:"
+		inv, err := invariants.Lookup(invariants.Default)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reads spec.PropertyReads
+		for _, i := range inv {
+			reads = reads.Union(*i.Reads)
+		}
+		for _, rd := range []*spec.PropertyReads{nil, &reads} {
+			sr, err := stubborn.New(g.Model, rd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			red, err := ReduceStubborn(g, sr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line += fmt.Sprintf(" %d (%.2f×)", red.States, float64(len(g.States))/float64(red.States))
 		}
 		t.Log(line)
 	}

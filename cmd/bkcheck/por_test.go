@@ -1,0 +1,26 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPORFromTheCommandLine: --por reports what it did, and refuses
+// what it does not cover, every problem at once, with exit 2.
+func TestPORFromTheCommandLine(t *testing.T) {
+	code, out, errOut := runArgs(t, "check", "--bookies", "3", "-w", "3", "-a", "2", "--reliable-network", "--por")
+	if code != exitOK || !strings.Contains(out, "21417 distinct states") || !strings.Contains(out, "Partial-order reduction (--por): ") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runArgs(t, "check", "--por", "--crashes", "1", "--probe", "p=true")
+	for _, want := range []string{"--por: keeps terminal states and invariant violations, not what --eventually, --probe or --constraint ask about",
+		"--por: the partial-order reduction covers the TLA+ spec's actions"} {
+		if code != exitUsage || !strings.Contains(errOut, want) {
+			t.Errorf("exit %d, want %q in:\n%s%s", code, want, out, errOut)
+		}
+	}
+	code, _, errOut = runArgs(t, "check", "--model", "v4.13", "--por")
+	if code != exitUsage || !strings.Contains(errOut, "--por: does not apply to --model v4.13") {
+		t.Errorf("v4.13: exit %d:\n%s", code, errOut)
+	}
+}
