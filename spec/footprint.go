@@ -142,11 +142,19 @@ func (f *Footprints) Store(b int) int { return b }
 // Fence is bookie b's fence bit.
 func (f *Footprints) Fence(b int) int { return f.p.Bookies + b }
 
-// Client is client c's record but its status, LAC and pending adds.
+// Client is client c's record but its status, LAC, pending adds,
+// fragments and recovery progress (its LAP, confirmations, LAFR and
+// metadata version).
 func (f *Footprints) Client(c int) int { return 2*f.p.Bookies + c }
 
-// ClientPending is client c's pending add ops.
-func (f *Footprints) ClientPending(c int) int { return f.Meta() + 3 + c }
+// ClientPending is client c's pending add ops, ClientFragments its
+// fragments, and ClientRecovery its recovery's progress (phase, the entry
+// it reads, the responses, the fenced bookies, the last recoverable
+// entry, the recovery ensemble): parts of a client that few of its steps
+// write, so that a guard reading one of them needs only those steps.
+func (f *Footprints) ClientPending(c int) int   { return f.Meta() + 3 + c }
+func (f *Footprints) ClientFragments(c int) int { return f.Meta() + 3 + f.p.Clients + c }
+func (f *Footprints) ClientRecovery(c int) int  { return f.Meta() + 3 + 2*f.p.Clients + c }
 
 // ClientStatus is client c's status, and ClientLAC its LAC: what the
 // invariants read of a client, written by fewer transitions than the
@@ -169,7 +177,7 @@ func (f *Footprints) Meta() int          { return 2*f.p.Bookies + 4*f.p.Clients 
 func (f *Footprints) MetaFragments() int { return f.Meta() + 1 }
 func (f *Footprints) MetaEnd() int       { return f.Meta() + 2 }
 
-func (f *Footprints) msgBase() int { return f.Meta() + 3 + f.p.Clients }
+func (f *Footprints) msgBase() int { return f.Meta() + 3 + 3*f.p.Clients }
 
 // addRejected is the slot type of add responses that reject the add
 // (success FALSE): a slot of their own, apart from the confirmations,
@@ -272,19 +280,29 @@ func (f *Footprints) Of(a Action) Footprint {
 	respLost := a.Lost != 0
 	v := p.variant()
 	if c >= 0 && !a.Kind.bookieStep() {
-		// Every client step reads its own record (its status first);
-		// those that change the status or the LAC write the view.
-		x.read(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c))
-		if a.Kind.writesPending() {
+		// Every client step reads its own record (its status first)
+		// and writes what clientWrites says.
+		x.read(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c))
+		w := clientWrites[a.Kind]
+		if w&wCore != 0 {
+			x.write(f.Client(c))
+		}
+		if w&wPending != 0 {
 			x.write(f.ClientPending(c))
 		}
-		if a.Kind.writesClientStatus() {
+		if w&wFragments != 0 {
+			x.write(f.ClientFragments(c))
+		}
+		if w&wRecovery != 0 {
+			x.write(f.ClientRecovery(c))
+		}
+		if w&wStatus != 0 {
 			x.write(f.ClientStatus(c))
 			if a.Kind != ClientStartsRecovery && a.Kind != ClientReceivesRecoveryReadResponse {
 				x.write(f.ClientClass(c))
 			}
 		}
-		if a.Kind.writesClientLAC() {
+		if w&wLAC != 0 {
 			x.write(f.ClientLAC(c))
 		}
 	}
@@ -323,9 +341,8 @@ func (f *Footprints) Of(a Action) Footprint {
 			x.write(f.inflight(c, b, e))
 		}
 	case ClientCreatesLedger, ClientClosesLedgerSuccess, RecoveryClientClosesLedger:
-		x.read(f.Client(c))
 		x.readMeta()
-		x.write(f.Client(c), f.Meta())
+		x.write(f.Meta())
 		if a.Kind != ClientClosesLedgerSuccess {
 			x.write(f.MetaFragments())
 		}
@@ -333,19 +350,12 @@ func (f *Footprints) Of(a Action) Footprint {
 			x.write(f.MetaEnd())
 		}
 	case ClientClosesLedgerFail:
-		x.read(f.Client(c))
 		x.readMeta()
-		x.write(f.Client(c))
 	case ClientSendsAddEntryRequests, ClientResendsPendingAddOp:
-		x.read(f.Client(c))
-		x.write(f.Client(c))
 		x.sentToAny(AddEntryRequest, false, c, e, a.Lost)
 	case RecoveryClientSendsPendingAddOp:
-		x.read(f.Client(c))
-		x.write(f.Client(c))
 		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
 	case ClientWritesBackEntry:
-		x.read(f.Client(c))
 		for b := 0; b < p.Bookies; b++ {
 			for e2 := 1; e2 <= p.Entries; e2++ {
 				x.read(f.sent(AddEntryRequest, true, c, b, e2)) // notSentWrite
@@ -354,8 +364,6 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
 	case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, RecoveryClientReceivesAddConfirmedResponse:
 		rec := a.Kind == RecoveryClientReceivesAddConfirmedResponse
-		x.read(f.Client(c))
-		x.write(f.Client(c))
 		if a.Kind == ClientReceivesAddFencedResponse {
 			x.received(addRejected, rec, c, b, e)
 		} else {
@@ -366,9 +374,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.earliest(addRejected, rec, c, b, e)
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
 		rec := a.Kind == RecoveryClientChangesEnsemble
-		x.read(f.Client(c))
 		x.readMeta()
-		x.write(f.Client(c))
 		if !rec {
 			x.write(f.Meta(), f.MetaFragments())
 		}
@@ -383,26 +389,20 @@ func (f *Footprints) Of(a Action) Footprint {
 			}
 		}
 	case ClientStartsRecovery:
-		x.read(f.Client(c))
 		x.readMeta()
-		x.write(f.Client(c), f.Meta())
+		x.write(f.Meta())
 		x.sentToAny(FenceRequest, false, c, 0, a.Lost)
 	case ClientReceivesFencingReadLacResponse:
-		x.read(f.Client(c))
-		x.write(f.Client(c))
 		x.received(FenceResponse, false, c, b, 0)
 	case ClientSendsRecoveryReadRequests:
-		x.read(f.Client(c))
 		x.readMeta()
-		x.write(f.Client(c))
 		x.sentToAny(ReadRequest, false, c, e, a.Lost)
 		for b := 0; b < p.Bookies; b++ {
 			x.write(f.inflight(c, b, e))
 		}
 	case ClientReceivesRecoveryReadResponse:
-		x.read(f.Client(c))
 		x.readMeta()
-		x.write(f.Client(c), f.inflight(c, b, e))
+		x.write(f.inflight(c, b, e))
 		x.received(ReadResponse, false, c, b, e)
 		for b := 0; b < p.Bookies; b++ {
 			for e2 := 1; e2 < f.entries; e2++ {
@@ -434,36 +434,34 @@ func (k ActionKind) bookieStep() bool {
 	return false
 }
 
-// writesClientStatus reports whether a client step of this kind may
-// change the client's status, and writesClientLAC its LAC.
-func (k ActionKind) writesClientStatus() bool {
-	switch k {
-	case ClientCreatesLedger, ClientReceivesAddFencedResponse, ClientClosesLedgerSuccess,
-		ClientClosesLedgerFail, ClientStartsRecovery, ClientReceivesRecoveryReadResponse,
-		RecoveryClientClosesLedger:
-		return true
-	}
-	return false
-}
+// What a client step of each kind may write of its client.
+const (
+	wCore = 1 << iota
+	wStatus
+	wLAC
+	wPending
+	wFragments
+	wRecovery
+)
 
-// writesPending reports whether a client step of this kind may change
-// the client's pending add ops.
-func (k ActionKind) writesPending() bool {
-	switch k {
-	case ClientSendsAddEntryRequests, ClientReceivesAddConfirmedResponse, RecoveryClientReceivesAddConfirmedResponse,
-		ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp, ClientReceivesRecoveryReadResponse:
-		return true
-	}
-	return false
-}
-
-func (k ActionKind) writesClientLAC() bool {
-	switch k {
-	case ClientReceivesAddConfirmedResponse, ClientReceivesFencingReadLacResponse,
-		RecoveryClientReceivesAddConfirmedResponse:
-		return true
-	}
-	return false
+var clientWrites = [numActionKinds]uint8{
+	ClientCreatesLedger:                        wCore | wStatus | wFragments,
+	ClientSendsAddEntryRequests:                wCore | wPending,
+	ClientReceivesAddConfirmedResponse:         wCore | wLAC | wPending,
+	ClientReceivesAddFencedResponse:            wStatus,
+	ClientChangesEnsemble:                      wCore | wFragments,
+	ClientResendsPendingAddOp:                  wPending,
+	ClientClosesLedgerSuccess:                  wCore | wStatus,
+	ClientClosesLedgerFail:                     wCore | wStatus,
+	ClientStartsRecovery:                       wCore | wStatus | wFragments | wRecovery,
+	ClientReceivesFencingReadLacResponse:       wCore | wLAC | wRecovery,
+	ClientSendsRecoveryReadRequests:            wRecovery,
+	ClientReceivesRecoveryReadResponse:         wCore | wStatus | wPending | wRecovery,
+	ClientWritesBackEntry:                      0,
+	RecoveryClientReceivesAddConfirmedResponse: wCore | wLAC | wPending,
+	RecoveryClientChangesEnsemble:              wCore | wFragments,
+	RecoveryClientSendsPendingAddOp:            wPending,
+	RecoveryClientClosesLedger:                 wCore | wStatus,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -607,7 +605,7 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, o
 	// send whose guard fails needs its client (or the metadata its
 	// targets come from) to change.
 	own := func(meta bool) VarSet {
-		vs.add(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c))
+		vs.add(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c))
 		if meta {
 			vs.add(f.Meta(), f.MetaFragments(), f.MetaEnd())
 		}
@@ -616,15 +614,18 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, o
 	cl := &s.Clients[c]
 	// pendingOf: a pending op of entry e (that must be re-sent, with
 	// resend), which the client's pending ops and current fragment say.
+	// An op is created in the current fragment, so one comes to need a
+	// re-send only when the client's fragments change.
 	pendingOf := func(resend bool) bool {
 		for _, op := range cl.PendingList() {
 			if int(op.Entry.ID) == e && (!resend || cl.needsResend(op)) {
 				return true
 			}
 		}
-		vs.add(f.ClientPending(c))
 		if resend {
-			vs.add(f.Client(c))
+			vs.add(f.ClientFragments(c))
+		} else {
+			vs.add(f.ClientPending(c))
 		}
 		return false
 	}
@@ -653,7 +654,7 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, o
 		}
 		return own(false), true
 	case ClientWritesBackEntry:
-		if status(StatusInRecovery) || !pendingOf(false) || !is(cl.RecoveryPhase == ReadWritePhase, f.Client(c)) {
+		if status(StatusInRecovery) || !pendingOf(false) || !is(cl.RecoveryPhase == ReadWritePhase, f.ClientRecovery(c)) {
 			return vs, true
 		}
 		return own(false), true
@@ -662,7 +663,7 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, o
 		// fencing coverage, the entry it reads next.
 		ok := cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable == Nil && cl.CurrReadEntry == Nil ||
 			cl.RecoveryPhase == FencingPhase && (&gen{p: f.p}).fenceCovered(cl)
-		if status(StatusInRecovery) || !is(ok && cl.LAP+1 == a.Entry, f.Client(c)) {
+		if status(StatusInRecovery) || !is(ok && cl.LAP+1 == a.Entry, f.ClientRecovery(c), f.Client(c)) {
 			return vs, true
 		}
 		return own(true), true
@@ -673,7 +674,7 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, o
 		return own(true), true
 	case RecoveryClientClosesLedger:
 		if status(StatusInRecovery) || !is(s.MetaStatus == StatusInRecovery, metaVars...) ||
-			!is(cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable != Nil, f.Client(c)) ||
+			!is(cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable != Nil, f.ClientRecovery(c)) ||
 			!is(cl.NumPending == 0, f.ClientPending(c)) {
 			return vs, true
 		}
