@@ -133,6 +133,7 @@ func BenchmarkPOR(b *testing.B) {
 		{"reliable-b3-w3-a2-e2-terminal", ModelConfig{Params: reliable, Invariants: []string{"none"}}},
 		{"reliable-b3-w3-a2-e2-symmetry", ModelConfig{Params: reliable, Symmetry: both}},
 		{"tlc-b2-w2-a1", ModelConfig{Params: tlc}},
+		{"tlc-b2-w2-a1-terminal", ModelConfig{Params: tlc, Invariants: []string{"none"}}},
 	}
 	for _, m := range models {
 		for _, por := range []bool{false, true} {
