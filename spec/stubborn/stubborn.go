@@ -42,7 +42,7 @@ import (
 // a Scratch.
 type Reducer struct {
 	fps      *spec.Footprints
-	universe []spec.Action
+	universe []spec.Action // a label for each node: transitions that differ only in their loss pattern
 	index    map[spec.Action]int32
 	fp       []spec.Footprint
 	reads    *spec.PropertyReads
@@ -51,6 +51,7 @@ type Reducer struct {
 	visLAC   []bitset // visLAC[c]: transitions writing client c's LAC
 	words    int
 	p        spec.Params
+	labels   int // transitions declared (the universe's labels)
 
 	mu       sync.Mutex                 // guards computing a conflict relation
 	conflict []atomic.Pointer[[]bitset] // by fenced bookies (a bit mask): conflict[t]
@@ -79,19 +80,43 @@ func NewOver(m *spec.Model, reads *spec.PropertyReads, universe []spec.Action) (
 	return newFrom(fps, m.P, reads, universe), nil
 }
 
-func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, universe []spec.Action) *Reducer {
-	r := &Reducer{fps: fps, universe: universe, reads: reads, p: p, conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
+func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, labels []spec.Action) *Reducer {
+	r := &Reducer{fps: fps, reads: reads, p: p, labels: len(labels), conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
+	// The transitions that differ only in which messages are lost (or, for
+	// an ensemble change, which bookies it replaces) are one node: they
+	// read and write the same variables but for the lost and live flags,
+	// so each conflicts with every other, and a stubborn set holds all or
+	// none of them. A node's footprint is its members' union; Dead and
+	// Necessary do not depend on the loss pattern, so the first member
+	// stands for the node.
+	r.index = make(map[spec.Action]int32, len(labels))
+	node := map[spec.Action]int32{}
+	for _, a := range labels {
+		key := a
+		key.Lost = 0
+		i, ok := node[key]
+		if !ok {
+			i = int32(len(r.universe))
+			node[key] = i
+			r.universe = append(r.universe, a)
+			r.fp = append(r.fp, spec.Footprint{Reads: fps.NewSet(), Writes: fps.NewSet(), Sets: fps.NewSet()})
+		}
+		r.index[a] = i
+		f, u := fps.Of(a), &r.fp[i]
+		for w := range f.Reads {
+			u.Reads[w] |= f.Reads[w]
+			// Set-only in the node if set-only in every member writing it.
+			u.Sets[w] = (u.Sets[w] | f.Sets[w]) &^ (u.Writes[w] &^ u.Sets[w]) &^ (f.Writes[w] &^ f.Sets[w])
+			u.Writes[w] |= f.Writes[w]
+		}
+	}
 	n := len(r.universe)
 	r.words = (n + 63) / 64
-	r.index = make(map[spec.Action]int32, n)
-	r.fp = make([]spec.Footprint, n)
 	r.writers = make([]bitset, fps.NumVars())
 	for v := range r.writers {
 		r.writers[v] = make(bitset, r.words)
 	}
-	for i, a := range r.universe {
-		r.index[a] = int32(i)
-		r.fp[i] = fps.Of(a)
+	for i := range r.universe {
 		for v := range fps.NumVars() {
 			if r.fp[i].Writes.Has(v) {
 				r.writers[v].set(i)
@@ -129,8 +154,8 @@ func (r *Reducer) writing(vs spec.VarSet) bitset {
 	return b
 }
 
-// Size is the number of transitions in the universe.
-func (r *Reducer) Size() int { return len(r.universe) }
+// Size is the number of transitions declared (the universe's labels).
+func (r *Reducer) Size() int { return r.labels }
 
 // conflicts returns the conflict relation in s: with the fences of its
 // fenced bookies frozen, computed on first use.
