@@ -87,8 +87,9 @@ func (m *Model) reduction() *Reduction {
 
 // porExpander expands a state's stubborn set: it collects every
 // successor, asks the reducer which transitions to keep, and emits
-// those, checking on every edge that spec's Progress measure increases
-// (the acyclicity the visibility argument needs). With symmetry the set
+// those, checking on every edge it emits that spec's Progress measure
+// increases (the acyclicity of the reduced graph, which the argument
+// needs). With symmetry the set
 // is chosen in the canonical form of the state and relabelled back, so
 // that the choice is the same for every state of an orbit (Emerson, Jha
 // and Peled, "Combining partial order and symmetry reductions", TACAS
@@ -100,88 +101,101 @@ type porExpander struct {
 	labels  []spec.Action
 	ends    []int // end of each successor's encoding in arena
 	arena   []byte
-	keyEnds []int // with symmetry: end of each successor's canonical key in keys
-	keys    []byte
 	keep    []bool
 	from    spec.Progress
 	bad     error
 	collect func(spec.Action, *spec.State)
 
-	// With symmetry: the canonical state, its transitions and those kept.
-	canonical    spec.State
-	canonLabels  []spec.Action
-	canonKeep    []bool
-	kept         []spec.Action
-	collectLabel func(spec.Action, *spec.State)
+	// With symmetry: the canonical form of the loaded state, its
+	// transitions, those chosen, and the relabelling to it.
+	canonical                 spec.State
+	canonLabels, kept         []spec.Action
+	rl                        spec.Relabelling
+	collectCanon, collectKept func(spec.Action, *spec.State)
 }
 
 func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
+	if e.canon != nil {
+		e.symmetricSuccessors(emit)
+		return
+	}
 	if e.collect == nil {
 		e.collect = func(a spec.Action, s *spec.State) {
 			if e.bad == nil && !e.from.Less(spec.ProgressOf(s)) {
-				e.bad = fmt.Errorf("--por: %v does not increase the progress measure, so the state graph may have a cycle and the reduction is not sound for it", a)
+				e.bad = progressError(a)
 			}
 			e.labels = append(e.labels, a)
 			e.arena = e.m.spec.Encode(e.arena, s)
 			e.ends = append(e.ends, len(e.arena))
-			if e.canon != nil {
-				e.keys = append(e.keys, e.canon.Canonical(s)...)
-				e.keyEnds = append(e.keyEnds, len(e.keys))
-			}
-		}
-		e.collectLabel = func(a spec.Action, _ *spec.State) { e.canonLabels = append(e.canonLabels, a) }
-	}
-	var rl spec.Relabelling
-	if e.canon != nil {
-		// Choose in the canonical state, before the successors' keys
-		// are computed (Canonical's Last is the latest call's).
-		if err := e.m.spec.Decode(e.canon.Canonical(&e.cur), &e.canonical); err != nil {
-			panic(err)
-		}
-		rl = e.canon.Last()
-		e.canonLabels = e.canonLabels[:0]
-		e.m.spec.Next(&e.canonical, &e.scratch, e.collectLabel)
-		e.canonKeep = resize(e.canonKeep, len(e.canonLabels))
-		if err := e.sc.Choose(&e.canonical, e.canonLabels, e.canonKeep); err != nil {
-			panic(err)
-		}
-		e.kept = e.kept[:0]
-		for i, a := range e.canonLabels {
-			if e.canonKeep[i] {
-				e.kept = append(e.kept, a)
-			}
 		}
 	}
-	e.labels, e.ends, e.arena, e.keyEnds, e.keys, e.bad = e.labels[:0], e.ends[:0], e.arena[:0], e.keyEnds[:0], e.keys[:0], nil
+	e.labels, e.ends, e.arena, e.bad = e.labels[:0], e.ends[:0], e.arena[:0], nil
 	e.from = spec.ProgressOf(&e.cur)
 	e.m.spec.Next(&e.cur, &e.scratch, e.collect)
 	if e.bad != nil {
 		panic(e.bad)
 	}
 	e.keep = resize(e.keep, len(e.labels))
-	if e.canon == nil {
-		if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
-			panic(err)
-		}
-	} else {
-		for i, a := range e.labels {
-			e.keep[i] = slices.Contains(e.kept, rl.Action(a))
-		}
+	if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
+		panic(err)
 	}
-	start, kstart := 0, 0
+	start := 0
 	for i, a := range e.labels {
 		end := e.ends[i]
-		var key []byte
-		if e.canon != nil {
-			key = e.keys[kstart:e.keyEnds[i]]
-			kstart = e.keyEnds[i]
-		}
 		if e.keep[i] {
 			e.fired[a.Kind]++
-			emit(ToLabel(a), e.arena[start:end], key)
+			emit(ToLabel(a), e.arena[start:end], nil)
 		}
 		start = end
 	}
+}
+
+// symmetricSuccessors is Successors under symmetry: the set is chosen
+// in the canonical form Y = π(X) of the loaded state X, and X's
+// successors by the transitions π⁻¹ of those chosen go out (the model is
+// symmetric, so they are what Y's chosen successors are to Y). Running
+// the model on X as well costs less than relabelling Y's successors back.
+func (e *porExpander) symmetricSuccessors(emit func(explorer.Action, []byte, []byte)) {
+	if e.collectCanon == nil {
+		e.collectCanon = func(a spec.Action, _ *spec.State) { e.canonLabels = append(e.canonLabels, a) }
+		e.collectKept = func(a spec.Action, s *spec.State) {
+			if !slices.Contains(e.kept, e.rl.Action(a)) {
+				return // not chosen: neither encoded nor canonicalised
+			}
+			if e.bad == nil && !e.from.Less(spec.ProgressOf(s)) {
+				e.bad = progressError(a)
+			}
+			e.fired[a.Kind]++
+			e.buf = e.m.spec.Encode(e.buf[:0], s)
+			e.emitNext(ToLabel(a), e.buf, e.canon.Canonical(s))
+		}
+	}
+	if err := e.m.spec.Decode(e.canon.Canonical(&e.cur), &e.canonical); err != nil {
+		panic(err)
+	}
+	e.rl = e.canon.Last()
+	e.canonLabels = e.canonLabels[:0]
+	e.m.spec.Next(&e.canonical, &e.scratch, e.collectCanon)
+	e.keep = resize(e.keep, len(e.canonLabels))
+	if err := e.sc.Choose(&e.canonical, e.canonLabels, e.keep); err != nil {
+		panic(err)
+	}
+	e.kept = e.kept[:0]
+	for i, a := range e.canonLabels {
+		if e.keep[i] {
+			e.kept = append(e.kept, a)
+		}
+	}
+	e.from, e.bad, e.emitNext = spec.ProgressOf(&e.cur), nil, emit
+	e.m.spec.Next(&e.cur, &e.scratch, e.collectKept)
+	e.emitNext = nil
+	if e.bad != nil {
+		panic(e.bad)
+	}
+}
+
+func progressError(a spec.Action) error {
+	return fmt.Errorf("--por: %v does not increase the progress measure, so the state graph may have a cycle and the reduction is not sound for it", a)
 }
 
 // resize returns b with length n, reusing its array when large enough.

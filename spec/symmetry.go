@@ -372,6 +372,22 @@ type Relabelling struct{ pm permutation }
 // to Canonical into the canonical form returned.
 func (c *Canonicalizer) Last() Relabelling { return Relabelling{c.bestPm} }
 
+// Inverse returns the relabelling that undoes r.
+func (r Relabelling) Inverse() Relabelling {
+	var inv Relabelling
+	for b, nb := range r.pm.bp {
+		inv.pm.bp[nb] = int8(b)
+	}
+	for c, nc := range r.pm.cp {
+		inv.pm.cp[nc] = int8(c)
+	}
+	return inv
+}
+
+// Relabel writes into dst the state s relabelled by r (dst's message
+// buffer is reused).
+func (m *Model) Relabel(dst, s *State, r Relabelling) { m.permute(dst, s, &r.pm) }
+
 // Action returns the label transition a has once its state is
 // relabelled: the same transition of the relabelled state (the model is
 // symmetric under the relabellings a Canonicalizer uses).
