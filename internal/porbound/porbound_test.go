@@ -2,6 +2,7 @@ package porbound
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/internal/testtier"
@@ -58,8 +59,15 @@ func params(bookies, w, a int, reliable bool) spec.Params {
 	return p
 }
 
+// graphs caches the explored graphs: several tests walk the same models
+// (read-only).
+var graphs sync.Map // spec.Params.String() -> *Graph
+
 func explore(t *testing.T, p spec.Params) *Graph {
 	t.Helper()
+	if g, ok := graphs.Load(p.String()); ok {
+		return g.(*Graph)
+	}
 	g, err := Explore(p, 5_000_000)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +75,7 @@ func explore(t *testing.T, p spec.Params) *Graph {
 	if !Acyclic(g) {
 		t.Fatalf("%+v: the graph has a cycle", p)
 	}
+	graphs.Store(p.String(), g)
 	return g
 }
 
