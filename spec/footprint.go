@@ -735,12 +735,32 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, o
 		if status(StatusInRecovery) || noLive(ReadResponse, false) {
 			return vs, true
 		}
-	case ClientChangesEnsemble:
-		if status(StatusOpen) {
+	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
+		// The node of every replaced set: disabled for all of them. A
+		// change needs a timed-out bookie of the current ensemble: with
+		// none, a loss to or from one of them (or a new ensemble).
+		rec := a.Kind == RecoveryClientChangesEnsemble
+		want := StatusOpen
+		if rec {
+			want = StatusInRecovery
+		}
+		if status(want) || !is(cl.NoPendingResends(), f.ClientPending(c)) {
 			return vs, true
 		}
-	case RecoveryClientChangesEnsemble:
-		if status(StatusInRecovery) {
+		cf, _ := cl.CurrFragment()
+		timedOut := false
+		for b := 0; b < f.p.Bookies; b++ {
+			timedOut = timedOut || cf.Ensemble.Has(b) && s.WriteTimeoutForBookie(c, b, rec)
+		}
+		if !timedOut {
+			vs.add(f.ClientFragments(c))
+			for b := 0; b < f.p.Bookies; b++ {
+				for e := 1; cf.Ensemble.Has(b) && e <= f.p.Entries; e++ {
+					for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
+						vs.add(f.lost(t, rec, c, b, e))
+					}
+				}
+			}
 			return vs, true
 		}
 	}
