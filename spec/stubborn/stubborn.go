@@ -68,18 +68,6 @@ func New(m *spec.Model, reads *spec.PropertyReads) (*Reducer, error) {
 	return newFrom(fps, m.P, reads, fps.Universe()), nil
 }
 
-// NewOver is New with the universe given: the transitions that can fire
-// in a whole graph, say, for a test that measures what the declared
-// universe costs. A reduction over a smaller universe than the declared
-// one is sound only for that graph.
-func NewOver(m *spec.Model, reads *spec.PropertyReads, universe []spec.Action) (*Reducer, error) {
-	fps, ok := m.Footprints()
-	if !ok {
-		return nil, fmt.Errorf("no footprints for this model")
-	}
-	return newFrom(fps, m.P, reads, universe), nil
-}
-
 func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, labels []spec.Action) *Reducer {
 	r := &Reducer{fps: fps, reads: reads, p: p, labels: len(labels), conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
 	// The transitions that differ only in which messages are lost (or, for
@@ -369,7 +357,6 @@ func (sc *Scratch) closure(seed, limit int) int {
 type bitset []uint64
 
 func (b bitset) set(i int)      { b[i/64] |= 1 << uint(i%64) }
-func (b bitset) clear1(i int)   { b[i/64] &^= 1 << uint(i%64) }
 func (b bitset) has(i int) bool { return b[i/64]&(1<<uint(i%64)) != 0 }
 func (b bitset) or(c bitset) {
 	for i := range b {
