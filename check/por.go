@@ -38,7 +38,8 @@ func (c ModelConfig) validatePOR(probs *schema.Problems) {
 
 // porReads is what the invariants c checks read: nil when it checks
 // only terminal states (and deadlock), everything when one of them does
-// not declare what it reads (TypeOK, a CEL invariant).
+// not declare what it reads (a CEL invariant; a built-in without Reads,
+// such as the probes over faults).
 func (c ModelConfig) porReads(m *Model) *spec.PropertyReads {
 	var reads *spec.PropertyReads
 	union := func(r spec.PropertyReads) {
