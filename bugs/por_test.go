@@ -2,7 +2,6 @@ package bugs_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/bugs"
@@ -27,6 +26,7 @@ func TestPORSameVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases = append(cases, bugs.Cases()...)
+	cases = append(cases, bugs.FindingCases()...)
 	cases = append(cases, porCases()...)
 	compared, reduced, refused := 0, 0, 0
 	for _, c := range cases {
@@ -41,50 +41,47 @@ func TestPORSameVerdict(t *testing.T) {
 			syms = append(syms, spec.Symmetry{})
 		}
 		for _, sym := range syms {
-			por := full
-			por.POR, por.Symmetry = true, sym
-			por.EnsureDefaults()
-			if err := por.Validate(); err != nil {
-				if !strings.Contains(err.Error(), "por") {
-					t.Fatalf("%s: %v", c.Label(), err)
-				}
-				refused++
-				break // the reduction does not cover the case
-			}
 			if want == nil {
+				probe := full
+				probe.POR = true
+				probe.EnsureDefaults()
+				if probe.Validate() != nil {
+					break // refused or invalid: regress.POR tells which
+				}
 				if want, err = check.Run(context.Background(), full); err != nil {
 					t.Fatalf("%s: %v", c.Label(), err)
 				}
 			}
-			got, err := check.Run(context.Background(), por)
-			if err != nil {
+			got, drifts, covered, err := regress.POR(context.Background(), c, want, sym)
+			switch {
+			case err != nil:
 				t.Fatalf("%s --por: %v", c.Label(), err)
-			}
-			compared++
-			if got.Status != want.Status || inv(got) != inv(want) {
-				t.Errorf("%s --por --symmetry %v: %s %q, and %s %q without --por", c.Label(), sym, got.Status, inv(got), want.Status, inv(want))
+			case !covered:
+				refused++
 				continue
 			}
-			if got.Trace != nil {
-				if err := check.Replay(got.Trace); err != nil {
-					t.Errorf("%s --symmetry %v: the --por counterexample does not replay: %v", c.Label(), sym, err)
-				}
-				// Breadth-first without --por gives a shortest one.
-				g, w := len(got.Violation.Trace), len(want.Violation.Trace)
-				if g < w {
-					t.Errorf("%s --symmetry %v: a counterexample of %d states with --por, shorter than the shortest (%d)", c.Label(), sym, g, w)
-				}
-				t.Logf("%s --symmetry %v: counterexample of %d states with --por, %d without", c.Label(), sym, g, w)
+			compared++
+			for _, d := range drifts {
+				t.Errorf("%s --por --symmetry %v: %s", c.Label(), sym, d)
 			}
 			if sym == full.Symmetry && got.Distinct < want.Distinct {
 				reduced++
 			}
+			if got.Trace != nil {
+				t.Logf("%s --symmetry %v: counterexample of %d states with --por, %d without", c.Label(), sym, len(got.Violation.Trace), len(want.Violation.Trace))
+			}
 			t.Logf("%s --symmetry %v: %s; %d states with --por, %d without (symmetry %v)", c.Label(), sym, got.Status, got.Distinct, want.Distinct, full.Symmetry)
+		}
+		if want == nil {
+			if _, _, covered, err := regress.POR(context.Background(), c, nil, full.Symmetry); err != nil || covered {
+				t.Fatalf("%s: --por refused by validation but not by regress.POR (%v)", c.Label(), err)
+			}
+			refused++
 		}
 	}
 	t.Logf("%d runs compared, %d of them reduced, %d cases refused", compared, reduced, refused)
-	if compared < 10 || reduced < 5 {
-		t.Errorf("%d runs compared, %d reduced: the test proves too little", compared, reduced)
+	if compared < 10 || reduced < 5 || refused < 10 {
+		t.Errorf("%d runs compared, %d reduced, %d refused: the test proves too little", compared, reduced, refused)
 	}
 }
 
@@ -114,11 +111,4 @@ func porCases() []regress.Case {
 			return q
 		}(), Invariants: []string{"EntriesReachWriteQuorum"}})},
 	}
-}
-
-func inv(r *check.Report) string {
-	if r.Violation == nil {
-		return ""
-	}
-	return r.Violation.Invariant
 }

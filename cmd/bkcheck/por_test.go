@@ -24,3 +24,31 @@ func TestPORFromTheCommandLine(t *testing.T) {
 		t.Errorf("v4.13: exit %d:\n%s", code, errOut)
 	}
 }
+
+// TestRegressPOR: bkcheck regress --por runs the cases --por covers with
+// it too, and says how many.
+func TestRegressPOR(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "por.toml", `
+[runs.reliable]
+bookies = 3
+write-quorum = 3
+ack-quorum = 2
+reliable-network = true
+expect-status = "ok"
+expect-distinct = 41333
+
+[runs.crash]
+bookies = 1
+write-quorum = 1
+ack-quorum = 1
+crashes = 1
+expect-status = "violation"
+`)
+	code, out, errOut := runArgs(t, "regress", "--no-bugs", "--por", dir)
+	for _, want := range []string{"ok    por.toml:reliable --por: ok, 21417 distinct (1.93× fewer)", "2 cases run, 0 drifted, 0 slow cases skipped; 1 of them also run with --por"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("exit %d, want %q in:\n%s%s", code, want, out, errOut)
+		}
+	}
+}
