@@ -31,7 +31,7 @@ func (c ModelConfig) validatePOR(probs *schema.Problems) {
 	if err != nil {
 		return // Params.Validate reports it
 	}
-	if _, err := stubborn.New(m, nil); err != nil {
+	if err := stubborn.Covers(m); err != nil {
 		probs.Add("por", "%v", err)
 	}
 }

@@ -1,7 +1,5 @@
 package spec
 
-import "math/bits"
-
 // This file declares, for a partial-order reduction, what each transition
 // may read and write. A transition is an Action label; its footprint must
 // hold in every state, so it over-approximates what the action's code in
@@ -59,14 +57,6 @@ func (s VarSet) Meets(t VarSet) bool {
 	return false
 }
 
-// Len is the number of variables in the set.
-func (s VarSet) Len() (n int) {
-	for _, w := range s {
-		n += bits.OnesCount64(w)
-	}
-	return n
-}
-
 // Footprint is what a transition may read (its guard and its effect),
 // write, and set: a set variable is a flag the transition only ever
 // turns on (a bookie's fence), which two transitions can both do in
@@ -75,24 +65,17 @@ type Footprint struct{ Reads, Writes, Sets VarSet }
 
 // Conflicts reports whether two transitions may be dependent: one writes
 // what the other reads or writes, other than both setting a flag.
-func (f Footprint) Conflicts(g Footprint) bool {
-	if f.Writes.Meets(g.Reads) || g.Writes.Meets(f.Reads) {
-		return true
-	}
-	for i := range f.Writes {
-		if f.Writes[i]&g.Writes[i]&^(f.Sets[i]&g.Sets[i]) != 0 {
-			return true
-		}
-	}
-	return false
-}
+func (f Footprint) Conflicts(g Footprint) bool { return f.ConflictsOutside(g, nil) }
 
-// ConflictsOutside is Conflicts ignoring the variables of frozen: ones
-// no transition can change any more, whose writes are then no-ops that
-// commute with everything (Frozen).
+// ConflictsOutside is Conflicts ignoring the variables of frozen (nil:
+// none): ones no transition can change any more, whose writes are then
+// no-ops that commute with everything (Frozen).
 func (f Footprint) ConflictsOutside(g Footprint, frozen VarSet) bool {
 	for i := range f.Writes {
-		fw, gw := f.Writes[i]&^frozen[i], g.Writes[i]&^frozen[i]
+		fw, gw := f.Writes[i], g.Writes[i]
+		if frozen != nil {
+			fw, gw = fw&^frozen[i], gw&^frozen[i]
+		}
 		if fw&g.Reads[i] != 0 || gw&f.Reads[i] != 0 || fw&gw&^(f.Sets[i]&g.Sets[i]) != 0 {
 			return true
 		}

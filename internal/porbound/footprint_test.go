@@ -179,30 +179,31 @@ func TestDeadAndNecessary(t *testing.T) {
 		if checked == 0 {
 			t.Errorf("%+v: %d dead, %d necessary sets checked: the test checks nothing", p, dead, checked)
 		}
-		term, err := stubborn.New(g.Model, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		decl, err := ReduceStubborn(g, term)
-		if err != nil {
-			t.Fatal(err)
-		}
+		decl := reduceDeclared(t, g, nil)
 		for s := range g.States {
 			if g.Terminal(int32(s)) && !decl.Reached[s] {
 				t.Errorf("%s: terminal state %d not reached by the declared reduction", p, s)
 			}
 		}
-		invs, err := stubborn.New(g.Model, &spec.PropertyReads{MetaFragments: true, MetaEnd: true, Stores: true, ClientClass: true, ClientLAC: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		vis, err := ReduceStubborn(g, invs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		vis := reduceDeclared(t, g, &spec.PropertyReads{MetaFragments: true, MetaEnd: true, Stores: true, ClientClass: true, ClientLAC: true})
 		t.Logf("%s: %d states; %d dead pairs, %d necessary sets checked; declared keeps %d (terminal only), %d (invariants)",
 			p, len(g.States), dead, checked, decl.States, vis.States)
 	}
+}
+
+// reduceDeclared searches g with the reduction --por runs, for
+// properties reading reads (nil: terminal states only).
+func reduceDeclared(t *testing.T, g *Graph, reads *spec.PropertyReads) *Reduced {
+	t.Helper()
+	r, err := stubborn.New(g.Model, reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := ReduceStubborn(g, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return red
 }
 
 // exploreDeclared explores p's whole graph and returns its footprints.

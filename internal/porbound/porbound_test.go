@@ -8,7 +8,6 @@ import (
 	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec/invariants"
-	"github.com/bkcheck/bkcheck/spec/stubborn"
 )
 
 // What the shipped invariants read (TypeOK, NoDivergenceBetweenClientAndMetaData,
@@ -142,14 +141,7 @@ func TestViolationKept(t *testing.T) {
 
 	// The declared reduction (--por), with what the invariant declares
 	// it reads.
-	sr, err := stubborn.New(g.Model, inv[0].Reads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dred, err := ReduceStubborn(g, sr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dred := reduceDeclared(t, g, inv[0].Reads)
 	kept = keptOf(dred, bad)
 	if kept == 0 {
 		t.Errorf("declared reduction: %d violating states in the full graph, none in the reduced one (%d states)", full, dred.States)
@@ -203,14 +195,7 @@ func TestBounds(t *testing.T) {
 			reads = reads.Union(*i.Reads)
 		}
 		for _, rd := range []*spec.PropertyReads{nil, &reads} {
-			sr, err := stubborn.New(g.Model, rd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			red, err := ReduceStubborn(g, sr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			red := reduceDeclared(t, g, rd)
 			line += fmt.Sprintf(" %d (%.2f×)", red.States, float64(len(g.States))/float64(red.States))
 		}
 		t.Log(line)

@@ -28,6 +28,7 @@
 package stubborn
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -63,10 +64,21 @@ type Reducer struct {
 func New(m *spec.Model, reads *spec.PropertyReads) (*Reducer, error) {
 	fps, ok := m.Footprints()
 	if !ok {
-		return nil, fmt.Errorf("the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network), not faults, ledger deletion, the split add check or the Java add path")
+		return nil, errNotCovered
 	}
 	return newFrom(fps, m.P, reads, fps.Universe()), nil
 }
+
+// Covers reports, as New would, whether the reduction covers m, without
+// preparing it.
+func Covers(m *spec.Model) error {
+	if _, ok := m.Footprints(); !ok {
+		return errNotCovered
+	}
+	return nil
+}
+
+var errNotCovered = errors.New("the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network), not faults, ledger deletion, the split add check or the Java add path")
 
 func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, labels []spec.Action) *Reducer {
 	r := &Reducer{fps: fps, reads: reads, p: p, labels: len(labels), conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
