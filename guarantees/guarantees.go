@@ -110,16 +110,32 @@ const (
 	DefaultMaxStates = 15_000_000
 )
 
-// oneLoss is the constraint of the third search an open question gets,
-// where messages can be lost: at most one lost message. A constraint only
-// stops the search from expanding states, so a counterexample it finds is
-// a behaviour of the question's model, the shortest among those losing
-// at most one message; and where it ends exhaustive, the question is
-// answered for every behaviour that loses at most one message. Most
-// counterexamples here need one lost message or none (the recovery reads
-// of docs/model.md wait for every read in flight), and the bound removes
-// the loss patterns that multiply every send.
-const oneLoss = "AtMostOneLoss=size(messages.filter(m, m.count == -1)) <= 1"
+// The loss ladder: an open question where messages can be lost gets
+// searches of the behaviours that lose at most k messages, k = 1, 2, ...,
+// each a CEL constraint (lossConstraint). A constraint only stops the
+// search from expanding states, so a counterexample one finds is a
+// behaviour of the question's model, the shortest among those losing at
+// most k messages; and where one ends exhaustive, the question is
+// answered for every behaviour that loses at most k messages, and the
+// next k is tried. Most counterexamples here need one lost message or
+// none (the recovery reads of docs/model.md wait for every read in
+// flight), and the bound removes the loss patterns that multiply every
+// send. These searches are bounded by RestrictedFactor times the
+// question's bound: their spaces are narrower, and deeper (the E = 5,
+// Qw = 3, Qa = 2 crash with journalWriteData=false and the deferred
+// check loses an entry with one lost message at depth 24, after 62
+// million orbits).
+const (
+	RestrictedFactor = 5
+	// MaxLosses caps the ladder: a proof for every behaviour that loses
+	// at most this many messages ends it.
+	MaxLosses = 8
+)
+
+// lossConstraint keeps the behaviours that lose at most k messages.
+func lossConstraint(k int) string {
+	return fmt.Sprintf("AtMost%dLost=size(messages.filter(m, m.count == -1)) <= %d", k, k)
+}
 
 // Options shape a regeneration.
 type Options struct {
@@ -153,16 +169,19 @@ type answer struct {
 	symmetric bool   // searched up to symmetry: distinct counts orbits
 	simulated bool   // the counterexample comes from random simulation
 	walks     int64  // random walks tried after an inconclusive search
-	// The searches of the behaviours that lose at most one message
-	// (oneLoss: after inconclusive walks) and of those that lose none (a
-	// reliable network: after a oneLoss search that ended at its bound).
-	oneLoss, noLoss restrictedSearch
+	// The loss ladder's searches (losses[k-1]: the behaviours that lose
+	// at most k messages; after inconclusive walks) and the search of
+	// those that lose none (a reliable network: after a first rung that
+	// ended at its bound).
+	losses []restrictedSearch
+	noLoss restrictedSearch
 }
 
 // restrictedSearch is what a search of a subset of the behaviours found:
 // its verdict ("" if it did not run), its size and depth, and whether the
 // answer's counterexample is its.
 type restrictedSearch struct {
+	k        int // at most k lost messages (0: none, a reliable network)
 	status   string
 	distinct int64
 	depth    int
@@ -215,35 +234,40 @@ func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer
 			a.status, a.simulated, tr = sr.Status.String(), true, sr.Trace
 		}
 	}
-	// restrict searches the behaviours rc keeps, if the question is still
-	// open, and takes its counterexample.
-	restrict := func(rs *restrictedSearch, rc check.Config) error {
-		if a.status != explorer.Unknown.String() {
-			return nil
-		}
+	// restrict searches the behaviours rc keeps, within the restricted
+	// bound, and takes its counterexample.
+	restrict := func(k int, rc check.Config) (restrictedSearch, error) {
+		rc.MaxStates = RestrictedFactor * g.opt.MaxStates
 		r, err := run(rc)
 		if err != nil {
-			return err
+			return restrictedSearch{}, err
 		}
-		rs.status, rs.distinct, rs.depth = r.Status.String(), r.Distinct, r.Depth
+		rs := restrictedSearch{k: k, status: r.Status.String(), distinct: r.Distinct, depth: r.Depth}
 		if r.Status == explorer.Violation {
 			a.status, rs.found, tr = r.Status.String(), true, r.Trace
 		}
-		return nil
+		return rs, nil
 	}
-	if !mc.ReliableNetwork {
-		lc := cfg
-		lc.Constraint = append(append([]string{}, mc.Constraint...), oneLoss)
-		if err := restrict(&a.oneLoss, lc); err != nil {
-			return answer{}, err
+	if !mc.ReliableNetwork && a.status == explorer.Unknown.String() {
+		for k := 1; k <= MaxLosses; k++ {
+			lc := cfg
+			lc.Constraint = append(append([]string{}, mc.Constraint...), lossConstraint(k))
+			rs, err := restrict(k, lc)
+			if err != nil {
+				return answer{}, err
+			}
+			a.losses = append(a.losses, rs)
+			if rs.status != explorer.OK.String() {
+				break
+			}
 		}
-		// Still open at the bound: the behaviours that lose no message
-		// (--reliable-network: only sends to a crashed bookie are lost),
-		// a smaller space again.
-		if a.oneLoss.status == explorer.Unknown.String() {
+		// The first rung ended at its bound: the behaviours that lose no
+		// message (--reliable-network: only sends to a crashed bookie
+		// are lost), a smaller space again.
+		if a.losses[0].status == explorer.Unknown.String() {
 			nc := cfg
 			nc.ReliableNetwork = true
-			if err := restrict(&a.noLoss, nc); err != nil {
+			if a.noLoss, err = restrict(0, nc); err != nil {
 				return answer{}, err
 			}
 		}
@@ -260,11 +284,10 @@ func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer
 		if a.walks > 0 {
 			how += fmt.Sprintf(", then %s random walks", group(a.walks))
 		}
-		if a.oneLoss.status != "" {
-			how += fmt.Sprintf(", then %s distinct with at most one loss (%s)", group(a.oneLoss.distinct), a.oneLoss.status)
-		}
-		if a.noLoss.status != "" {
-			how += fmt.Sprintf(", then %s distinct with none (%s)", group(a.noLoss.distinct), a.noLoss.status)
+		for _, rs := range append(a.losses, a.noLoss) {
+			if rs.status != "" {
+				how += fmt.Sprintf(", then %s distinct losing at most %d (%s)", group(rs.distinct), rs.k, rs.status)
+			}
 		}
 		g.opt.Report(fmt.Sprintf("%-26s %-9s %s, %.1f s", id, a.status, how, time.Since(start).Seconds()))
 	}
@@ -276,13 +299,26 @@ func (a answer) traceNote() string {
 	if a.simulated {
 		return fmt.Sprintf("%d-state trace from random simulation, not necessarily the shortest", a.length)
 	}
-	if a.oneLoss.found {
-		return fmt.Sprintf("%d-state trace, the shortest that loses at most one message", a.length)
-	}
-	if a.noLoss.found {
-		return fmt.Sprintf("%d-state trace, the shortest that loses no message", a.length)
+	for _, rs := range append(a.losses, a.noLoss) {
+		if rs.found && rs.k == 0 {
+			return fmt.Sprintf("%d-state trace, the shortest that loses no message", a.length)
+		}
+		if rs.found {
+			return fmt.Sprintf("%d-state trace, the shortest that loses at most %s", a.length, lossWords(rs.k))
+		}
 	}
 	return fmt.Sprintf("%d-state trace", a.length)
+}
+
+// lossWords is "no message", "one message", "2 messages".
+func lossWords(k int) string {
+	switch k {
+	case 0:
+		return "no message"
+	case 1:
+		return "one message"
+	}
+	return fmt.Sprintf("%d messages", k)
 }
 
 func (a answer) link(text string) string {
@@ -304,26 +340,58 @@ func (a answer) scope() string {
 	if a.walks > 0 {
 		open += fmt.Sprintf(", nor in %s random walks", group(a.walks))
 	}
-	open += a.restricted(a.oneLoss, "loses at most one message", "", "at most one message", fmt.Sprintf(" (depth %d)", a.oneLoss.depth))
-	open += a.restricted(a.noLoss, "loses no message", " other than those sent to a crashed bookie", "no message", "")
-	return open
+	return open + a.ladder()
 }
 
-// restricted is what the search of the behaviours that lose at most one
-// message (or none) adds to an open answer's scope: a proof for those
-// behaviours, or how far it got.
-func (a answer) restricted(rs restrictedSearch, proved, provedTail, losing, unknownTail string) string {
-	states := group(rs.distinct) + " states"
+// ladder is what the loss ladder and the no-loss search add to an open
+// answer's scope: a proof for the behaviours that lose at most k messages
+// (the largest k proved, with each rung's size), and how far the first
+// unproved rung got.
+func (a answer) ladder() string {
+	unit := " states"
 	if a.symmetric {
-		states = group(rs.distinct) + " orbits"
+		unit = " orbits"
 	}
-	switch rs.status {
-	case "ok":
-		return fmt.Sprintf("; **proved for every behaviour that %s**%s (exhaustive, %s)", proved, provedTail, states)
-	case "unknown":
-		return fmt.Sprintf(", nor within %s losing %s%s", states, losing, unknownTail)
+	var b strings.Builder
+	var proved []restrictedSearch
+	for _, rs := range a.losses {
+		if rs.status == explorer.OK.String() {
+			proved = append(proved, rs)
+		}
 	}
-	return ""
+	if n := len(proved); n > 0 {
+		fmt.Fprintf(&b, "; **proved for every behaviour that loses at most %s** (exhaustive, ", lossWords(proved[n-1].k))
+		if n == 1 {
+			b.WriteString(group(proved[0].distinct) + unit + ")")
+		} else {
+			sizes, ks := make([]string, n), make([]string, n)
+			for i, rs := range proved {
+				sizes[i], ks[i] = group(rs.distinct), strconv.Itoa(rs.k)
+			}
+			fmt.Fprintf(&b, "%s%s losing at most %s messages)", list(sizes), unit, list(ks))
+		}
+	}
+	for _, rs := range append(a.losses, a.noLoss) {
+		if rs.status != explorer.Unknown.String() {
+			continue
+		}
+		fmt.Fprintf(&b, ", nor within %s%s losing at most %s", group(rs.distinct), unit, lossWords(rs.k))
+		if rs.k > 0 {
+			fmt.Fprintf(&b, " (depth %d)", rs.depth)
+		}
+	}
+	if rs := a.noLoss; rs.status == explorer.OK.String() {
+		fmt.Fprintf(&b, "; **proved for every behaviour that loses no message** other than those sent to a crashed bookie (exhaustive, %s%s)", group(rs.distinct), unit)
+	}
+	return b.String()
+}
+
+// list joins items as "a, b and c".
+func list(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // Generate runs every question and returns the page. Cancelling ctx stops
@@ -351,15 +419,16 @@ bound, which proves nothing. A question the search leaves open also gets
 %s random walks of up to %d states (`+"`bkcheck simulate --seed 1 --loss-rate %s`"+`),
 which reach deeper than the search; a counterexample found so is a real
 execution (replayed) but not necessarily the shortest. Where messages can
-be lost and the walks find nothing either, a third search, with the same
-bound, keeps only the behaviours that lose at most one message (a CEL
-constraint, `+"`%s`"+`): a counterexample it finds is a behaviour of the
-question's model, the shortest among those that lose at most one message;
-where it is exhaustive, the question is proved for every such behaviour
-and stays open only for behaviours that lose more. If that search too
-ends at its bound, a fourth keeps the behaviours that lose no message
-(`+"`--reliable-network`"+`: only what is sent to a crashed bookie is lost), with
-the same two readings.
+be lost and the walks find nothing either, a ladder of searches, each
+bounded by %s orbits (or states), keeps only the behaviours that lose at
+most k messages, k = 1, 2, … (a CEL constraint, `+"`%s`"+` for k = 1): a
+counterexample one finds is a behaviour of the question's model, the
+shortest among those that lose at most k messages; where one is
+exhaustive, the question is proved for every such behaviour, stays open
+only for behaviours that lose more, and the next k is tried (up to %d).
+If the first rung ends at its bound, a last search keeps the behaviours
+that lose no message (`+"`--reliable-network`"+`: only what is sent to a crashed
+bookie is lost), with the same two readings.
 
 **The configuration each answer holds under** is named in its question:
 the journal (`+"`journalSyncData`"+`, `+"`journalWriteData`"+`), the data-integrity
@@ -407,9 +476,9 @@ the bound then counts orbits (an orbit with b bookies stands for up to
 b!·2 states), and a proof covers every state of every orbit. The questions
 still open are those whose space is beyond reach here (4 bookies or more);
 they are not evidence of safety, and one proved only for behaviours that
-lose at most one message (or none) says nothing of those that lose more.
+lose at most k messages (or none) says nothing of those that lose more.
 
-`, group(opt.MaxStates), group(Walks), WalkLen, strconv.FormatFloat(WalkLossRate, 'g', -1, 64), oneLoss)
+`, group(opt.MaxStates), group(Walks), WalkLen, strconv.FormatFloat(WalkLossRate, 'g', -1, 64), group(RestrictedFactor*opt.MaxStates), lossConstraint(1), MaxLosses)
 	settings := opt.Settings
 	if settings == nil {
 		settings = Settings

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,73 +11,100 @@ import (
 	"github.com/bkcheck/bkcheck/internal/testtier"
 )
 
-// TestGuaranteesCurrent re-answers docs/guarantees.md's questions and
-// fails when the committed page or one of its traces is stale. The
-// searches are deterministic, so the page is a pure function of the code.
-// The long tier re-answers the first setting (E = 2, Qw = 2, Qa = 2), whose
-// section, header and footer must be exactly the committed ones; the docs
+// TestGuaranteesCurrent re-answers docs/guarantees.md's questions through
+// bkcheck guarantees and fails when the committed page or one of its
+// traces is stale. The searches are deterministic, so the page is a pure
+// function of the code. The long tier re-answers the first setting (E = 2,
+// Qw = 2, Qa = 2) with --settings into a copy of the committed page, which
+// must come out unchanged (so the splice keeps every other section as it
+// was, and the header, the footer and that section are current); the docs
 // tier (BKCHECK_DOCS=1, most of an hour) regenerates the whole page.
 func TestGuaranteesCurrent(t *testing.T) {
 	testtier.Long(t, "re-answers a setting of docs/guarantees.md: minutes")
-	opt := guarantees.Options{Report: func(line string) { t.Log(line) }}
-	if !testtier.IsDocs() {
-		opt.Settings = guarantees.Settings[:1]
-	}
-	page, err := guarantees.Generate(context.Background(), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := writePage(filepath.Join(dir, "guarantees.md"), "guarantees", page.Markdown, page.Traces, page.Unused); err != nil {
-		t.Fatal(err)
-	}
 	docs := filepath.Join("..", "..", "docs")
 	committedPage, err := os.ReadFile(filepath.Join(docs, "guarantees.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const regen = "regenerate with go run ./cmd/bkcheck guarantees --out docs/guarantees.md"
-	got, want := sections(string(page.Markdown)), sections(string(committedPage))
-	if opt.Settings == nil {
-		if string(page.Markdown) != string(committedPage) {
-			t.Errorf("docs/guarantees.md is stale: %s", regen)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "guarantees.md")
+	args := []string{"guarantees", "--out", out}
+	if !testtier.IsDocs() {
+		st := guarantees.Settings[0]
+		args = append(args, "--settings", fmt.Sprintf("%d/%d/%d", st[0], st[1], st[2]))
+		if err := os.WriteFile(out, committedPage, 0o644); err != nil {
+			t.Fatal(err)
 		}
-	} else {
-		if got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
-			t.Errorf("docs/guarantees.md's header or footer is stale: %s", regen)
-		}
-		for _, sec := range got[1 : len(got)-1] {
+	}
+	code, _, errOut := runArgs(t, args...)
+	t.Log(errOut)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d", args, code)
+	}
+	const regen = "regenerate with go run ./cmd/bkcheck guarantees --out docs/guarantees.md (or --settings E/Qw/Qa for the settings a change touches)"
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(page) != string(committedPage) {
+		got, want := sections(string(page)), sections(string(committedPage))
+		for _, sec := range got {
 			if !contains(want, sec) {
 				t.Errorf("docs/guarantees.md's section %q is stale: %s", strings.SplitN(sec, "\n", 2)[0], regen)
 			}
 		}
+		if len(got) != len(want) {
+			t.Errorf("docs/guarantees.md has %d sections, the regenerated page %d: %s", len(want), len(got), regen)
+		}
 	}
-	if len(page.Traces) == 0 {
+	written, _ := filepath.Glob(filepath.Join(dir, "traces", "guarantees", "*.itf.json"))
+	if len(written) == 0 {
 		t.Fatal("no counterexample written")
 	}
-	for name := range page.Traces {
-		b, _ := os.ReadFile(filepath.Join(dir, name))
-		c, err := os.ReadFile(filepath.Join(docs, name))
+	for _, path := range written {
+		rel, _ := filepath.Rel(dir, path)
+		b, _ := os.ReadFile(path)
+		c, err := os.ReadFile(filepath.Join(docs, rel))
 		if err != nil || string(b) != string(c) {
-			t.Errorf("docs/%s is stale: %s", name, regen)
+			t.Errorf("docs/%s is stale: %s", rel, regen)
 		}
-		if code, _, errOut := runArgs(t, "replay", filepath.Join(dir, name)); code != exitOK {
-			t.Errorf("%s does not replay: %s", name, errOut)
-		}
-	}
-	for _, name := range page.Unused {
-		if _, err := os.Stat(filepath.Join(docs, name)); err == nil {
-			t.Errorf("docs/%s is left from an earlier page: %s", name, regen)
+		if code, _, errOut := runArgs(t, "replay", path); code != exitOK {
+			t.Errorf("%s does not replay: %s", rel, errOut)
 		}
 	}
 	committed, _ := filepath.Glob(filepath.Join(docs, "traces", "guarantees", "*.itf.json"))
-	if opt.Settings == nil && len(committed) != len(page.Traces) {
-		t.Errorf("docs/traces/guarantees holds %d traces, the page links %d", len(committed), len(page.Traces))
+	if testtier.IsDocs() && len(committed) != len(written) {
+		t.Errorf("docs/traces/guarantees holds %d traces, the page links %d", len(committed), len(written))
 	}
 	for _, path := range committed {
 		if rel, _ := filepath.Rel(docs, path); !strings.Contains(string(committedPage), "("+filepath.ToSlash(rel)+")") {
-			t.Errorf("docs/%s is linked by no answer", rel)
+			t.Errorf("docs/%s is linked by no answer: %s", rel, regen)
 		}
+	}
+}
+
+// TestGuaranteesSettingsRefused: bad --settings are reported together with
+// the other problems, before any question is answered, and nothing is
+// written.
+func TestGuaranteesSettingsRefused(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "guarantees.md")
+	code, stdout, errOut := runArgs(t, "guarantees", "--out", out, "--max-states", "0", "--settings", "9/9/9,5/3,2/2/2")
+	for _, want := range []string{
+		"--max-states: must be >= 1",
+		`setting "9/9/9" is not one of the page's (2/2/2, 3/3/2, 3/3/3, 5/3/2, 5/5/2)`,
+		`setting "5/3": want E/Qw/Qa`,
+		"the page whose other sections are kept cannot be read",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code != exitUsage || stdout != "" || strings.Contains(errOut, "violation") {
+		t.Errorf("exit %d, stdout %q, stderr %s", code, stdout, errOut)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("written: %v", entries)
 	}
 }
 
