@@ -97,6 +97,7 @@ const (
 	VariantAddChecksMetadata     = "add-checks-metadata"
 	VariantCallbacksAfterUnset   = "callbacks-after-unset"
 	VariantAwaitPreBootCheck     = "await-preboot-check"
+	VariantBothFenceFixes        = "await-preboot-check-durable-fence"
 	VariantCollectKeepsFence     = "collect-keeps-fence"
 	VariantSkipChangeNoFailed    = "skip-change-without-failed"
 )
@@ -192,6 +193,14 @@ var Variants = []Variant{
 		Source:             "server/EmbeddedServer, waiting for DataIntegrityCheck.runPreBootCheck before the bookie starts (today the future is not awaited)",
 		RecoveryReadsFence: true,
 		AwaitPreBootCheck:  true,
+	},
+	{
+		Name:               VariantBothFenceFixes,
+		Description:        "await-preboot-check and durable-fence-reply together: a restart after an unclean shutdown runs the data-integrity check before the bookie serves, and every fencing read is answered only once its fence record is in the journal. Awaiting the check alone leaves a crash that loses a fence answered with NoSuchEntry, which the check cannot restore once recovery has closed the ledger (it fences open ledgers only)",
+		Source:             "server/EmbeddedServer waiting for DataIntegrityCheck.runPreBootCheck, and proto/ReadEntryProcessor.processPacket with the wait of handleReadResultForFenceRead on every path",
+		RecoveryReadsFence: true,
+		AwaitPreBootCheck:  true,
+		DurableFenceReply:  true,
 	},
 	{
 		Name:                VariantCallbacksAfterUnset,
