@@ -7,6 +7,7 @@ package guarantees
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -284,7 +285,7 @@ func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer
 		if a.walks > 0 {
 			how += fmt.Sprintf(", then %s random walks", group(a.walks))
 		}
-		for _, rs := range append(a.losses, a.noLoss) {
+		for _, rs := range a.restricted() {
 			if rs.status != "" {
 				how += fmt.Sprintf(", then %s distinct losing at most %d (%s)", group(rs.distinct), rs.k, rs.status)
 			}
@@ -299,7 +300,7 @@ func (a answer) traceNote() string {
 	if a.simulated {
 		return fmt.Sprintf("%d-state trace from random simulation, not necessarily the shortest", a.length)
 	}
-	for _, rs := range append(a.losses, a.noLoss) {
+	for _, rs := range a.restricted() {
 		if rs.found && rs.k == 0 {
 			return fmt.Sprintf("%d-state trace, the shortest that loses no message", a.length)
 		}
@@ -308,6 +309,12 @@ func (a answer) traceNote() string {
 		}
 	}
 	return fmt.Sprintf("%d-state trace", a.length)
+}
+
+// restricted is the answer's restricted searches: the ladder's rungs,
+// then the no-loss search.
+func (a answer) restricted() []restrictedSearch {
+	return append(slices.Clip(a.losses), a.noLoss)
 }
 
 // lossWords is "no message", "one message", "2 messages".
@@ -371,7 +378,7 @@ func (a answer) ladder() string {
 			fmt.Fprintf(&b, "%s%s losing at most %s messages)", list(sizes), unit, list(ks))
 		}
 	}
-	for _, rs := range append(a.losses, a.noLoss) {
+	for _, rs := range a.restricted() {
 		if rs.status != explorer.Unknown.String() {
 			continue
 		}
@@ -488,7 +495,7 @@ lose at most k messages (or none) says nothing of those that lose more.
 			return nil, err
 		}
 	}
-	b.WriteString(`## Not covered
+	b.WriteString(footerHeading + `
 
 - Availability is asked with the failures in place before the entry is
   sent; failures during a ledger's life in every interleaving would need a

@@ -38,6 +38,9 @@ func settingList() string {
 	return strings.Join(l, ", ")
 }
 
+// footerHeading opens the page's footer, after the settings' sections.
+const footerHeading = "## Not covered"
+
 // heading is the first line of a setting's section.
 func heading(st [3]int) string {
 	return fmt.Sprintf("## E = %d, Qw = %d, Qa = %d\n", st[0], st[1], st[2])
@@ -84,7 +87,7 @@ func split(page string) pageParts {
 		}
 	}
 	footer := len(page)
-	if i := strings.Index(page, "\n## Not covered\n"); i >= 0 {
+	if i := strings.Index(page, "\n"+footerHeading+"\n"); i >= 0 {
 		footer = i + 1
 	}
 	cuts = append(cuts, footer)
