@@ -134,6 +134,9 @@ func (m *Model) NewExpander() explorer.Expander {
 	case m.red != nil:
 		pe := &porExpander{expander: e, sc: m.red.NewScratch()}
 		m.cov.scratches = append(m.cov.scratches, pe.sc)
+		if e.canon != nil {
+			return &symPORExpander{porExpander: pe}
+		}
 		return pe
 	case e.canon != nil:
 		return symExpander{e}

@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/schema"
@@ -90,12 +89,7 @@ func (m *Model) reduction() *Reduction {
 // successor, asks the reducer which transitions to keep, and emits
 // those, checking on every edge it emits that spec's Progress measure
 // increases (the acyclicity of the reduced graph, which the argument
-// needs). With symmetry the set
-// is chosen in the canonical form of the state and relabelled back, so
-// that the choice is the same for every state of an orbit (Emerson, Jha
-// and Peled, "Combining partial order and symmetry reductions", TACAS
-// 1997): the reduced quotient is then a function of the orbits, whichever
-// state of one the search holds.
+// needs). With symmetry it is a symPORExpander.
 type porExpander struct {
 	*expander
 	sc      *stubborn.Scratch
@@ -106,20 +100,9 @@ type porExpander struct {
 	from    spec.Progress
 	bad     error
 	collect func(spec.Action, *spec.State)
-
-	// With symmetry: the canonical form of the loaded state, its
-	// transitions, those chosen, and the relabelling to it.
-	canonical                 spec.State
-	canonLabels, kept         []spec.Action
-	rl                        spec.Relabelling
-	collectCanon, collectKept func(spec.Action, *spec.State)
 }
 
 func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
-	if e.canon != nil {
-		e.symmetricSuccessors(emit)
-		return
-	}
 	if e.collect == nil {
 		e.collect = func(a spec.Action, s *spec.State) {
 			if e.bad == nil && !e.from.Less(spec.ProgressOf(s)) {
@@ -151,48 +134,70 @@ func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	}
 }
 
-// symmetricSuccessors is Successors under symmetry: the set is chosen
-// in the canonical form Y = π(X) of the loaded state X, and X's
-// successors by the transitions π⁻¹ of those chosen go out (the model is
-// symmetric, so they are what Y's chosen successors are to Y). Running
-// the model on X as well costs less than relabelling Y's successors back.
-func (e *porExpander) symmetricSuccessors(emit func(explorer.Action, []byte, []byte)) {
-	if e.collectCanon == nil {
-		e.collectCanon = func(a spec.Action, _ *spec.State) { e.canonLabels = append(e.canonLabels, a) }
-		e.collectKept = func(a spec.Action, s *spec.State) {
-			if !slices.Contains(e.kept, e.rl.Action(a)) {
-				return // not chosen: neither encoded nor canonicalised
+// symPORExpander is --por with symmetry. The set is chosen in the
+// canonical form Y = π(X) of the loaded state X, so that the choice is
+// the same for every state of an orbit (Emerson, Jha and Peled,
+// "Combining partial order and symmetry reductions", TACAS 1997): the
+// reduced quotient is then a function of the orbits, whichever state of
+// one the search holds. The model runs once, on Y; each chosen successor
+// Y' goes out as X' = π⁻¹(Y'), the successor of X by the transition
+// π⁻¹(a) (the model is symmetric), keyed by its canonical form and
+// encoded relabelled, only when the search has not seen it
+// (explorer.KeyedExpander).
+type symPORExpander struct {
+	*porExpander
+	canonical spec.State       // Y
+	back      spec.Relabelling // π⁻¹
+	succs     []spec.State     // Y's successors, in Next's order
+	collectY  func(spec.Action, *spec.State)
+	encodeX   func([]byte) []byte
+}
+
+func (e *symPORExpander) SuccessorKeys(emit func(explorer.Action, []byte, func([]byte) []byte)) {
+	if e.collectY == nil {
+		e.collectY = func(a spec.Action, s *spec.State) {
+			n := len(e.labels)
+			if n == len(e.succs) {
+				e.succs = append(e.succs, spec.State{})
 			}
-			if e.bad == nil && !e.from.Less(spec.ProgressOf(s)) {
-				e.bad = progressError(a)
-			}
-			e.fired[a.Kind]++
-			e.buf = e.m.spec.Encode(e.buf[:0], s)
-			e.emitNext(ToLabel(a), e.buf, e.canon.Canonical(s))
+			e.succs[n].CopyFrom(s)
+			e.labels = append(e.labels, a)
 		}
+		e.encodeX = func(dst []byte) []byte { return e.canon.EncodeRelabelled(dst, e.succ, e.back) }
 	}
 	if err := e.m.spec.Decode(e.canon.Canonical(&e.cur), &e.canonical); err != nil {
 		panic(err)
 	}
-	e.rl = e.canon.Last()
-	e.canonLabels = e.canonLabels[:0]
-	e.m.spec.Next(&e.canonical, &e.scratch, e.collectCanon)
-	e.keep = resize(e.keep, len(e.canonLabels))
-	if err := e.sc.Choose(&e.canonical, e.canonLabels, e.keep); err != nil {
+	e.back = e.canon.Last().Inverse()
+	e.labels = e.labels[:0]
+	e.m.spec.Next(&e.canonical, &e.scratch, e.collectY)
+	e.keep = resize(e.keep, len(e.labels))
+	if err := e.sc.Choose(&e.canonical, e.labels, e.keep); err != nil {
 		panic(err)
 	}
-	e.kept = e.kept[:0]
-	for i, a := range e.canonLabels {
-		if e.keep[i] {
-			e.kept = append(e.kept, a)
+	from := spec.ProgressOf(&e.canonical)
+	for i, a := range e.labels {
+		if !e.keep[i] {
+			continue
 		}
+		s := &e.succs[i]
+		if !from.Less(spec.ProgressOf(s)) {
+			panic(progressError(e.back.Action(a)))
+		}
+		e.fired[a.Kind]++
+		e.succ = s
+		emit(ToLabel(e.back.Action(a)), e.canon.Canonical(s), e.encodeX)
 	}
-	e.from, e.bad, e.emitNext = spec.ProgressOf(&e.cur), nil, emit
-	e.m.spec.Next(&e.cur, &e.scratch, e.collectKept)
-	e.emitNext = nil
-	if e.bad != nil {
-		panic(e.bad)
-	}
+	e.succ = nil
+}
+
+// Successors is SuccessorKeys with every successor encoded (the replay
+// of a trace): the same successors in the same order.
+func (e *symPORExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
+	e.SuccessorKeys(func(a explorer.Action, key []byte, encode func([]byte) []byte) {
+		e.buf = encode(e.buf[:0])
+		emit(a, e.buf, key)
+	})
 }
 
 func progressError(a spec.Action) error {
