@@ -2,6 +2,7 @@ package bugs_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/bugs"
@@ -61,6 +62,9 @@ func TestPORSameVerdict(t *testing.T) {
 				continue
 			}
 			compared++
+			if st := fmt.Sprint(got.Status); c.File == "por" && c.Expect.Status != "" && st != c.Expect.Status {
+				t.Errorf("%s --por --symmetry %v: %s, want %s", c.Label(), sym, st, c.Expect.Status)
+			}
 			for _, d := range drifts {
 				t.Errorf("%s --por --symmetry %v: %s", c.Label(), sym, d)
 			}
@@ -103,6 +107,15 @@ func porCases() []regress.Case {
 		{File: "por", Name: "reliable-b3-w3-a2", Config: cfg(check.ModelConfig{Params: p(3, 3, 2, 1, true)})},
 		{File: "por", Name: "reliable-b3-w3-a2-e2-symmetry", Config: cfg(check.ModelConfig{Params: p(3, 3, 2, 2, true), Symmetry: both})},
 		{File: "por", Name: "reliable-b3-w3-a2-below-qw", Config: cfg(check.ModelConfig{Params: p(3, 3, 2, 1, true), Invariants: []string{"EntriesReachWriteQuorum"}})},
+		// Violations under symmetry: the search holds canonical forms,
+		// and the trace must come out as a behaviour of the model.
+		{File: "por", Name: "no-recovery-fence-symmetry", Config: cfg(check.ModelConfig{Params: func() spec.Params {
+			q := p(2, 2, 2, 1, false)
+			q.Variant = spec.VariantNoRecoveryFence
+			return q
+		}(), Symmetry: both}), Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData"}},
+		{File: "por", Name: "below-qw-symmetry", Config: cfg(check.ModelConfig{Params: p(2, 2, 1, 1, false), Symmetry: both, Invariants: []string{"EntriesReachWriteQuorum"}}),
+			Expect: regress.Expect{Status: "violation", Invariant: "EntriesReachWriteQuorum"}},
 		{File: "por", Name: "b2-w2-a1-terminal", Config: cfg(check.ModelConfig{Params: p(2, 2, 1, 1, false), Invariants: []string{"none"},
 			Settings: properties.Settings{Terminal: []string{"any=true"}}})},
 		{File: "por", Name: "gwq-reliable-b3-w3-a2-terminal", Config: cfg(check.ModelConfig{Params: func() spec.Params {

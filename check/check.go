@@ -105,6 +105,10 @@ func (m *Model) Init(emit func(enc, key []byte)) {
 	if m.sym != (spec.Symmetry{}) {
 		key = m.spec.NewCanonicalizer(m.sym).Canonical(&s)
 	}
+	if m.canonicalStates() {
+		emit(key, key)
+		return
+	}
 	emit(m.spec.Encode(nil, &s), key)
 }
 
@@ -397,6 +401,14 @@ func (m *Model) Trace(v *explorer.ViolationInfo) (*traces.Trace, error) {
 	var checked []string
 	for _, inv := range m.invs {
 		checked = append(checked, inv.Name)
+	}
+	if m.canonicalStates() {
+		steps, err := m.behaviour(v.Trace)
+		if err != nil {
+			return nil, err
+		}
+		w := *v
+		w.Trace, v = steps, &w
 	}
 	tr, err := buildTrace(m, v, m.statement, checked)
 	if err != nil {

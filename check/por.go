@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/bkcheck/bkcheck/explorer"
@@ -135,22 +136,21 @@ func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
 }
 
 // symPORExpander is --por with symmetry. The set is chosen in the
-// canonical form Y = π(X) of the loaded state X, so that the choice is
-// the same for every state of an orbit (Emerson, Jha and Peled,
-// "Combining partial order and symmetry reductions", TACAS 1997): the
-// reduced quotient is then a function of the orbits, whichever state of
-// one the search holds. The model runs once, on Y; each chosen successor
-// Y' goes out as X' = π⁻¹(Y'), the successor of X by the transition
-// π⁻¹(a) (the model is symmetric), keyed by its canonical form and
-// encoded relabelled, only when the search has not seen it
-// (explorer.KeyedExpander).
+// canonical form of the state, so that the choice is the same for every
+// state of an orbit (Emerson, Jha and Peled, "Combining partial order
+// and symmetry reductions", TACAS 1997): the reduced quotient is then a
+// function of the orbits. The search holds canonical forms (Init and
+// every successor go out as their canonical form), so the loaded state is
+// the canonical one and the model runs once on it; its chosen successors
+// go out keyed by their canonical form, which is also their encoding. A
+// trace of such a search steps from one orbit to the next but not from
+// state to state; behaviour turns it into a behaviour of the model.
 type symPORExpander struct {
 	*porExpander
-	canonical spec.State       // Y
-	back      spec.Relabelling // π⁻¹
-	succs     []spec.State     // Y's successors, in Next's order
-	collectY  func(spec.Action, *spec.State)
-	encodeX   func([]byte) []byte
+	succs    []spec.State // the loaded state's successors, in Next's order
+	collectY func(spec.Action, *spec.State)
+	key      []byte // the canonical form being emitted
+	encodeY  func([]byte) []byte
 }
 
 func (e *symPORExpander) SuccessorKeys(emit func(explorer.Action, []byte, func([]byte) []byte)) {
@@ -163,32 +163,28 @@ func (e *symPORExpander) SuccessorKeys(emit func(explorer.Action, []byte, func([
 			e.succs[n].CopyFrom(s)
 			e.labels = append(e.labels, a)
 		}
-		e.encodeX = func(dst []byte) []byte { return e.canon.EncodeRelabelled(dst, e.succ, e.back) }
+		e.encodeY = func(dst []byte) []byte { return append(dst, e.key...) }
 	}
-	if err := e.m.spec.Decode(e.canon.Canonical(&e.cur), &e.canonical); err != nil {
-		panic(err)
-	}
-	e.back = e.canon.Last().Inverse()
 	e.labels = e.labels[:0]
-	e.m.spec.Next(&e.canonical, &e.scratch, e.collectY)
+	e.m.spec.Next(&e.cur, &e.scratch, e.collectY)
 	e.keep = resize(e.keep, len(e.labels))
-	if err := e.sc.Choose(&e.canonical, e.labels, e.keep); err != nil {
+	if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
 		panic(err)
 	}
-	from := spec.ProgressOf(&e.canonical)
+	from := spec.ProgressOf(&e.cur)
 	for i, a := range e.labels {
 		if !e.keep[i] {
 			continue
 		}
 		s := &e.succs[i]
 		if !from.Less(spec.ProgressOf(s)) {
-			panic(progressError(e.back.Action(a)))
+			panic(progressError(a))
 		}
 		e.fired[a.Kind]++
-		e.succ = s
-		emit(ToLabel(e.back.Action(a)), e.canon.Canonical(s), e.encodeX)
+		e.key = e.canon.Canonical(s)
+		emit(ToLabel(a), e.key, e.encodeY)
 	}
-	e.succ = nil
+	e.key = nil
 }
 
 // Successors is SuccessorKeys with every successor encoded (the replay
@@ -198,6 +194,45 @@ func (e *symPORExpander) Successors(emit func(explorer.Action, []byte, []byte)) 
 		e.buf = encode(e.buf[:0])
 		emit(a, e.buf, key)
 	})
+}
+
+// canonicalStates reports whether the search holds canonical forms
+// rather than states (symPORExpander).
+func (m *Model) canonicalStates() bool { return m.red != nil && m.sym != (spec.Symmetry{}) }
+
+// behaviour turns a trace of canonical forms (canonicalStates), each the
+// canonical form of a successor of the one before, into a behaviour of
+// the model through the same orbits: it starts from the initial state
+// and takes, at each step, the first successor (in Next's order, among
+// all the model's transitions) whose canonical form is the next one of
+// the trace. The model is symmetric, so there is one: the successor of
+// the state by the relabelled transition.
+func (m *Model) behaviour(steps []explorer.Step) ([]explorer.Step, error) {
+	if len(steps) == 0 {
+		return steps, nil
+	}
+	canon := m.spec.NewCanonicalizer(m.sym)
+	cur, scratch := m.spec.Init(), spec.State{}
+	if !bytes.Equal(canon.Canonical(&cur), steps[0].State) {
+		return nil, fmt.Errorf("--por: the trace does not start in the initial state's orbit")
+	}
+	out := []explorer.Step{{Initial: true, State: m.spec.Encode(nil, &cur)}}
+	var next spec.State
+	for k, st := range steps[1:] {
+		found := false
+		m.spec.Next(&cur, &scratch, func(a spec.Action, s *spec.State) {
+			if !found && bytes.Equal(canon.Canonical(s), st.State) {
+				found = true
+				next.CopyFrom(s)
+				out = append(out, explorer.Step{Action: ToLabel(a), State: m.spec.Encode(nil, s)})
+			}
+		})
+		if !found {
+			return nil, fmt.Errorf("--por: trace step %d: no successor of the state in the orbit the search reached (model not symmetric?)", k+1)
+		}
+		cur.CopyFrom(&next)
+	}
+	return out, nil
 }
 
 func progressError(a spec.Action) error {
