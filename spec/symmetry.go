@@ -361,7 +361,6 @@ type Canonicalizer struct {
 	border, corder []int8 // ids sorted by signature
 	rl             relabeller
 	bestPm         permutation // the relabelling that gave best
-	out            relabeller  // EncodeRelabelled's
 	tried          int
 }
 
@@ -388,17 +387,6 @@ func (r Relabelling) Inverse() Relabelling {
 // Relabel writes into dst the state s relabelled by r (dst's message
 // buffer is reused).
 func (m *Model) Relabel(dst, s *State, r Relabelling) { m.permute(dst, s, &r.pm) }
-
-// EncodeRelabelled appends to dst the encoding of s relabelled by r, as
-// Encode of the state Relabel builds, in one pass and without building
-// it (TestEncodeRelabelled holds the two ways equal). It uses the
-// canonicalizer's buffers, apart from those of Canonical, so the slice
-// Canonical last returned stays valid.
-func (c *Canonicalizer) EncodeRelabelled(dst []byte, s *State, r Relabelling) []byte {
-	c.out.pm = r.pm
-	c.out.setInverse()
-	return c.m.encode(dst, s, &c.out)
-}
 
 // Action returns the label transition a has once its state is
 // relabelled: the same transition of the relabelled state (the model is
