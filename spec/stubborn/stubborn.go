@@ -14,17 +14,26 @@
 //     left out, since no path from s contains them.
 //
 // Such a set keeps every terminal state of the full graph (Valmari's
-// theorem for strong stubborn sets). For invariants, a set that holds an
-// enabled transition visible to them (one that may change what they
-// read) is not used, and s is fully expanded unless an invisible set
-// exists (condition C2 of ample sets); with an acyclic graph (spec's
-// Progress, checked on every edge by the caller) the cycle condition
-// holds, and every invariant violation of the full graph has a
-// counterpart — a state with the same values of what the invariants
-// read — in the reduced one (Clarke, Grumberg and Peled, Model Checking,
-// ch. 10). In each state the set chosen is the smallest of those seeded
-// by one enabled transition, ties to the first in the universe's order,
-// so the choice is a function of the state.
+// theorem for strong stubborn sets). For invariants, a set is used only
+// if it holds an enabled transition invisible to them (one that changes
+// nothing they read); it may hold visible ones besides. On an acyclic
+// graph (spec's Progress, checked on every edge by the caller) every
+// state the full graph reaches then has a counterpart in the reduced one
+// with the same values of what the invariants read, by induction on the
+// length of a path to it and on the height of the state: if the path
+// holds a transition of the set, the first one commutes to the front
+// (the others are outside the set) and the path from its successor is
+// shorter; if not, the invisible enabled transition t of the set stays
+// enabled along the path and commutes with it, so from t's successor the
+// path reaches a state that differs from the target only by t, which
+// changes nothing the invariants read. This is weaker than condition C2
+// of ample sets (no visible transition in a reduced set; Clarke,
+// Grumberg and Peled, Model Checking, ch. 10), which preserves
+// stuttering-equivalent behaviours for LTL; invariants need only the
+// values. internal/porbound holds it against whole graphs
+// (TestVisibleValuesKept). In each state the set chosen is the smallest
+// of those seeded by one enabled invisible transition, ties to the first
+// in the universe's order, so the choice is a function of the state.
 package stubborn
 
 import (
@@ -334,7 +343,7 @@ func (sc *Scratch) brings(t int) bitset {
 
 // closure builds in sc.set the stubborn set seeded by seed and returns
 // how many enabled transitions it holds, or limit as soon as it reaches
-// limit or holds an enabled visible transition. Seeds are tried in the
+// limit. Seeds are tried in the
 // universe's order, bookies' steps first, whose sets are the small ones
 // where there are any, so that later seeds stop early.
 func (sc *Scratch) closure(seed, limit int) int {
@@ -355,7 +364,7 @@ func (sc *Scratch) closure(seed, limit int) int {
 				sc.set.set(u)
 				sc.work = append(sc.work, int32(u))
 				if en {
-					if k++; k >= limit || sc.visible.has(u) {
+					if k++; k >= limit {
 						return limit
 					}
 				}
