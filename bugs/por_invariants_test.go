@@ -34,9 +34,10 @@ func TestPORSameVerdictEachInvariant(t *testing.T) {
 	}{
 		{"b1-w1-a1", p(1, 1, 1, 1, false, ""), spec.Symmetry{}, false},
 		{"b2-w1-a1", p(2, 1, 1, 1, false, ""), both, false},
-		{"b2-w2-a1 no-recovery-fence", p(2, 2, 1, 1, false, spec.VariantNoRecoveryFence), both, false},
+		{"b2-w2-a1 no-recovery-fence", p(2, 2, 1, 1, false, spec.VariantNoRecoveryFence), both, true},
 		{"b3-w3-a2 reliable", p(3, 3, 2, 1, true, ""), spec.Symmetry{}, false},
 		{"b3-w3-a2 reliable gwq", p(3, 3, 2, 1, true, spec.VariantGWQ), both, false},
+		{"b2-w2-a2 reliable no-recovery-fence", p(2, 2, 2, 1, true, spec.VariantNoRecoveryFence), both, false},
 		{"b2-w2-a1", p(2, 2, 1, 1, false, ""), spec.Symmetry{}, true},
 		{"b3-w3-a2 reliable 2 entries", p(3, 3, 2, 2, true, ""), both, true},
 		{"b2-w2-a2 no-recovery-fence", p(2, 2, 2, 1, false, spec.VariantNoRecoveryFence), spec.Symmetry{}, true},
