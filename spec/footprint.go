@@ -542,30 +542,40 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 // of its guard that is false in s. It is a's reads when no narrower
 // conjunct is known to be false.
 func (f *Footprints) Necessary(s *State, a Action) VarSet {
-	vs, ok := f.NecessaryInto(f.NewSet(), s, a)
+	vs, ok := f.NecessaryInto(f.NewSet(), s, f.LiveInto(f.NewSet(), s), a)
 	if !ok {
 		return f.Of(a).Reads
 	}
 	return vs
 }
 
+// LiveInto returns in dst (cleared first) the live variables of s: those
+// of the message slots with a deliverable record. NecessaryInto asks it
+// for every disabled transition it is given; one pass over the messages
+// per state answers them all.
+func (f *Footprints) LiveInto(dst VarSet, s *State) VarSet {
+	clear(dst)
+	for _, m := range s.Msgs {
+		if k := m.Key; m.Count == 1 {
+			dst.add(f.live(slotType(k), k.Recovery(), k.Cid(), k.Bookie(), int(k.Entry().ID)))
+		}
+	}
+	return dst
+}
+
 // NecessaryInto is Necessary into dst (cleared first), for a caller that
-// keeps the footprints: ok is false when the answer is a's reads.
-func (f *Footprints) NecessaryInto(dst VarSet, s *State, a Action) (vs VarSet, ok bool) {
+// keeps the footprints and live, s's live variables (LiveInto): ok is
+// false when the answer is a's reads.
+func (f *Footprints) NecessaryInto(dst VarSet, s *State, live VarSet, a Action) (vs VarSet, ok bool) {
 	c, b, e := int(a.Client), int(a.Bookie), int(a.Entry)
 	clear(dst)
 	vs = dst
 	// noLive: no record of the slots is deliverable; they become so only
 	// when sent (written: their live variables).
 	noLive := func(t MsgType, recs ...bool) bool {
-		for _, m := range s.Msgs {
-			k := m.Key
-			if m.Count == 1 && slotType(k) == t && k.Cid() == c && k.Bookie() == b && int(k.Entry().ID) == e {
-				for _, rec := range recs {
-					if k.Recovery() == rec {
-						return false
-					}
-				}
+		for _, rec := range recs {
+			if live.Has(f.live(t, rec, c, b, e)) {
+				return false
 			}
 		}
 		for _, rec := range recs {

@@ -204,6 +204,8 @@ type Scratch struct {
 	nesKnown           bitset   // disabled transitions whose enablers are in nes
 	nes                []bitset // nes[t]: the transitions that may enable t (writers of its necessary variables)
 	vars               spec.VarSet
+	liveVars           spec.VarSet // the state's live variables (Footprints.LiveInto), once a disabled transition asks
+	liveVarsKnown      bool
 	work, idx          []int32
 	// States is how many states were reduced, Full how many of them
 	// were expanded fully.
@@ -215,7 +217,7 @@ func (r *Reducer) NewScratch() *Scratch {
 	w := r.words
 	sc := &Scratch{r: r, enabled: make(bitset, w), set: make(bitset, w), best: make(bitset, w),
 		dead: make(bitset, w), live: make(bitset, w), visible: make(bitset, w), nesKnown: make(bitset, w),
-		nes: make([]bitset, len(r.universe)), vars: r.fps.NewSet()}
+		nes: make([]bitset, len(r.universe)), vars: r.fps.NewSet(), liveVars: r.fps.NewSet()}
 	for i := range sc.nes {
 		sc.nes[i] = make(bitset, w)
 	}
@@ -247,6 +249,7 @@ func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, keep []bool) err
 	clear(sc.dead)
 	clear(sc.live)
 	clear(sc.nesKnown)
+	sc.liveVarsKnown = false
 	clear(sc.visible)
 	if r.reads != nil {
 		copy(sc.visible, r.visBase)
@@ -319,7 +322,11 @@ func (sc *Scratch) enablers(t int) bitset {
 	sc.nesKnown.set(t)
 	clear(b)
 	r := sc.r
-	vars, ok := r.fps.NecessaryInto(sc.vars, sc.s, r.universe[t])
+	if !sc.liveVarsKnown {
+		sc.liveVars = r.fps.LiveInto(sc.liveVars, sc.s)
+		sc.liveVarsKnown = true
+	}
+	vars, ok := r.fps.NecessaryInto(sc.vars, sc.s, sc.liveVars, r.universe[t])
 	if !ok {
 		vars = r.fp[t].Reads
 	}
