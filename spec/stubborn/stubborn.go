@@ -203,6 +203,7 @@ type Scratch struct {
 	visible            bitset
 	nesKnown           bitset   // disabled transitions whose enablers are in nes
 	nes                []bitset // nes[t]: the transitions that may enable t (writers of its necessary variables)
+	tried              bitset // seeds whose sets were built in this state: each held at least the best so far
 	vars               spec.VarSet
 	liveVars           spec.VarSet // the state's live variables (Footprints.LiveInto), once a disabled transition asks
 	liveVarsKnown      bool
@@ -216,7 +217,7 @@ type Scratch struct {
 func (r *Reducer) NewScratch() *Scratch {
 	w := r.words
 	sc := &Scratch{r: r, enabled: make(bitset, w), set: make(bitset, w), best: make(bitset, w),
-		dead: make(bitset, w), live: make(bitset, w), visible: make(bitset, w), nesKnown: make(bitset, w),
+		dead: make(bitset, w), live: make(bitset, w), visible: make(bitset, w), nesKnown: make(bitset, w), tried: make(bitset, w),
 		nes: make([]bitset, len(r.universe)), vars: r.fps.NewSet(), liveVars: r.fps.NewSet()}
 	for i := range sc.nes {
 		sc.nes[i] = make(bitset, w)
@@ -262,6 +263,8 @@ func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, keep []bool) err
 		}
 	}
 	bestN := total
+	clear(sc.tried)
+seeds:
 	for w := range sc.enabled {
 		for word := sc.enabled[w]; word != 0; word &= word - 1 {
 			seed := w*64 + bits.TrailingZeros64(word)
@@ -272,9 +275,10 @@ func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, keep []bool) err
 				bestN = k
 				copy(sc.best, sc.set)
 				if k == 1 {
-					break
+					break seeds
 				}
 			}
+			sc.tried.set(seed)
 		}
 	}
 	sc.s = nil
@@ -371,7 +375,9 @@ func (sc *Scratch) closure(seed, limit int) int {
 				sc.set.set(u)
 				sc.work = append(sc.work, int32(u))
 				if en {
-					if k++; k >= limit {
+					// A seed tried before: this set holds its set,
+					// which held at least limit.
+					if k++; k >= limit || sc.tried.has(u) {
 						return limit
 					}
 				}
