@@ -238,8 +238,8 @@ type Reduced struct {
 // transition number, so the result is deterministic):
 //   - an enabled transition brings in every transition dependent on it;
 //   - a disabled one brings in every transition that enables it;
-//   - with visibility, an enabled visible transition brings in every
-//     visible transition.
+//   - with visibility, the seed is an enabled invisible transition (the
+//     condition --por uses; spec/stubborn gives the argument).
 //
 // Every terminal state of g is reached (stubborn sets preserve deadlocks);
 // with visibility and an acyclic g, every invariant over what the visible
@@ -258,33 +258,27 @@ func Reduce(g *Graph, r *Relations) *Reduced {
 		total := en.count()
 		bestN := total + 1
 		for seed := range n {
-			if !en.has(seed) {
+			if !en.has(seed) || r.Visible != nil && r.Visible.has(seed) {
 				continue
 			}
 			set.clear()
 			set.set(seed)
 			work = append(work[:0], seed)
-			k, visDone := 1, false
+			k := 1
 			for len(work) > 0 && k < bestN {
 				t := work[len(work)-1]
 				work = work[:len(work)-1]
-				srcs := []bitset{r.Enabler[t]}
+				src := r.Enabler[t]
 				if en.has(t) {
-					srcs[0] = r.Dep[t]
-					if r.Visible != nil && r.Visible.has(t) && !visDone {
-						visDone = true
-						srcs = append(srcs, r.Visible)
-					}
+					src = r.Dep[t]
 				}
-				for _, src := range srcs {
-					for w, word := range src {
-						for x := word &^ set[w]; x != 0; x &= x - 1 {
-							u := w*64 + bits.TrailingZeros64(x)
-							set.set(u)
-							work = append(work, u)
-							if en.has(u) {
-								k++
-							}
+				for w, word := range src {
+					for x := word &^ set[w]; x != 0; x &= x - 1 {
+						u := w*64 + bits.TrailingZeros64(x)
+						set.set(u)
+						work = append(work, u)
+						if en.has(u) {
+							k++
 						}
 					}
 				}
