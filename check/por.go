@@ -64,8 +64,8 @@ func (c ModelConfig) porReads(m *Model) *spec.PropertyReads {
 }
 
 // Reduction is what --por did: states expanded, and those expanded
-// fully (no stubborn set smaller than what is enabled, or a visible
-// transition in every one).
+// fully (no stubborn set smaller than what is enabled, or no enabled
+// transition invisible to the invariants to seed one).
 type Reduction struct {
 	States, FullyExpanded int64
 	Transitions           int // the transitions declared (the universe)
