@@ -40,7 +40,6 @@ func TestPORSameVerdictEachInvariant(t *testing.T) {
 		{"b2-w2-a2 reliable no-recovery-fence", p(2, 2, 2, 1, true, spec.VariantNoRecoveryFence), both, false},
 		{"b2-w2-a1", p(2, 2, 1, 1, false, ""), spec.Symmetry{}, true},
 		{"b3-w3-a2 reliable 2 entries", p(3, 3, 2, 2, true, ""), both, true},
-		{"b2-w2-a2 no-recovery-fence", p(2, 2, 2, 1, false, spec.VariantNoRecoveryFence), spec.Symmetry{}, true},
 	}
 	violations, runs := 0, 0
 	for _, m := range models {
