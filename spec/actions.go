@@ -232,7 +232,7 @@ func (g *gen) begin(cid int) *Client {
 // reply completes ProcessedOneAndSendAnother(rcv, snd) on the successor
 // being built: rcv is marked processed and snd is sent, delivered or lost.
 func (g *gen) reply(a Action, rcv, snd MsgKey) {
-	if g.p.HasHandles() && a.Kind != BookieSendsAddReadOnlyResponse {
+	if g.m.has.handles && a.Kind != BookieSendsAddReadOnlyResponse {
 		// Handling the request loaded the ledger's handle (a read-only
 		// bookie rejects an add before it looks the ledger up).
 		g.n.BHandle |= 1 << uint(rcv.Bookie())
@@ -258,7 +258,7 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 // writer re-sends an entry to a bookie that had it before (an ensemble
 // change that brings the bookie back, unsetSuccessAndSendWriteRequest),
 // and the bookie answers each write: the reply is sent again.
-func (g *gen) answersAgain(k MsgKey) bool { return g.p.JavaAddPath() && !k.Recovery() }
+func (g *gen) answersAgain(k MsgKey) bool { return g.m.has.javaAddPath && !k.Recovery() }
 
 // processed completes MessageProcessed(k) and emits the successor.
 func (g *gen) processed(a Action, k MsgKey) {

@@ -35,7 +35,7 @@ func (m *Model) Encode(dst []byte, s *State) []byte { return m.encode(dst, s, ni
 // search). TestEncodeRelabelled checks it against Encode of permute.
 func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	p := &m.P
-	striped := p.Striped()
+	striped := m.has.striped
 	ens := p.Ensemble
 	frag := func(dst []byte, f Fragment) []byte {
 		dst = append(dst, byte(f.ID), byte(rl.set(f.Ensemble)), byte(f.First))
@@ -87,7 +87,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			dst = binary.AppendUvarint(dst, uint64(k))
 		}
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
-		if p.JavaAddPath() {
+		if m.has.javaAddPath {
 			dst = append(dst, c.Change, byte(rl.set(c.ChangeFailed)), byte(rl.set(c.ChangeOrig)), byte(rl.set(c.DelayedFailed)), byte(c.Changes))
 			// A layout not in use is 0 (b1 at every position), and stays so.
 			if striped {
@@ -109,11 +109,11 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			}
 		}
 	}
-	if p.Faulty() {
+	if m.has.faulty {
 		dst = append(dst, byte(rl.set(s.BDown)), byte(rl.set(s.BWiped)), byte(rl.set(s.BReadOnly)), byte(rl.set(s.BDiskFull)), byte(rl.set(s.BLimbo)),
 			byte(s.CrashesUsed), byte(s.DiskLossUsed), byte(s.ReformatUsed), byte(s.ReadOnlyUsed), byte(s.DiskFullUsed), byte(s.CorruptUsed))
 	}
-	if p.DeferredCheck() {
+	if m.has.deferredCheck {
 		dst = append(dst, byte(rl.set(s.BCheckPending)))
 	}
 	if m.V.SplitAddCheck {
@@ -124,13 +124,13 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	if p.DeleteLedger {
 		dst = append(dst, byte(b2u(s.MetaDeleted)), byte(rl.set(s.BCollected)), byte(rl.set(s.BVolatileFence)))
 	}
-	if p.HasHandles() {
+	if m.has.handles {
 		dst = append(dst, byte(rl.set(s.BHandle)))
 	}
-	if p.FencesCanBeLost() {
+	if m.has.fencesCanBeLost {
 		dst = append(dst, byte(rl.set(s.BUnflushedFence)))
 	}
-	if p.LossyJournal() {
+	if m.has.lossyJournal {
 		for r := 0; r < p.Bookies; r++ {
 			b := rl.bookie(r)
 			dst = append(dst, byte(s.BDurableLAC[b]))
@@ -213,7 +213,7 @@ func (r *reader) layout(sh *shape) Layout {
 // error wrapping ErrMalformed.
 func (m *Model) Decode(enc []byte, s *State) error {
 	p := &m.P
-	sh := &shape{bookies: p.Bookies, ensemble: p.Ensemble, striped: p.Striped()}
+	sh := &shape{bookies: p.Bookies, ensemble: p.Ensemble, striped: m.has.striped}
 	msgs := s.Msgs[:0]
 	*s = m.blank
 	r := &reader{}
@@ -276,7 +276,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		}
 		c.RecoveryPhase = uint8(r.small("recovery phase", 0, int(ReadWritePhase)))
 		c.LastRecoverable = r.small("last recoverable entry", -1, MaxEntries+1)
-		if p.JavaAddPath() {
+		if m.has.javaAddPath {
 			c.Change = uint8(r.small("ensemble change phase", 0, int(ChangeCompleting)))
 			c.ChangeFailed = r.bookies("ensemble change failed bookies", p.Bookies)
 			c.ChangeOrig = r.bookies("ensemble change original ensemble", p.Bookies)
@@ -289,7 +289,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 			}
 		}
 	}
-	if p.Faulty() {
+	if m.has.faulty {
 		s.BDown = r.bookies("down bookies", p.Bookies)
 		s.BWiped = r.bookies("wiped bookies", p.Bookies)
 		s.BReadOnly = r.bookies("read-only bookies", p.Bookies)
@@ -302,7 +302,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.DiskFullUsed = r.small("disk-full faults used", 0, p.DiskFull)
 		s.CorruptUsed = r.small("corrupt reads used", 0, p.CorruptReads)
 	}
-	if p.DeferredCheck() {
+	if m.has.deferredCheck {
 		s.BCheckPending = r.bookies("pending pre-boot checks", p.Bookies)
 	}
 	if m.V.SplitAddCheck {
@@ -318,13 +318,13 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.BCollected = r.bookies("collected", p.Bookies)
 		s.BVolatileFence = r.bookies("volatile fences", p.Bookies)
 	}
-	if p.HasHandles() {
+	if m.has.handles {
 		s.BHandle = r.bookies("ledger handles", p.Bookies)
 	}
-	if p.FencesCanBeLost() {
+	if m.has.fencesCanBeLost {
 		s.BUnflushedFence = r.bookies("unflushed fences", p.Bookies)
 	}
-	if p.LossyJournal() {
+	if m.has.lossyJournal {
 		for b := 0; b < p.Bookies && r.Err() == nil; b++ {
 			s.BDurableLAC[b] = r.small("durable lac", 0, MaxEntries)
 			s.BUnflushed[b] = EntrySet(r.Uvarint())

@@ -12,6 +12,19 @@ type Model struct {
 	// no bookie down (Decode reads which are). Building it anew for every
 	// decoded state was a tenth of decoding.
 	blank State
+	has   derived
+}
+
+// derived is what Params' methods derive from the parameters (and the
+// variant, looked up by name), computed once: encode, Decode and Next
+// ask on every state.
+type derived struct {
+	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, striped bool
+}
+
+func derive(p Params) derived {
+	return derived{faulty: p.Faulty(), deferredCheck: p.DeferredCheck(), handles: p.HasHandles(), fencesCanBeLost: p.FencesCanBeLost(),
+		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), striped: p.Striped()}
 }
 
 // NewModel fills in p's defaults, validates it and prepares the model.
@@ -21,7 +34,7 @@ func NewModel(p Params) (*Model, error) {
 		return nil, err
 	}
 	v, _ := VariantByName(p.Variant)
-	m := &Model{P: p, V: v, ensembles: p.ensembles(), blank: p.Init()}
+	m := &Model{P: p, V: v, ensembles: p.ensembles(), blank: p.Init(), has: derive(p)}
 	m.blank.BDown = 0
 	for _, name := range p.Exclude {
 		k, _ := ActionKindByName(name)
