@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // what it does not cover, every problem at once, with exit 2.
 func TestPORFromTheCommandLine(t *testing.T) {
 	code, out, errOut := runArgs(t, "check", "--bookies", "3", "-w", "3", "-a", "2", "--reliable-network", "--por")
-	if code != exitOK || !strings.Contains(out, "21417 distinct states") || !strings.Contains(out, "Partial-order reduction (--por): ") {
+	if code != exitOK || !strings.Contains(out, "9255 distinct states") || !strings.Contains(out, "Partial-order reduction (--por): ") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runArgs(t, "check", "--por", "--crashes", "1", "--probe", "p=true")
@@ -46,9 +47,25 @@ crashes = 1
 expect-status = "violation"
 `)
 	code, out, errOut := runArgs(t, "regress", "--no-bugs", "--por", dir)
-	for _, want := range []string{"ok    por.toml:reliable --por: ok, 21417 distinct (1.93× fewer)", "2 cases run, 0 drifted, 0 slow cases skipped; 1 of them also run with --por"} {
+	for _, want := range []string{"ok    por.toml:reliable --por: ok, 9255 distinct (4.47× fewer)", "2 cases run, 0 drifted, 0 slow cases skipped; 1 of them also run with --por"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("exit %d, want %q in:\n%s%s", code, want, out, errOut)
 		}
+	}
+}
+
+// TestPORSymmetryTraceReplays: a violation found with --por and symmetry,
+// whose search holds canonical forms, is written as a behaviour of the
+// model that bkcheck replay confirms step by step.
+func TestPORSymmetryTraceReplays(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t.itf.json")
+	code, out, errOut := runArgs(t, "check", "--bookies", "2", "-w", "2", "-a", "2", "--variant", "no-recovery-fence",
+		"--symmetry", "bookies,clients", "--por", "--trace-out", trace)
+	if code == exitOK || !strings.Contains(out+errOut, "NoDivergenceBetweenClientAndMetaData is violated") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runArgs(t, "replay", trace)
+	if code != exitOK || !strings.Contains(out, "confirmed") {
+		t.Errorf("replay: exit %d:\n%s%s", code, out, errOut)
 	}
 }
