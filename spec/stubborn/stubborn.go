@@ -203,7 +203,7 @@ type Scratch struct {
 	visible            bitset
 	nesKnown           bitset   // disabled transitions whose enablers are in nes
 	nes                []bitset // nes[t]: the transitions that may enable t (writers of its necessary variables)
-	tried              bitset // seeds whose sets were built in this state: each held at least the best so far
+	tried              bitset   // seeds whose sets were built in this state: each held at least the best so far
 	vars               spec.VarSet
 	liveVars           spec.VarSet // the state's live variables (Footprints.LiveInto), once a disabled transition asks
 	liveVarsKnown      bool
