@@ -87,35 +87,39 @@ func (m *Model) reduction() *Reduction {
 }
 
 // porExpander expands a state's stubborn set: it collects every
-// successor, asks the reducer which transitions to keep, and emits
-// those, checking on every edge it emits that spec's Progress measure
-// increases (the acyclicity of the reduced graph, which the argument
-// needs). With symmetry it is a symPORExpander.
+// successor, checking on each edge that spec's Progress measure
+// increases (the acyclicity the argument needs), asks the reducer which
+// transitions to keep, and emits those. Successors are kept as copies
+// until the choice is made, so only the chosen ones are encoded. With
+// symmetry it is a symPORExpander.
 type porExpander struct {
 	*expander
 	sc      *stubborn.Scratch
 	labels  []spec.Action
-	ends    []int // end of each successor's encoding in arena
-	arena   []byte
+	succs   []spec.State // the loaded state's successors, in Next's order
 	keep    []bool
 	from    spec.Progress
 	bad     error
 	collect func(spec.Action, *spec.State)
 }
 
-func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
+// choose runs the model on the loaded state and marks in keep the
+// successors of the stubborn set chosen in it.
+func (e *porExpander) choose() {
 	if e.collect == nil {
 		e.collect = func(a spec.Action, s *spec.State) {
 			if e.bad == nil && !e.from.Less(spec.ProgressOf(s)) {
 				e.bad = progressError(a)
 			}
+			n := len(e.labels)
+			if n == len(e.succs) {
+				e.succs = append(e.succs, spec.State{})
+			}
+			e.succs[n].CopyFrom(s)
 			e.labels = append(e.labels, a)
-			e.arena = e.m.spec.Encode(e.arena, s)
-			e.ends = append(e.ends, len(e.arena))
 		}
 	}
-	e.labels, e.ends, e.arena, e.bad = e.labels[:0], e.ends[:0], e.arena[:0], nil
-	e.from = spec.ProgressOf(&e.cur)
+	e.labels, e.from, e.bad = e.labels[:0], spec.ProgressOf(&e.cur), nil
 	e.m.spec.Next(&e.cur, &e.scratch, e.collect)
 	if e.bad != nil {
 		panic(e.bad)
@@ -124,15 +128,24 @@ func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
 		panic(err)
 	}
-	start := 0
+}
+
+// kept calls f on each chosen successor, in Next's order.
+func (e *porExpander) kept(f func(spec.Action, *spec.State)) {
 	for i, a := range e.labels {
-		end := e.ends[i]
 		if e.keep[i] {
 			e.fired[a.Kind]++
-			emit(ToLabel(a), e.arena[start:end], nil)
+			f(a, &e.succs[i])
 		}
-		start = end
 	}
+}
+
+func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
+	e.choose()
+	e.kept(func(a spec.Action, s *spec.State) {
+		e.buf = e.m.spec.Encode(e.buf[:0], s)
+		emit(ToLabel(a), e.buf, nil)
+	})
 }
 
 // symPORExpander is --por with symmetry. The set is chosen in the
@@ -147,44 +160,24 @@ func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
 // state to state; behaviour turns it into a behaviour of the model.
 type symPORExpander struct {
 	*porExpander
-	succs    []spec.State // the loaded state's successors, in Next's order
-	collectY func(spec.Action, *spec.State)
-	key      []byte // the canonical form being emitted
-	encodeY  func([]byte) []byte
+	key     []byte // the canonical form being emitted
+	encodeY func([]byte) []byte
+	emitKey func(explorer.Action, []byte, func([]byte) []byte)
+	emitY   func(spec.Action, *spec.State)
 }
 
 func (e *symPORExpander) SuccessorKeys(emit func(explorer.Action, []byte, func([]byte) []byte)) {
-	if e.collectY == nil {
-		e.collectY = func(a spec.Action, s *spec.State) {
-			n := len(e.labels)
-			if n == len(e.succs) {
-				e.succs = append(e.succs, spec.State{})
-			}
-			e.succs[n].CopyFrom(s)
-			e.labels = append(e.labels, a)
-		}
+	if e.emitY == nil {
 		e.encodeY = func(dst []byte) []byte { return append(dst, e.key...) }
-	}
-	e.labels = e.labels[:0]
-	e.m.spec.Next(&e.cur, &e.scratch, e.collectY)
-	e.keep = resize(e.keep, len(e.labels))
-	if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
-		panic(err)
-	}
-	from := spec.ProgressOf(&e.cur)
-	for i, a := range e.labels {
-		if !e.keep[i] {
-			continue
+		e.emitY = func(a spec.Action, s *spec.State) {
+			e.key = e.canon.Canonical(s)
+			e.emitKey(ToLabel(a), e.key, e.encodeY)
 		}
-		s := &e.succs[i]
-		if !from.Less(spec.ProgressOf(s)) {
-			panic(progressError(a))
-		}
-		e.fired[a.Kind]++
-		e.key = e.canon.Canonical(s)
-		emit(ToLabel(a), e.key, e.encodeY)
 	}
-	e.key = nil
+	e.choose()
+	e.emitKey = emit
+	e.kept(e.emitY)
+	e.key, e.emitKey = nil, nil
 }
 
 // Successors is SuccessorKeys with every successor encoded (the replay
