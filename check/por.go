@@ -101,6 +101,7 @@ type porExpander struct {
 	from    spec.Progress
 	bad     error
 	collect func(spec.Action, *spec.State)
+	emitEnc func(spec.Action, *spec.State) // Successors', bound once so that a state costs no closure
 }
 
 // choose runs the model on the loaded state and marks in keep the
@@ -141,11 +142,16 @@ func (e *porExpander) kept(f func(spec.Action, *spec.State)) {
 }
 
 func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
+	if e.emitEnc == nil {
+		e.emitEnc = func(a spec.Action, s *spec.State) {
+			e.buf = e.m.spec.Encode(e.buf[:0], s)
+			e.emitNext(ToLabel(a), e.buf, nil)
+		}
+	}
 	e.choose()
-	e.kept(func(a spec.Action, s *spec.State) {
-		e.buf = e.m.spec.Encode(e.buf[:0], s)
-		emit(ToLabel(a), e.buf, nil)
-	})
+	e.emitNext = emit
+	e.kept(e.emitEnc)
+	e.emitNext = nil
 }
 
 // symPORExpander is --por with symmetry. The set is chosen in the
