@@ -166,33 +166,23 @@ func (e *porExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
 // state to state; behaviour turns it into a behaviour of the model.
 type symPORExpander struct {
 	*porExpander
-	key     []byte // the canonical form being emitted
-	encodeY func([]byte) []byte
-	emitKey func(explorer.Action, []byte, func([]byte) []byte)
-	emitY   func(spec.Action, *spec.State)
+	emitY func(spec.Action, *spec.State)
 }
 
-func (e *symPORExpander) SuccessorKeys(emit func(explorer.Action, []byte, func([]byte) []byte)) {
+// Successors emits each chosen successor's canonical form, which is both
+// its encoding and its key. It is a plain Expander, not a KeyedExpander:
+// the encoding is at hand, so the search can defer its table probes.
+func (e *symPORExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	if e.emitY == nil {
-		e.encodeY = func(dst []byte) []byte { return append(dst, e.key...) }
 		e.emitY = func(a spec.Action, s *spec.State) {
-			e.key = e.canon.Canonical(s)
-			e.emitKey(ToLabel(a), e.key, e.encodeY)
+			key := e.canon.Canonical(s)
+			e.emitNext(ToLabel(a), key, key)
 		}
 	}
 	e.choose()
-	e.emitKey = emit
+	e.emitNext = emit
 	e.kept(e.emitY)
-	e.key, e.emitKey = nil, nil
-}
-
-// Successors is SuccessorKeys with every successor encoded (the replay
-// of a trace): the same successors in the same order.
-func (e *symPORExpander) Successors(emit func(explorer.Action, []byte, []byte)) {
-	e.SuccessorKeys(func(a explorer.Action, key []byte, encode func([]byte) []byte) {
-		e.buf = encode(e.buf[:0])
-		emit(a, e.buf, key)
-	})
+	e.emitNext = nil
 }
 
 // canonicalStates reports whether the search holds canonical forms

@@ -86,8 +86,22 @@ type worker struct {
 	keyed    KeyedExpander                             // exp, if it emits keys before encodings
 	emitKey  func(Action, []byte, func([]byte) []byte) // w.onSuccessorKey, bound once
 
-	out    *chunkOut
-	probe  bool // at the depth bound: only learn whether a successor is new
+	out   *chunkOut
+	probe bool // at the depth bound: only learn whether a successor is new
+	// later: the table is asked about the chunk's candidates all at once
+	// when the chunk is expanded (dropVisited), not about each successor
+	// as it is emitted. Whether a fingerprint is in the table does not
+	// change while workers expand, so the candidates are the same; what
+	// changes is the cost. A probe of a table of gigabytes is a cache and
+	// TLB miss of hundreds of nanoseconds, and asked between two
+	// successors it stalls the core; asked in a loop of independent
+	// probes, the misses overlap (an order of magnitude cheaper, see
+	// docs/performance.md). It costs each duplicate's encoding in the
+	// arena (for a KeyedExpander, an encoding it would not have made),
+	// which measures cheaper than the stalls even on tables of tens of
+	// megabytes. A probe at the depth bound asks at once: it keeps no
+	// candidates.
+	later  bool
 	nSucc  int64
 	hasNew bool
 	call   string // the model call in progress, for a panic's ModelError
@@ -139,6 +153,9 @@ func (w *worker) seen(key []byte) (fp state.FP, idx uint32, candidate bool) {
 	// Safe without locking: nothing inserts while workers run. A state found
 	// here is visited for good; one not found may still be found by an
 	// earlier state of the batch, which the commit settles.
+	if w.later {
+		return fp, idx, true
+	}
 	if w.table.Contains(fp) {
 		return fp, idx, false
 	}
@@ -159,7 +176,7 @@ func (w *worker) inModel() bool { return w.cons == nil || w.cons.InModel() }
 // successors): the commit stops there too.
 func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) {
 	out.states, out.cands, out.arena = out.states[:0], out.cands[:0], out.arena[:0]
-	w.out, w.probe = out, probe
+	w.out, w.probe, w.later = out, probe, !probe
 	// One deferred recover per chunk, not per state: a panic ends the
 	// chunk anyway.
 	defer func() {
@@ -168,6 +185,9 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		}
 		w.out = nil
 		if err == nil {
+			if w.later {
+				out.dropVisited(w.table)
+			}
 			out.group(w.table.Shards())
 		}
 	}()
@@ -215,6 +235,26 @@ func (c *chunkOut) failed(merr *ModelError) {
 	}
 	c.cands, c.arena = c.cands[:candStart], c.arena[:arenaStart]
 	c.states = append(c.states, stateOut{candEnd: candStart, err: merr})
+}
+
+// dropVisited removes the candidates whose fingerprints t holds (the
+// worker's later mode). The probes are independent of one another, so
+// their cache misses overlap; the arena keeps the dropped encodings
+// until the chunk is reused.
+func (c *chunkOut) dropVisited(t *state.Set) {
+	k, start := 0, 0
+	for j := range c.states {
+		end := c.states[j].candEnd
+		for i := start; i < end; i++ {
+			if !t.Contains(c.cands[i].fp) {
+				c.cands[k] = c.cands[i]
+				k++
+			}
+		}
+		start = end
+		c.states[j].candEnd = k
+	}
+	c.cands = c.cands[:k]
 }
 
 // group fills order and bounds: a stable counting sort by shard.

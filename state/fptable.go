@@ -31,8 +31,16 @@ type fpTable struct {
 
 func newFPTable(size uint64, wide bool) fpTable {
 	t := fpTable{wide: wide}
-	t.slots = make([]uint64, size*t.stride())
+	t.slots = newSlots(size * t.stride())
 	return t
+}
+
+// newSlots returns a zeroed slot array of n words, backed by huge pages
+// where the kernel grants them (adviseHuge).
+func newSlots(n uint64) []uint64 {
+	s := make([]uint64, n)
+	adviseHuge(s)
+	return s
 }
 
 func (t *fpTable) stride() uint64 {
@@ -131,7 +139,7 @@ func (t *fpTable) resize(size uint64) {
 		panic(fmt.Sprintf("state: resizing a fingerprint table of %d to %d slots", t.used, size))
 	}
 	old := *t
-	t.slots = make([]uint64, size*t.stride())
+	t.slots = newSlots(size * t.stride())
 	old.each(func(fp FP) {
 		if fp != (FP{}) {
 			i, _ := t.probe(fp)

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -237,3 +238,64 @@ func BenchmarkSetInsert(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSetContains measures a probe of a 96-bit set filled to its
+// growth load, 8 MiB and 1 GiB of slots, with random questions (most not
+// in the set, as most successors of a large search are not), each made
+// by some work (a stand-in for making a successor's canonical form):
+// asked as each question is made ("interleaved", as a search that probes
+// each successor as it is emitted: the work between two probes fills the
+// core's reorder window, so their misses do not overlap) or once the
+// chunk's questions are all made ("batch", as explorer asks them: the
+// misses of a large table, caches and TLB, overlap). It reports ns per
+// question, the work included; docs/performance.md, "Large tables".
+func BenchmarkSetContains(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const chunk = 2048
+	for _, mib := range []int{8, 1024} {
+		n := mib << 20 / 16 * growLoad / 100
+		s := NewSet(16, true, 0)
+		for _, fp := range randomFPs(r, n, true) {
+			s.Add(fp)
+		}
+		b.Run(fmt.Sprintf("MiB=%d/interleaved", mib), func(b *testing.B) {
+			var x uint64
+			for i := 0; i < b.N; i++ {
+				if s.Contains(question(uint64(i))) {
+					x++
+				}
+			}
+			sink = x
+		})
+		b.Run(fmt.Sprintf("MiB=%d/batch", mib), func(b *testing.B) {
+			var x uint64
+			qs := make([]FP, chunk)
+			for i := 0; i < b.N; i += chunk {
+				qs = qs[:min(chunk, b.N-i)]
+				for k := range qs {
+					qs[k] = question(uint64(i + k))
+				}
+				for _, q := range qs {
+					if s.Contains(q) {
+						x++
+					}
+				}
+			}
+			sink = x
+		})
+	}
+}
+
+// question is the i-th random fingerprint of a benchmark, made by a few
+// hundred instructions of dependent arithmetic (splitmix64 rounds).
+func question(i uint64) FP {
+	z := i
+	for range 64 {
+		z += 0x9E3779B97F4A7C15
+		z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+		z = (z ^ z>>27) * 0x94D049BB133111EB
+	}
+	return FP{Hi: z ^ z>>31, Lo: z}
+}
+
+var sink uint64
