@@ -17,9 +17,10 @@ import (
 //
 //  1. Expand (parallel, by chunk): each worker takes chunks of the level
 //     from a shared counter, decodes and checks each state and emits its
-//     successors; a successor whose fingerprint the table already holds is
-//     dropped at once (the table is only read during this step), the
-//     others become candidates, grouped by the table shard that owns them.
+//     successors; once the chunk is expanded, a successor whose
+//     fingerprint the table already holds is dropped (the table is only
+//     read during this step), the others become candidates, grouped by
+//     the table shard that owns them.
 //  2. Commit (parallel, by table shard): each worker owns a fixed set of
 //     shards and inserts their candidates, chunk after chunk in level
 //     order, so the first candidate of a fingerprint in canonical order
@@ -86,22 +87,8 @@ type worker struct {
 	keyed    KeyedExpander                             // exp, if it emits keys before encodings
 	emitKey  func(Action, []byte, func([]byte) []byte) // w.onSuccessorKey, bound once
 
-	out   *chunkOut
-	probe bool // at the depth bound: only learn whether a successor is new
-	// later: the table is asked about the chunk's candidates all at once
-	// when the chunk is expanded (dropVisited), not about each successor
-	// as it is emitted. Whether a fingerprint is in the table does not
-	// change while workers expand, so the candidates are the same; what
-	// changes is the cost. A probe of a table of gigabytes is a cache and
-	// TLB miss of hundreds of nanoseconds, and asked between two
-	// successors it stalls the core; asked in a loop of independent
-	// probes, the misses overlap (an order of magnitude cheaper, see
-	// docs/performance.md). It costs each duplicate's encoding in the
-	// arena (for a KeyedExpander, an encoding it would not have made),
-	// which measures cheaper than the stalls even on tables of tens of
-	// megabytes. A probe at the depth bound asks at once: it keeps no
-	// candidates.
-	later  bool
+	out    *chunkOut
+	probe  bool // at the depth bound: only learn whether a successor is new
 	nSucc  int64
 	hasNew bool
 	call   string // the model call in progress, for a panic's ModelError
@@ -126,7 +113,8 @@ func (w *worker) onSuccessor(a Action, enc, key []byte) {
 }
 
 // onSuccessorKey is onSuccessor for a KeyedExpander: the successor is
-// encoded, straight into the arena, only if it is a candidate.
+// encoded straight into the arena, and not at all in a probe at the
+// depth bound.
 func (w *worker) onSuccessorKey(a Action, key []byte, encode func([]byte) []byte) {
 	fp, idx, isNew := w.seen(key)
 	if !isNew {
@@ -153,8 +141,8 @@ func (w *worker) seen(key []byte) (fp state.FP, idx uint32, candidate bool) {
 	// Safe without locking: nothing inserts while workers run. A state found
 	// here is visited for good; one not found may still be found by an
 	// earlier state of the batch, which the commit settles.
-	if w.later {
-		return fp, idx, true
+	if !w.probe {
+		return fp, idx, true // asked later, with the chunk's others (dropVisited)
 	}
 	if w.table.Contains(fp) {
 		return fp, idx, false
@@ -176,7 +164,7 @@ func (w *worker) inModel() bool { return w.cons == nil || w.cons.InModel() }
 // successors): the commit stops there too.
 func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) {
 	out.states, out.cands, out.arena = out.states[:0], out.cands[:0], out.arena[:0]
-	w.out, w.probe, w.later = out, probe, !probe
+	w.out, w.probe = out, probe
 	// One deferred recover per chunk, not per state: a panic ends the
 	// chunk anyway.
 	defer func() {
@@ -185,7 +173,7 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		}
 		w.out = nil
 		if err == nil {
-			if w.later {
+			if !probe {
 				out.dropVisited(w.table)
 			}
 			out.group(w.table.Shards())
@@ -237,10 +225,20 @@ func (c *chunkOut) failed(merr *ModelError) {
 	c.states = append(c.states, stateOut{candEnd: candStart, err: merr})
 }
 
-// dropVisited removes the candidates whose fingerprints t holds (the
-// worker's later mode). The probes are independent of one another, so
-// their cache misses overlap; the arena keeps the dropped encodings
-// until the chunk is reused.
+// dropVisited removes the candidates whose fingerprints t holds. The
+// table is asked about a chunk's successors all at once, here, rather
+// than about each as it is emitted. Whether a fingerprint is in the
+// table does not change while workers expand, so the candidates are the
+// same; what changes is the cost. A probe of a table of gigabytes is a
+// cache and TLB miss of hundreds of nanoseconds: asked between two
+// successors it stalls the core, asked in this loop of independent
+// probes the misses overlap (state's BenchmarkSetContains;
+// docs/performance.md, "Large tables"). It costs each duplicate's
+// encoding in the arena (for a KeyedExpander, an encoding it would not
+// otherwise make), which measures cheaper than the stalls even on tables
+// of tens of megabytes. The arena keeps the dropped encodings until the
+// chunk is reused. A probe at the depth bound keeps no candidates and
+// asks at once (seen).
 func (c *chunkOut) dropVisited(t *state.Set) {
 	k, start := 0, 0
 	for j := range c.states {
