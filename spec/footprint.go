@@ -38,6 +38,11 @@ package spec
 // VarSet is a set of footprint variables.
 type VarSet []uint64
 
+// varList is a list of variables, NecessaryInto's answer as it builds it.
+type varList []int
+
+func (l *varList) add(vs ...int) { *l = append(*l, vs...) }
+
 func (s VarSet) add(vs ...int) {
 	for _, v := range vs {
 		s[v/64] |= 1 << uint(v%64)
@@ -542,11 +547,13 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 // of its guard that is false in s. It is a's reads when no narrower
 // conjunct is known to be false.
 func (f *Footprints) Necessary(s *State, a Action) VarSet {
-	vs, ok := f.NecessaryInto(f.NewSet(), s, f.LiveInto(f.NewSet(), s), a)
+	vs, ok := f.NecessaryInto(nil, s, f.LiveInto(f.NewSet(), s), a)
 	if !ok {
 		return f.Of(a).Reads
 	}
-	return vs
+	set := f.NewSet()
+	set.add(vs...)
+	return set
 }
 
 // LiveInto returns in dst (cleared first) the live variables of s: those
@@ -563,13 +570,15 @@ func (f *Footprints) LiveInto(dst VarSet, s *State) VarSet {
 	return dst
 }
 
-// NecessaryInto is Necessary into dst (cleared first), for a caller that
-// keeps the footprints and live, s's live variables (LiveInto): ok is
-// false when the answer is a's reads.
-func (f *Footprints) NecessaryInto(dst VarSet, s *State, live VarSet, a Action) (vs VarSet, ok bool) {
+// NecessaryInto is Necessary as a list of variables (repeats allowed),
+// appended to dst[:0], for a caller that keeps the footprints and live,
+// s's live variables (LiveInto): ok is false when the answer is a's
+// reads. The answer is a variable or two of a thousand: a set would be
+// cleared and scanned whole for them, for every disabled transition a
+// stubborn set brings in (a third of choosing one).
+func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (_ []int, ok bool) {
 	c, b, e := int(a.Client), int(a.Bookie), int(a.Entry)
-	clear(dst)
-	vs = dst
+	vs := varList(dst[:0])
 	// noLive: no record of the slots is deliverable; they become so only
 	// when sent (written: their live variables).
 	noLive := func(t MsgType, recs ...bool) bool {
@@ -597,7 +606,7 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, live VarSet, a Action) 
 	// it would send was sent before, which stays false once false, so a
 	// send whose guard fails needs its client (or the metadata its
 	// targets come from) to change.
-	own := func(meta bool) VarSet {
+	own := func(meta bool) varList {
 		vs.add(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c))
 		if meta {
 			vs.add(f.Meta(), f.MetaFragments(), f.MetaEnd())
@@ -686,7 +695,7 @@ func (f *Footprints) NecessaryInto(dst VarSet, s *State, live VarSet, a Action) 
 		// A fenced bookie stays fenced (nothing but faults and deletion
 		// unfences it): only a recovery add can enable it.
 		if s.BFenced.Has(b) {
-			clear(vs)
+			vs = vs[:0]
 			if noLive(AddEntryRequest, true) {
 				return vs, true
 			}

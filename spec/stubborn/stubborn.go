@@ -201,10 +201,10 @@ type Scratch struct {
 	enabled, set, best bitset
 	dead, live         bitset // transitions known dead, and known not to be, in s
 	visible            bitset
-	nesKnown           bitset   // disabled transitions whose enablers are in nes
-	nes                []bitset // nes[t]: the transitions that may enable t (writers of its necessary variables)
-	tried              bitset   // seeds whose sets were built in this state: each held at least the best so far
-	vars               spec.VarSet
+	nesKnown           bitset      // disabled transitions whose enablers are in nes
+	nes                []bitset    // nes[t]: the transitions that may enable t (writers of its necessary variables)
+	tried              bitset      // seeds whose sets were built in this state: each held at least the best so far
+	vars               []int       // NecessaryInto's answer
 	liveVars           spec.VarSet // the state's live variables (Footprints.LiveInto), once a disabled transition asks
 	liveVarsKnown      bool
 	work, idx          []int32
@@ -218,7 +218,7 @@ func (r *Reducer) NewScratch() *Scratch {
 	w := r.words
 	sc := &Scratch{r: r, enabled: make(bitset, w), set: make(bitset, w), best: make(bitset, w),
 		dead: make(bitset, w), live: make(bitset, w), visible: make(bitset, w), nesKnown: make(bitset, w), tried: make(bitset, w),
-		nes: make([]bitset, len(r.universe)), vars: r.fps.NewSet(), liveVars: r.fps.NewSet()}
+		nes: make([]bitset, len(r.universe)), liveVars: r.fps.NewSet()}
 	for i := range sc.nes {
 		sc.nes[i] = make(bitset, w)
 	}
@@ -331,13 +331,17 @@ func (sc *Scratch) enablers(t int) bitset {
 		sc.liveVarsKnown = true
 	}
 	vars, ok := r.fps.NecessaryInto(sc.vars, sc.s, sc.liveVars, r.universe[t])
+	sc.vars = vars
 	if !ok {
-		vars = r.fp[t].Reads
-	}
-	for w, word := range vars {
-		for ; word != 0; word &= word - 1 {
-			b.or(r.writers[w*64+bits.TrailingZeros64(word)])
+		for w, word := range r.fp[t].Reads {
+			for ; word != 0; word &= word - 1 {
+				b.or(r.writers[w*64+bits.TrailingZeros64(word)])
+			}
 		}
+		return b
+	}
+	for _, v := range vars {
+		b.or(r.writers[v])
 	}
 	return b
 }
