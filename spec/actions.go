@@ -686,14 +686,13 @@ func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery boo
 	c := &g.s.Clients[cid]
 	cf, _ := c.CurrFragment()
 	for _, m := range g.s.Msgs {
-		if !g.receivableAddResponse(m, cid) {
-			continue
-		}
+		// The flags first: they rule out most records without the scan
+		// of the history that receivableAddResponse makes.
 		k := m.Key
-		f := k.Fields()
-		if f.Recovery != recovery || !f.Success {
+		if k.Recovery() != recovery || k>>shSuccess&1 == 0 || !g.receivableAddResponse(m, cid) {
 			continue
 		}
+		f := k.Fields()
 		if !g.p.WriteSet(f.Entry.ID, cf).Has(f.Bookie) {
 			continue
 		}
@@ -749,12 +748,12 @@ func (g *gen) ClientReceivesAddFencedResponse(cid int) {
 	}
 	cf, _ := c.CurrFragment()
 	for _, m := range g.s.Msgs {
-		if !g.receivableAddResponse(m, cid) {
+		k := m.Key
+		if k.Recovery() || k>>shSuccess&1 == 1 || !g.receivableAddResponse(m, cid) {
 			continue
 		}
-		k := m.Key
 		f := k.Fields()
-		if f.Recovery || f.Success || f.Code == CodeReadOnly || !cf.Ensemble.Has(f.Bookie) {
+		if f.Code == CodeReadOnly || !cf.Ensemble.Has(f.Bookie) {
 			continue
 		}
 		nc := g.begin(cid)
