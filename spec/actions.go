@@ -343,11 +343,11 @@ func addResponse(req MsgKey, success bool) MsgKey {
 func (g *gen) BookieSendsAddConfirmedResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if m.Count < 1 || k.Type() != AddEntryRequest || !g.s.IsEarliestMsg(k) {
+		if m.Count < 1 || k.Type() != AddEntryRequest {
 			continue
 		}
 		b := k.Bookie()
-		if !k.Recovery() && !g.mayStore(b, k) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) {
+		if !k.Recovery() && !g.mayStore(b, k) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) || !g.s.IsEarliestMsg(k) {
 			continue
 		}
 		resp := addResponse(k, true)
@@ -380,7 +380,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 func (g *gen) BookieSendsAddFencedResponse() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if m.Count < 1 || k.Type() != AddEntryRequest || g.s.BDown.Has(k.Bookie()) || !g.s.IsEarliestMsg(k) {
+		if m.Count < 1 || k.Type() != AddEntryRequest || g.s.BDown.Has(k.Bookie()) {
 			continue
 		}
 		var resp MsgKey
@@ -394,7 +394,9 @@ func (g *gen) BookieSendsAddFencedResponse() {
 		default:
 			continue
 		}
-		if g.s.Sent(resp) && !g.answersAgain(k) {
+		// Last, the scan of the history: most adds are to bookies that
+		// neither are fenced nor read-only.
+		if !g.s.IsEarliestMsg(k) || g.s.Sent(resp) && !g.answersAgain(k) {
 			continue
 		}
 		g.begin(-1)
