@@ -691,7 +691,7 @@ func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery boo
 		// The flags first: they rule out most records without the scan
 		// of the history that receivableAddResponse makes.
 		k := m.Key
-		if k.Recovery() != recovery || k>>shSuccess&1 == 0 || !g.receivableAddResponse(m, cid) {
+		if k.Recovery() != recovery || !k.Success() || !g.receivableAddResponse(m, cid) {
 			continue
 		}
 		f := k.Fields()
@@ -751,7 +751,7 @@ func (g *gen) ClientReceivesAddFencedResponse(cid int) {
 	cf, _ := c.CurrFragment()
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if k.Recovery() || k>>shSuccess&1 == 1 || !g.receivableAddResponse(m, cid) {
+		if k.Recovery() || k.Success() || !g.receivableAddResponse(m, cid) {
 			continue
 		}
 		f := k.Fields()

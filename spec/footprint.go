@@ -174,7 +174,7 @@ const addRejected = ReadResponse + 1
 
 // slotType is the slot type of record k.
 func slotType(k MsgKey) MsgType {
-	if k.Type() == AddEntryResponse && k>>shSuccess&1 == 0 {
+	if k.Type() == AddEntryResponse && !k.Success() {
 		return addRejected
 	}
 	return k.Type()

@@ -102,7 +102,7 @@ func (k MsgKey) Fields() MsgFields {
 		Bookie:   k.Bookie(),
 		Cid:      k.Cid(),
 		Recovery: k.Recovery(),
-		Success:  k>>shSuccess&1 == 1,
+		Success:  k.Success(),
 		Fence:    k>>shFence&1 == 1,
 		Code:     uint8(k >> shCode & 3),
 		Entry:    k.Entry(),
@@ -115,6 +115,7 @@ func (k MsgKey) Type() MsgType  { return MsgType(k >> shType & 7) }
 func (k MsgKey) Bookie() int    { return int(k >> shBookie & 7) }
 func (k MsgKey) Cid() int       { return int(k >> shCid & 3) }
 func (k MsgKey) Recovery() bool { return k>>shRecovery&1 == 1 }
+func (k MsgKey) Success() bool  { return k>>shSuccess&1 == 1 }
 func (k MsgKey) Entry() Entry {
 	return Entry{ID: int8(k >> shEntryID & 15), Data: int8(k >> shData & 15)}
 }

@@ -13,37 +13,24 @@ import (
 // set form porbound checks against whole graphs, on every disabled
 // transition of the first states of a model with ensemble changes.
 func TestEnablersMatchNecessary(t *testing.T) {
-	m, err := spec.NewModel(spec.Params{Bookies: 4, Clients: 2, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, states, enabled := shippedStates(t, 3000)
 	r, err := New(m, &spec.PropertyReads{Stores: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fps, _ := m.Footprints()
 	sc := r.NewScratch()
-	init := m.Init()
-	states := []spec.State{init}
-	seen := map[string]bool{string(m.Encode(nil, &init)): true}
-	var scratch spec.State
 	checked := 0
-	for i := 0; i < len(states) && i < 3000; i++ {
+	for i := range states {
 		s := &states[i]
-		enabled := map[int32]bool{}
-		m.Next(s, &scratch, func(a spec.Action, n *spec.State) {
-			enabled[r.index[a]] = true
-			if enc := m.Encode(nil, n); !seen[string(enc)] {
-				seen[string(enc)] = true
-				var c spec.State
-				c.CopyFrom(n)
-				states = append(states, c)
-			}
-		})
+		on := map[int32]bool{}
+		for _, a := range enabled[i] {
+			on[r.index[a]] = true
+		}
 		sc.s, sc.liveVarsKnown = s, false
 		clear(sc.nesKnown)
 		for u := range r.universe {
-			if enabled[int32(u)] {
+			if on[int32(u)] {
 				continue
 			}
 			want := make(bitset, r.words)

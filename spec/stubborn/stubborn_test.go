@@ -1,11 +1,10 @@
-package stubborn_test
+package stubborn
 
 import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec/invariants"
-	"github.com/bkcheck/bkcheck/spec/stubborn"
 )
 
 // shippedStates is a breadth-first prefix of the shipped configuration
@@ -57,7 +56,7 @@ func readsOf(tb testing.TB, names []string) *spec.PropertyReads {
 // form (docs/performance.md).
 func BenchmarkChoose(b *testing.B) {
 	m, states, enabled := shippedStates(b, 20000)
-	r, err := stubborn.New(m, readsOf(b, invariants.Default))
+	r, err := New(m, readsOf(b, invariants.Default))
 	if err != nil {
 		b.Fatal(err)
 	}
