@@ -1,0 +1,410 @@
+// Package cluster starts and stops a real BookKeeper cluster on loopback:
+// ZooKeeper and each bookie in its own JVM, from a released BookKeeper's
+// artifacts, so that a crash is kill -9 of one process (no shutdown hook,
+// nothing flushed) and a restart reuses the same journal, ledger directory
+// and cookie. Every process it starts is in its own process group, dies
+// with this one (Pdeathsig), and is killed and reaped by Close on every
+// exit path.
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options say what cluster to start.
+type Options struct {
+	Classpath string // the bridge's classes and BookKeeper's jars
+	Bookies   int
+	Dir       string // scratch directory: data and logs of every process
+	// Settings are bookie configuration keys (ServerConfiguration's names)
+	// over the defaults of BookieConf.
+	Settings map[string]string
+	// StartTimeout bounds the wait for a process to serve; it is a bound on
+	// failure, not a pause: starting waits for the port, not for the clock.
+	StartTimeout time.Duration
+}
+
+// Cluster is a running ZooKeeper and its bookies.
+type Cluster struct {
+	opts    Options
+	ZKPort  int
+	bookies []*Bookie
+	zk      *proc
+	mu      sync.Mutex
+	procs   map[*proc]bool
+}
+
+// Bookie is one bookie: its name in the model (b1, ...), its port, which is
+// also its BookieId (127.0.0.1:port), and its process while it runs.
+type Bookie struct {
+	Name string
+	Port int
+	dir  string
+	conf string
+	p    *proc
+}
+
+// ID is the bookie's BookieId as BookKeeper names it.
+func (b *Bookie) ID() string { return "127.0.0.1:" + strconv.Itoa(b.Port) }
+
+// Running says whether the bookie's process is up.
+func (b *Bookie) Running() bool { return b.p != nil }
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// ErrNoJava is returned when java is not on PATH.
+var ErrNoJava = errors.New("java not found on PATH: the bridge runs BookKeeper's bookies and clients on a JDK (17 or later)")
+
+// Start starts ZooKeeper and the bookies and waits until each serves.
+// On error everything it started is stopped again.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if _, err := exec.LookPath("java"); err != nil {
+		return nil, ErrNoJava
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 90 * time.Second
+	}
+	c := &Cluster{opts: opts, procs: map[*proc]bool{}}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	ports, err := freePorts(1 + opts.Bookies)
+	if err != nil {
+		return nil, err
+	}
+	c.ZKPort = ports[0]
+	zkDir := filepath.Join(opts.Dir, "zk")
+	if err := os.MkdirAll(zkDir, 0o755); err != nil {
+		return nil, err
+	}
+	// tickTime 500 ms: sessions may be as short as 1 s, so that a bookie
+	// restarted after kill -9 finds its old registration gone soon.
+	c.zk, err = c.spawn(ctx, "zookeeper", filepath.Join(opts.Dir, "zk.log"),
+		[]string{"-Dzookeeper.admin.enableServer=false", "-Dzookeeper.4lw.commands.whitelist=ruok"},
+		"org.apache.zookeeper.server.ZooKeeperServerMain", strconv.Itoa(c.ZKPort), zkDir, "500")
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitPort(ctx, c.zk, c.ZKPort); err != nil {
+		return nil, err
+	}
+	if err := c.waitZK(ctx); err != nil {
+		return nil, err
+	}
+	for i := 0; i < opts.Bookies; i++ {
+		b := &Bookie{Name: fmt.Sprintf("b%d", i+1), Port: ports[1+i], dir: filepath.Join(opts.Dir, fmt.Sprintf("b%d", i+1))}
+		b.conf = filepath.Join(b.dir, "bk_server.conf")
+		if err := os.MkdirAll(b.dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(b.conf, []byte(BookieConf(b.Port, b.dir, c.MetadataURI(), opts.Settings)), 0o644); err != nil {
+			return nil, err
+		}
+		c.bookies = append(c.bookies, b)
+	}
+	return c, nil
+}
+
+// MetadataURI is the metadataServiceUri of the cluster.
+func (c *Cluster) MetadataURI() string {
+	return fmt.Sprintf("zk+hierarchical://127.0.0.1:%d/ledgers", c.ZKPort)
+}
+
+// Bookies are the cluster's bookies, b1 first.
+func (c *Cluster) Bookies() []*Bookie { return c.bookies }
+
+// Bookie returns the bookie the model names name, or nil.
+func (c *Cluster) Bookie(name string) *Bookie {
+	for _, b := range c.bookies {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// StartBookies starts every bookie that is not running, all at once, and
+// waits until each serves. The metadata store must be formatted first.
+func (c *Cluster) StartBookies(ctx context.Context) error {
+	var errs []error
+	for _, b := range c.bookies {
+		if b.p == nil {
+			if err := c.launch(ctx, b); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, b := range c.bookies {
+		if b.p != nil {
+			if err := c.waitPort(ctx, b.p, b.Port); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) launch(ctx context.Context, b *Bookie) error {
+	p, err := c.spawn(ctx, "bookie "+b.Name, filepath.Join(b.dir, "bookie.log"),
+		[]string{"-Xmx192m", "-XX:MaxDirectMemorySize=192m"},
+		"org.apache.bookkeeper.server.Main", "--conf", b.conf)
+	if err != nil {
+		return err
+	}
+	b.p = p
+	return nil
+}
+
+// Crash kills the bookie's process with SIGKILL: no shutdown hook runs and
+// nothing is flushed that the bookie had not already written.
+func (c *Cluster) Crash(b *Bookie) error {
+	if b.p == nil {
+		return fmt.Errorf("bookie %s is not running", b.Name)
+	}
+	c.stop(b.p)
+	b.p = nil
+	return nil
+}
+
+// Restart starts a crashed bookie again on the same directories and
+// configuration, and waits until it serves: BookieServer opens its port
+// only after the journal has been replayed.
+func (c *Cluster) Restart(ctx context.Context, b *Bookie) error {
+	if b.p != nil {
+		return fmt.Errorf("bookie %s is running", b.Name)
+	}
+	if err := c.launch(ctx, b); err != nil {
+		return err
+	}
+	return c.waitPort(ctx, b.p, b.Port)
+}
+
+// Spawn starts another JVM of the cluster (the client driver), reaped with
+// the rest; stdin and stdout are the caller's.
+func (c *Cluster) Spawn(ctx context.Context, name, logFile string, jvm []string, main string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd, p, err := c.command(name, logFile, jvm, main, args...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := c.run(p); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, in, out, nil
+}
+
+func (c *Cluster) spawn(ctx context.Context, name, logFile string, jvm []string, main string, args ...string) (*proc, error) {
+	_, p, err := c.command(name, logFile, jvm, main, args...)
+	if err != nil {
+		return nil, err
+	}
+	return p, c.run(p)
+}
+
+func (c *Cluster) command(name, logFile string, jvm []string, main string, args ...string) (*exec.Cmd, *proc, error) {
+	lf, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) // a restart appends
+	if err != nil {
+		return nil, nil, err
+	}
+	full := append([]string{
+		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Djava.net.preferIPv4Stack=true",
+		"-Dlog4j2.configurationFile=" + filepath.Join(c.opts.Dir, "log4j2.properties"),
+		"-cp", c.opts.Classpath,
+	}, jvm...)
+	full = append(full, main)
+	full = append(full, args...)
+	cmd := exec.Command("java", full...)
+	cmd.Stderr = lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd, &proc{name: name, cmd: cmd, log: logFile, done: make(chan struct{})}, nil
+}
+
+func (c *Cluster) run(p *proc) error {
+	if err := os.WriteFile(filepath.Join(c.opts.Dir, "log4j2.properties"), []byte(log4j2), 0o644); err != nil {
+		return err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	c.mu.Lock()
+	c.procs[p] = true
+	c.mu.Unlock()
+	go func() {
+		p.err = p.cmd.Wait()
+		if f, ok := p.cmd.Stderr.(*os.File); ok {
+			f.Close()
+		}
+		close(p.done)
+	}()
+	return nil
+}
+
+// stop kills a process's group and reaps it.
+func (c *Cluster) stop(p *proc) {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	<-p.done
+	c.mu.Lock()
+	delete(c.procs, p)
+	c.mu.Unlock()
+}
+
+// waitPort waits until the process accepts connections on port, or fails
+// with the end of its log when it exits first or ctx ends.
+func (c *Cluster) waitPort(ctx context.Context, p *proc, port int) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	defer cancel()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited before serving on port %d (%v); its log %s ends:\n%s", p.name, port, p.err, p.log, tail(p.log, 12))
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not serve on port %d within %v; its log %s ends:\n%s", p.name, port, c.opts.StartTimeout, p.log, tail(p.log, 12))
+		case <-time.After(50 * time.Millisecond): // polling a port for an event, not waiting on an outcome
+		}
+	}
+}
+
+// waitZK waits until ZooKeeper answers "imok" to "ruok": its port opens
+// before its database is loaded, and a server that failed to load keeps it
+// open.
+func (c *Cluster) waitZK(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	defer cancel()
+	addr := "127.0.0.1:" + strconv.Itoa(c.ZKPort)
+	for {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+			_, _ = conn.Write([]byte("ruok"))
+			b, _ := io.ReadAll(conn)
+			conn.Close()
+			if string(b) == "imok" {
+				return nil
+			}
+		}
+		select {
+		case <-c.zk.done:
+			return fmt.Errorf("zookeeper exited (%v); its log %s ends:\n%s", c.zk.err, c.zk.log, tail(c.zk.log, 12))
+		case <-ctx.Done():
+			return fmt.Errorf("zookeeper did not answer ruok within %v; its log %s ends:\n%s", c.opts.StartTimeout, c.zk.log, tail(c.zk.log, 12))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Close kills and reaps every process the cluster started. It is safe to
+// call more than once.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	ps := make([]*proc, 0, len(c.procs))
+	for p := range c.procs {
+		ps = append(ps, p)
+	}
+	c.mu.Unlock()
+	for _, p := range ps {
+		c.stop(p)
+	}
+	for _, b := range c.bookies {
+		b.p = nil
+	}
+}
+
+// Pids lists the process ids the cluster has running (for tests that check
+// nothing is left behind).
+func (c *Cluster) Pids() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for p := range c.procs {
+		out = append(out, p.cmd.Process.Pid)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// freePorts asks the kernel for n free ports on loopback. A port can be
+// taken by another process between this and the JVM's bind; the JVM then
+// exits and the start fails with its log, which names the port.
+func freePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("no free port on loopback: %w", err)
+		}
+		lns = append(lns, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "  (no log)"
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 64<<10), 1<<20)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// log4j2 sends every process's logging to its stderr, which is its log file.
+const log4j2 = `status = error
+appender.err.type = Console
+appender.err.name = err
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = %d{HH:mm:ss.SSS} %-5level [%t] %c{1} - %msg%n
+rootLogger.level = info
+rootLogger.appenderRef.err.ref = err
+`

@@ -1,0 +1,846 @@
+// Package bridge executes a trace of bkcheck's model on a real BookKeeper
+// cluster and says whether BookKeeper does what the model did: each step of
+// the trace becomes an action on the cluster (a client call, a frame
+// delivered or dropped by the proxy, a metadata write released, a bookie
+// killed or restarted), and after each step what BookKeeper shows (the
+// entries each bookie serves, the ledger's metadata, each writer's LAC) is
+// compared with the model's state. It ends with one verdict.
+//
+// The bridge sits above check and reads a trace only through it
+// (check.ReadTrace, check.Replay); nothing below imports it.
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bkcheck/bkcheck/bridge/cluster"
+	"github.com/bkcheck/bkcheck/bridge/wire"
+	"github.com/bkcheck/bkcheck/check"
+)
+
+// DefaultVersion is the BookKeeper release a trace runs on unless told.
+const DefaultVersion = "4.18.2"
+
+// Verdicts.
+const (
+	Reproduced    = "REPRODUCED"     // every step agreed and BookKeeper violates the property too
+	Agreed        = "NOT REPRODUCED" // every step agreed, but BookKeeper does not violate the property
+	Diverged      = "DIVERGED"       // at Step, BookKeeper did not do what the model did
+	NotExecutable = "NOT EXECUTABLE" // the harness cannot drive Step
+)
+
+// Options say how to run a confirmation.
+type Options struct {
+	Version string // BookKeeper release (DefaultVersion if empty)
+	// Dir keeps the cluster's data and logs; empty: a temporary directory,
+	// removed afterwards unless the verdict is DIVERGED.
+	Dir string
+	// StepTimeout bounds how long an expected event (a frame, a callback,
+	// a state) may take before the step is called diverged. It is never a
+	// pause: a step that agrees ends as soon as BookKeeper shows it.
+	StepTimeout time.Duration
+	Progress    func(format string, args ...any)
+}
+
+// Result is a confirmation's outcome.
+type Result struct {
+	Trace      string `json:"trace"`
+	Version    string `json:"bookkeeper"`
+	Verdict    string `json:"verdict"`
+	Step       int    `json:"step,omitempty"` // 1-based state index of the step that diverged or cannot be driven
+	Action     string `json:"action,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Model      string `json:"model,omitempty"`           // the model's side, at a divergence
+	BookKeeper string `json:"bookkeeper_side,omitempty"` // BookKeeper's side, at a divergence
+	Property   string `json:"property,omitempty"`
+	Evidence   string `json:"evidence,omitempty"` // what BookKeeper showed of the property
+	Steps      int    `json:"steps"`
+	Dir        string `json:"dir,omitempty"`
+	StartMS    int64  `json:"cluster_start_ms"`
+	RunMS      int64  `json:"steps_ms"`
+}
+
+// ErrTrace wraps a trace the bridge refuses before starting anything: not a
+// trace of the current model, or not confirmed by the model.
+var ErrTrace = errors.New("trace")
+
+// Confirm executes the trace in path on a real cluster.
+func Confirm(ctx context.Context, path string, opts Options) (res *Result, err error) {
+	if opts.Version == "" {
+		opts.Version = DefaultVersion
+	}
+	if opts.StepTimeout == 0 {
+		opts.StepTimeout = 20 * time.Second
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	tr, err := check.ReadTrace(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+	}
+	if name := tr.Model.Descriptor().Name; name != "current" {
+		return nil, fmt.Errorf("%w: %s is a trace of the %s model; the bridge drives traces of the current model (its clients are BookKeeper's client of today)", ErrTrace, path, name)
+	}
+	if err := check.Replay(tr); err != nil {
+		return nil, fmt.Errorf("%w: %s: the model does not confirm it: %v", ErrTrace, path, err)
+	}
+	states, meta, err := readITFStates(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+	}
+	params, _ := meta["params"].(map[string]any)
+	res = &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant}
+	if step, why := unsupported(params, states); step >= 0 {
+		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why
+		if step > 0 {
+			res.Action = states[step].action()
+		}
+		return res, nil
+	}
+
+	cp, err := Classpath(ctx, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	dir := opts.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "bkcheck-confirm-"); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if res == nil || res.Verdict != Diverged {
+				os.RemoveAll(dir)
+			} else {
+				res.Dir = dir
+			}
+		}()
+	} else {
+		res.Dir = dir
+	}
+	start := time.Now()
+	progress("starting ZooKeeper and %d bookies of BookKeeper %s", toInt(params["bookies"]), opts.Version)
+	r, err := newRun(ctx, cp, dir, params, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	res.StartMS = time.Since(start).Milliseconds()
+	start = time.Now()
+	for i := 1; i < len(states); i++ {
+		prev, next := states[i-1], states[i]
+		progress("step %d/%d: %s", i+1, len(states), next.action())
+		if err := r.step(ctx, prev, next); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var d *divergence
+			if errors.As(err, &d) {
+				res.Verdict, res.Step, res.Action = d.verdict, i+1, next.action()
+				res.Reason, res.Model, res.BookKeeper = d.reason, d.model, d.bk
+				res.RunMS = time.Since(start).Milliseconds()
+				return res, nil
+			}
+			return nil, fmt.Errorf("step %d (%s): %w", i+1, next.action(), err)
+		}
+	}
+	res.RunMS = time.Since(start).Milliseconds()
+	violated, evidence, err := r.property(ctx, tr.Invariant, states[len(states)-1])
+	if err != nil {
+		return nil, err
+	}
+	res.Evidence = evidence
+	if violated {
+		res.Verdict = Reproduced
+	} else {
+		res.Verdict = Agreed
+	}
+	return res, nil
+}
+
+// divergence ends a confirmation at a step.
+type divergence struct {
+	verdict, reason, model, bk string
+}
+
+func (d *divergence) Error() string { return d.reason }
+
+func diverged(reason, model, bk string) error {
+	return &divergence{verdict: Diverged, reason: reason, model: model, bk: bk}
+}
+
+func notExecutable(reason string) error { return &divergence{verdict: NotExecutable, reason: reason} }
+
+// run is one cluster with its proxy and its Java driver.
+type run struct {
+	opts    Options
+	cl      *cluster.Cluster
+	px      *wire.Proxy
+	drv     *driver
+	params  map[string]any
+	ledger  int64
+	entries int
+}
+
+func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
+	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"])}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	r.cl, err = cluster.Start(ctx, cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	cmd, in, out, err := r.cl.Spawn(ctx, "the client driver", filepath.Join(dir, "driver.log"),
+		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", r.cl.MetadataURI())
+	if err != nil {
+		return nil, err
+	}
+	r.drv = newDriver(cmd, in, out)
+	if err := r.drv.call(ctx, nil, "init"); err != nil {
+		return nil, err
+	}
+	if err := r.cl.StartBookies(ctx); err != nil {
+		return nil, err
+	}
+	for _, b := range r.cl.Bookies() {
+		if err := r.serving(ctx, b); err != nil {
+			return nil, err
+		}
+	}
+	r.px = wire.NewProxy()
+	for c := 1; c <= toInt(params["clients"]); c++ {
+		name := fmt.Sprintf("c%d", c)
+		var ports []string
+		for _, b := range r.cl.Bookies() {
+			port, err := r.px.Listen(name, b.Name, b.ID())
+			if err != nil {
+				return nil, err
+			}
+			ports = append(ports, fmt.Sprintf("%s=%d", b.ID(), port))
+		}
+		if err := r.drv.call(ctx, nil, "client", name, strings.Join(ports, ",")); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// serving waits until the bookie answers requests.
+func (r *run) serving(ctx context.Context, b *cluster.Bookie) error {
+	return r.drv.call(ctx, nil, "serving", b.ID(), r.ledger)
+}
+
+func (r *run) close() {
+	if r.drv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = r.drv.call(ctx, nil, "quit")
+		cancel()
+	}
+	if r.px != nil {
+		r.px.Close()
+	}
+	if r.cl != nil {
+		r.cl.Close()
+	}
+}
+
+func (r *run) bookieID(name string) string {
+	if b := r.cl.Bookie(name); b != nil {
+		return b.ID()
+	}
+	return name
+}
+
+func (r *run) bookieName(id string) string {
+	for _, b := range r.cl.Bookies() {
+		if b.ID() == id {
+			return b.Name
+		}
+	}
+	return id
+}
+
+func (r *run) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.opts.StepTimeout)
+}
+
+// awaitFrame waits for the held frame of a model message.
+func (r *run) awaitFrame(ctx context.Context, what string, match func(*wire.Frame) bool) (*wire.Frame, error) {
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	f, err := r.px.Await(tctx, match)
+	if err != nil && ctx.Err() == nil {
+		return nil, diverged("BookKeeper did not send "+what, what+" is sent", "no such frame within "+r.opts.StepTimeout.String()+"; frames held: "+r.heldList())
+	}
+	return f, err
+}
+
+func (r *run) heldList() string {
+	var xs []string
+	for _, f := range r.px.Held() {
+		xs = append(xs, f.String())
+	}
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, "; ")
+}
+
+func (r *run) awaitEvent(ctx context.Context, what string, match func(Event) bool) (Event, error) {
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	e, err := r.drv.awaitEvent(tctx, match)
+	if err != nil && ctx.Err() == nil {
+		var got []string
+		for _, p := range r.drv.pending() {
+			got = append(got, p.String())
+		}
+		return e, diverged("the client did not "+what, what, fmt.Sprintf("nothing within %v; events unconsumed: %v", r.opts.StepTimeout, got))
+	}
+	return e, err
+}
+
+// releaseMeta lets the client's held metadata write of kind op proceed.
+func (r *run) releaseMeta(ctx context.Context, client, op string) error {
+	if _, err := r.awaitEvent(ctx, "write the ledger's metadata ("+op+")", func(e Event) bool {
+		return e.Ev == "meta-held" && e.Client == client && e.Op == op
+	}); err != nil {
+		return err
+	}
+	var out struct{ Released bool }
+	if err := r.drv.call(ctx, &out, "release", client); err != nil {
+		return err
+	}
+	if !out.Released {
+		return fmt.Errorf("%s had no metadata write held", client)
+	}
+	return nil
+}
+
+// javaEntry is the Java entry id of the model's entry e (the model counts
+// from 1, BookKeeper from 0).
+func javaEntry(e int) int64 { return int64(e - 1) }
+
+func isRequest(t string) bool { return strings.HasSuffix(t, "RequestMessage") }
+
+// frameOf says whether frame f carries the model's message m.
+func frameOf(m message, f *wire.Frame) bool {
+	if f.Client != m.Client || f.Bookie != m.Bookie {
+		return false
+	}
+	if isRequest(m.Type) != (f.Dir == wire.Request) {
+		return false
+	}
+	switch m.Type {
+	case "AddEntryRequestMessage", "AddEntryResponseMessage":
+		recovery, _ := m.Fields["recovery"].(bool)
+		return f.Op == wire.OpAdd && f.Entry == javaEntry(m.Entry) && (f.Flags&wire.FlagRecoveryAdd != 0) == recovery
+	case "FenceRequestMessage", "FenceResponseMessage":
+		return f.Op == wire.OpRead && f.Entry == -1
+	case "ReadRequestMessage", "ReadResponseMessage":
+		return f.Op == wire.OpRead && f.Entry == javaEntry(m.Entry)
+	}
+	return false
+}
+
+// steps answers whether a step's messages were sent: each new message in
+// flight must appear as a frame (held for a later step); each lost one is
+// dropped if BookKeeper sends it. A lost message BookKeeper does not send
+// at all is allowed only where Java's client sends fewer messages than the
+// model (sequenceRead); any other absence is a divergence.
+func (r *run) expectSent(ctx context.Context, prev, next itfState, sequence bool) error {
+	for _, m := range sentAt(prev, next) {
+		m := m
+		if m.Count < 0 {
+			f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) })
+			if f != nil {
+				r.px.Drop(f)
+			} else if !sequence {
+				f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
+				if err != nil {
+					return err
+				}
+				r.px.Drop(f)
+			}
+			continue
+		}
+		if _, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) heldNow(match func(*wire.Frame) bool) *wire.Frame {
+	for _, f := range r.px.Held() {
+		if match(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// deliver delivers the held frame of the message of the given type between
+// client and bookie that the step consumed (its count fell).
+func (r *run) deliver(ctx context.Context, prev, next itfState, typ string) (*message, error) {
+	m := consumed(prev, next, typ)
+	if m == nil {
+		return nil, fmt.Errorf("the trace's step consumes no %s", typ)
+	}
+	f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(*m, f) })
+	if err != nil {
+		return nil, err
+	}
+	if err := r.px.Deliver(f); err != nil {
+		return nil, diverged("the frame could not be delivered", m.String()+" delivered", err.Error())
+	}
+	return m, nil
+}
+
+// consumed returns the message of type typ whose count fell at this step.
+func consumed(prev, next itfState, typ string) *message {
+	after := map[string]int{}
+	for _, m := range messages(next) {
+		after[m.key()] = m.Count
+	}
+	for _, m := range messages(prev) {
+		if m.Type == typ && m.Count > 0 && after[m.key()] < m.Count {
+			m := m
+			return &m
+		}
+	}
+	return nil
+}
+
+// respond delivers the request the bookie handles at this step and checks
+// the response BookKeeper's bookie sends against the model's.
+func (r *run) respond(ctx context.Context, prev, next itfState, reqType, respType string, wantRC func(rc int, resp message) bool) error {
+	req, err := r.deliver(ctx, prev, next, reqType)
+	if err != nil {
+		return err
+	}
+	var resp *message
+	for _, m := range sentAt(prev, next) {
+		if m.Type == respType && m.Client == req.Client && m.Bookie == req.Bookie {
+			m := m
+			resp = &m
+		}
+	}
+	if resp == nil {
+		return fmt.Errorf("the trace's step sends no %s", respType)
+	}
+	f, err := r.awaitFrame(ctx, resp.String(), func(f *wire.Frame) bool { return frameOf(*resp, f) })
+	if err != nil {
+		return err
+	}
+	if !wantRC(f.RC, *resp) {
+		return diverged(fmt.Sprintf("bookie %s answered rc %d (%s)", req.Bookie, f.RC, rcName(f.RC)), resp.String(), f.String())
+	}
+	if resp.Count < 0 {
+		r.px.Drop(f)
+	}
+	return nil
+}
+
+func rcName(rc int) string {
+	switch rc {
+	case wire.EOK:
+		return "EOK"
+	case wire.ENoLedger:
+		return "ENOLEDGER"
+	case wire.ENoEntry:
+		return "ENOENTRY"
+	case wire.EFenced:
+		return "EFENCED"
+	case wire.EReadOnly:
+		return "EREADONLY"
+	}
+	return "rc " + strconv.Itoa(rc)
+}
+
+// step drives one step of the trace.
+func (r *run) step(ctx context.Context, prev, next itfState) error {
+	p := next.picks()
+	client, _ := p["client"].(string)
+	bookie, _ := p["bookie"].(string)
+	switch a := next.action(); a {
+	case "ClientCreatesLedger":
+		frags, _ := next["meta_fragments"].([]any)
+		if len(frags) != 1 {
+			return fmt.Errorf("the created ledger has %d fragments", len(frags))
+		}
+		f, _ := frags[0].(map[string]any)
+		var ids []string
+		for _, b := range set(f["ensemble"]) {
+			ids = append(ids, r.bookieID(b))
+		}
+		qw, qa := toInt(r.params["write-quorum"]), toInt(r.params["ack-quorum"])
+		e := toInt(r.params["ensemble"])
+		if err := r.drv.call(ctx, nil, "create", client, e, qw, qa, strings.Join(ids, ",")); err != nil {
+			return err
+		}
+		if err := r.releaseMeta(ctx, client, "create"); err != nil {
+			return err
+		}
+		ev, err := r.awaitEvent(ctx, "create the ledger", func(e Event) bool { return e.Ev == "created" && e.Client == client })
+		if err != nil {
+			return err
+		}
+		if ev.RC != 0 {
+			return diverged("the ledger's creation failed", "the ledger is created", fmt.Sprintf("rc %d", ev.RC))
+		}
+		r.ledger = ev.Ledger
+	case "ClientSendsAddEntryRequests":
+		if err := r.drv.call(ctx, nil, "add", client); err != nil {
+			return err
+		}
+		if err := r.expectSent(ctx, prev, next, false); err != nil {
+			return err
+		}
+	case "BookieSendsAddConfirmedResponse":
+		if err := r.respond(ctx, prev, next, "AddEntryRequestMessage", "AddEntryResponseMessage", func(rc int, _ message) bool { return rc == wire.EOK }); err != nil {
+			return err
+		}
+	case "BookieSendsAddFencedResponse":
+		if err := r.respond(ctx, prev, next, "AddEntryRequestMessage", "AddEntryResponseMessage", func(rc int, _ message) bool { return rc == wire.EFenced }); err != nil {
+			return err
+		}
+	case "ClientReceivesAddConfirmedResponse", "ClientReceivesAddFencedResponse", "RecoveryClientReceivesAddConfirmedResponse":
+		if _, err := r.deliver(ctx, prev, next, "AddEntryResponseMessage"); err != nil {
+			return err
+		}
+	case "ClientStartsRecovery":
+		if r.ledger < 0 {
+			return notExecutable("recovery of a ledger BookKeeper has not created")
+		}
+		if err := r.drv.call(ctx, nil, "recover", client, r.ledger); err != nil {
+			return err
+		}
+		if err := r.releaseMeta(ctx, client, "write"); err != nil {
+			return err
+		}
+		if err := r.expectSent(ctx, prev, next, false); err != nil {
+			return err
+		}
+	case "BookieSendsFencingReadLacResponse":
+		// A fencing LAC read of a ledger the bookie has no entry of is
+		// answered NoSuchEntry or NoSuchLedger; ReadLastConfirmedOp takes
+		// both as "nothing written here".
+		if err := r.respond(ctx, prev, next, "FenceRequestMessage", "FenceResponseMessage", func(rc int, _ message) bool {
+			return rc == wire.EOK || rc == wire.ENoEntry || rc == wire.ENoLedger
+		}); err != nil {
+			return err
+		}
+	case "ClientReceivesFencingReadLacResponse":
+		if _, err := r.deliver(ctx, prev, next, "FenceResponseMessage"); err != nil {
+			return err
+		}
+	case "ClientSendsRecoveryReadRequests":
+		// Java reads an entry for recovery from one replica at a time
+		// (enableParallelRecoveryRead=false): a read the model sends and
+		// loses may never be sent by Java.
+		if err := r.expectSent(ctx, prev, next, true); err != nil {
+			return err
+		}
+	case "BookieSendsReadResponse":
+		if err := r.respond(ctx, prev, next, "ReadRequestMessage", "ReadResponseMessage", func(rc int, m message) bool {
+			code, _ := m.Fields["code"].(string)
+			if code == "OK" {
+				return rc == wire.EOK
+			}
+			return rc == wire.ENoEntry || rc == wire.ENoLedger
+		}); err != nil {
+			return err
+		}
+	case "ClientReceivesRecoveryReadResponse":
+		if _, err := r.deliver(ctx, prev, next, "ReadResponseMessage"); err != nil {
+			return err
+		}
+	case "RecoveryClientClosesLedger":
+		if err := r.releaseMeta(ctx, client, "write"); err != nil {
+			return err
+		}
+		ev, err := r.awaitEvent(ctx, "complete its recovery", func(e Event) bool { return e.Ev == "recovered" && e.Client == client })
+		if err != nil {
+			return err
+		}
+		if ev.RC != 0 {
+			return diverged("the recovery failed", "the recovery client closes the ledger", fmt.Sprintf("rc %d", ev.RC))
+		}
+	case "ClientClosesLedgerSuccess":
+		if err := r.drv.call(ctx, nil, "close", client); err != nil {
+			return err
+		}
+		if err := r.releaseMeta(ctx, client, "write"); err != nil {
+			return err
+		}
+		if _, err := r.awaitEvent(ctx, "close the ledger", func(e Event) bool { return e.Ev == "closed" && e.Client == client && e.RC == 0 }); err != nil {
+			return err
+		}
+	case "BookieCrashes":
+		if err := r.cl.Crash(r.cl.Bookie(bookie)); err != nil {
+			return err
+		}
+	case "BookieRestarts":
+		b := r.cl.Bookie(bookie)
+		if err := r.cl.Restart(ctx, b); err != nil {
+			return err
+		}
+		if err := r.serving(ctx, b); err != nil {
+			return err
+		}
+	default:
+		return notExecutable("the harness has no mapping for " + a)
+	}
+	return r.compare(ctx, next)
+}
+
+// observation is what BookKeeper shows (the driver's observe).
+type observation struct {
+	Bookies map[string][]int `json:"bookies"`
+	Meta    struct {
+		State     string `json:"state"`
+		LastEntry int64  `json:"lastEntry"`
+		Ensembles []struct {
+			First   int64    `json:"first"`
+			Bookies []string `json:"bookies"`
+		} `json:"ensembles"`
+	} `json:"meta"`
+	Clients map[string]struct {
+		Phase string  `json:"phase"`
+		LAC   *int64  `json:"lac"`
+		Acked []int64 `json:"acked"`
+	} `json:"clients"`
+}
+
+// compare polls what BookKeeper shows until it matches the model's state
+// or the step's time runs out. Polling waits for an event (a callback
+// processed on the client's threads); it decides nothing by the clock.
+func (r *run) compare(ctx context.Context, want itfState) error {
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	var last []string
+	for {
+		got, err := r.observe(tctx, want)
+		if err == nil {
+			last = r.differences(want, got)
+			if len(last) == 0 {
+				return nil
+			}
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		select {
+		case <-tctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				return err
+			}
+			var m, b []string
+			for _, d := range last {
+				parts := strings.SplitN(d, "\x00", 3)
+				m = append(m, parts[0]+": "+parts[1])
+				b = append(b, parts[0]+": "+parts[2])
+			}
+			return diverged("BookKeeper's state differs from the model's: "+strings.Join(m, "; "), strings.Join(m, "; "), strings.Join(b, "; "))
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+func (r *run) observe(ctx context.Context, want itfState) (*observation, error) {
+	var ids []string
+	down := set(want["b_down"])
+	for _, b := range r.cl.Bookies() {
+		if !contains(down, b.Name) {
+			ids = append(ids, b.ID())
+		}
+	}
+	var o observation
+	if r.ledger < 0 {
+		return &o, nil
+	}
+	args := []any{r.ledger, r.entries}
+	if len(ids) > 0 {
+		args = append(args, strings.Join(ids, ","))
+	}
+	if err := r.drv.call(ctx, &o, "observe", args...); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// differences lists, as "what\x00model\x00bookkeeper", where BookKeeper's
+// observation differs from the model's state.
+func (r *run) differences(want itfState, got *observation) []string {
+	var out []string
+	add := func(what, m, b string) {
+		if m != b {
+			out = append(out, what+"\x00"+m+"\x00"+b)
+		}
+	}
+	if r.ledger < 0 {
+		return nil
+	}
+	// Bookies: which entries each running bookie serves.
+	entries := mapOf(want["b_entries"])
+	for _, b := range r.cl.Bookies() {
+		rcs, ok := got.Bookies[b.ID()]
+		if !ok {
+			continue
+		}
+		var m, k []string
+		has := set(entries[b.Name])
+		for e := 1; e <= r.entries; e++ {
+			if contains(has, strconv.Itoa(e)) {
+				m = append(m, "e"+strconv.Itoa(e))
+			}
+			if e-1 < len(rcs) && rcs[e-1] == 0 {
+				k = append(k, "e"+strconv.Itoa(e))
+			}
+		}
+		add("entries served by "+b.Name, "{"+strings.Join(m, ",")+"}", "{"+strings.Join(k, ",")+"}")
+	}
+	// Metadata.
+	status := map[string]string{"Nil": "", "STATUS_OPEN": "OPEN", "STATUS_IN_RECOVERY": "IN_RECOVERY", "STATUS_CLOSED": "CLOSED"}[want.str("meta_status")]
+	add("ledger state", orNone(status), orNone(got.Meta.State))
+	if status == "CLOSED" && got.Meta.State == "CLOSED" {
+		last := func(n int64) string { return fmt.Sprintf("%d (Java entry id %d)", n, n-1) }
+		add("ledger's last entry", last(int64(want.num("meta_last_entry"))), last(got.Meta.LastEntry+1))
+	}
+	if status != "" {
+		frags, _ := want["meta_fragments"].([]any)
+		var m, k []string
+		for _, f := range frags {
+			fm, _ := f.(map[string]any)
+			m = append(m, fmt.Sprintf("e%d:{%s}", toInt(fm["first_entry_id"]), strings.Join(set(fm["ensemble"]), ",")))
+		}
+		for _, e := range got.Meta.Ensembles {
+			var names []string
+			for _, id := range e.Bookies {
+				names = append(names, r.bookieName(id))
+			}
+			sort.Strings(names)
+			k = append(k, fmt.Sprintf("e%d:{%s}", e.First+1, strings.Join(names, ",")))
+		}
+		add("ensembles", strings.Join(m, " "), strings.Join(k, " "))
+	}
+	// Writers: the LAC of each open writer.
+	clients := mapOf(want["clients"])
+	for name, cv := range clients {
+		c, _ := cv.(map[string]any)
+		jc, ok := got.Clients[name]
+		if !ok || c["status"] != "STATUS_OPEN" || jc.LAC == nil {
+			continue
+		}
+		add(name+"'s LAC", strconv.Itoa(toInt(c["lac"])), strconv.FormatInt(*jc.LAC+1, 10))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no ledger"
+	}
+	return s
+}
+
+// property answers whether BookKeeper itself violates the trace's
+// property in the end. For the properties about acknowledged entries, the
+// evidence is what a reader that arrives afterwards sees: the closed
+// ledger's last entry and a read of each entry, against what each writer
+// was told was acknowledged.
+func (r *run) property(ctx context.Context, invariant string, last itfState) (bool, string, error) {
+	o, err := r.observe(ctx, last)
+	if err != nil {
+		return false, "", err
+	}
+	var acked []int64
+	var who []string
+	for name, c := range o.Clients {
+		for _, e := range c.Acked {
+			acked = append(acked, e)
+			who = append(who, fmt.Sprintf("%s: entry %d acknowledged", name, e))
+		}
+	}
+	sort.Strings(who)
+	if o.Meta.State != "CLOSED" {
+		return false, fmt.Sprintf("the ledger is %s; %s", orNone(o.Meta.State), strings.Join(who, ", ")), nil
+	}
+	var rd struct {
+		LastEntry int64 `json:"lastEntry"`
+		Reads     []int `json:"reads"`
+	}
+	if err := r.drv.call(ctx, &rd, "read-closed", r.ledger); err != nil {
+		return false, "", err
+	}
+	var lost []string
+	for _, e := range acked {
+		switch {
+		case e > rd.LastEntry:
+			lost = append(lost, fmt.Sprintf("entry %d is beyond the closed ledger's last entry %d", e, rd.LastEntry))
+		case rd.Reads[e] != 0:
+			lost = append(lost, fmt.Sprintf("entry %d cannot be read (rc %d)", e, rd.Reads[e]))
+		}
+	}
+	evidence := fmt.Sprintf("%s; a fresh reader opens the closed ledger (last entry %d)", strings.Join(who, ", "), rd.LastEntry)
+	if len(lost) > 0 {
+		return true, evidence + ": " + strings.Join(lost, "; "), nil
+	}
+	return false, evidence + ": every acknowledged entry is there", nil
+}
+
+// supported is the set of model actions the harness drives.
+var supported = map[string]bool{
+	"ClientCreatesLedger": true, "ClientSendsAddEntryRequests": true,
+	"BookieSendsAddConfirmedResponse": true, "BookieSendsAddFencedResponse": true,
+	"ClientReceivesAddConfirmedResponse": true, "ClientReceivesAddFencedResponse": true,
+	"ClientStartsRecovery": true, "BookieSendsFencingReadLacResponse": true,
+	"ClientReceivesFencingReadLacResponse": true, "ClientSendsRecoveryReadRequests": true,
+	"BookieSendsReadResponse": true, "ClientReceivesRecoveryReadResponse": true,
+	"RecoveryClientClosesLedger": true, "ClientClosesLedgerSuccess": true,
+	"BookieCrashes": true, "BookieRestarts": true,
+}
+
+// unsupported returns the index of the first state the harness cannot
+// drive and why (-1 when it can drive all): settings first (state 0), then
+// actions.
+func unsupported(params map[string]any, states []itfState) (int, string) {
+	var why []string
+	if v, _ := params["variant"].(string); v != "" && v != "reference" {
+		why = append(why, "--variant "+v+" (a variant is a protocol change, not a release the harness runs)")
+	}
+	if v, _ := params["add-path"].(string); v == "java" {
+		why = append(why, "--add-path java (not mapped yet: its steps are the Java client's own per-op steps)")
+	}
+	if v, _ := params["journal"].(string); v != "" && v != "synced" {
+		why = append(why, "--journal "+v+" (journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not)")
+	}
+	if toInt(params["ensemble"]) != toInt(params["write-quorum"]) {
+		why = append(why, "-e > -w (striping is not mapped yet)")
+	}
+	if len(why) > 0 {
+		return 0, "the trace's settings: " + strings.Join(why, "; ")
+	}
+	for i := 1; i < len(states); i++ {
+		if !supported[states[i].action()] {
+			return i, "the harness has no mapping for " + states[i].action()
+		}
+	}
+	return -1, ""
+}

@@ -1,0 +1,441 @@
+package bkcheck.bridge;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.BookKeeperAdmin;
+import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.client.ScriptedPlacementPolicy;
+import org.apache.bookkeeper.client.SteeredBookKeeper;
+import org.apache.bookkeeper.client.api.LedgerMetadata;
+import org.apache.bookkeeper.common.util.OrderedExecutor;
+import org.apache.bookkeeper.conf.ClientConfiguration;
+import org.apache.bookkeeper.conf.ServerConfiguration;
+import org.apache.bookkeeper.net.BookieId;
+import org.apache.bookkeeper.net.BookieSocketAddress;
+import org.apache.bookkeeper.proto.BookieClientImpl;
+import org.apache.bookkeeper.stats.NullStatsLogger;
+
+/**
+ * The Java end of the bridge: runs the model's clients as BookKeeper clients
+ * and answers what BookKeeper shows, for the Go side, over a line protocol.
+ *
+ * <p>Requests on stdin, one per line: {@code ID VERB ARGS...}. Answers on
+ * stdout: {@code ID ok JSON} or {@code ID err MESSAGE}; asynchronous events
+ * (a metadata write held, an add completed, a recovery open completed) as
+ * {@code ev JSON}. BookKeeper's own logging never reaches stdout: it is
+ * pointed at stderr before anything logs.
+ *
+ * <p>Verbs: init URI (format the metadata store); client NAME REALID=PORT,...
+ * (a steered client and its proxy port per bookie); create NAME E QW QA
+ * IDS (the ensemble the trace chose); add NAME; recover NAME LEDGER (open with
+ * recovery); close NAME; release NAME (the oldest held metadata write of
+ * NAME proceeds); replace ID (the next replacement bookie); observe LEDGER
+ * ENTRIES IDS (what each bookie serves, the metadata, each client's LAC and
+ * acknowledged entries); read-closed LEDGER (a fresh reader's view); quit.
+ */
+public final class Driver {
+    static final byte[] PASSWORD = "bkcheck".getBytes(StandardCharsets.UTF_8);
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private final PrintStream out;
+    private final String metadataUri;
+    private final Map<String, Client> clients = new LinkedHashMap<>();
+    private BookKeeper observer;
+    private BookieClientImpl bookieObserver;
+    private EventLoopGroup observerLoop;
+    private OrderedExecutor observerExecutor;
+    private ScheduledExecutorService observerScheduler;
+
+    /** A model client: its BookKeeper instance and what it has seen. */
+    static final class Client {
+        final String name;
+        SteeredBookKeeper bk;
+        volatile LedgerHandle lh;
+        final TreeSet<Long> acked = new TreeSet<>();
+        final List<Map<String, Object>> addResults = new ArrayList<>();
+        volatile String phase = "idle";
+
+        Client(String name) {
+            this.name = name;
+        }
+    }
+
+    Driver(PrintStream out, String metadataUri) {
+        this.out = out;
+        this.metadataUri = metadataUri;
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream protocol = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        Driver d = new Driver(protocol, args[0]);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] w = line.trim().split(" ");
+            if (w.length < 2) {
+                continue;
+            }
+            String id = w[0];
+            try {
+                Object result = d.handle(w[1], java.util.Arrays.copyOfRange(w, 2, w.length));
+                if (result == QUIT) {
+                    d.reply(id, "ok", "{}");
+                    break;
+                }
+                d.reply(id, "ok", JSON.writeValueAsString(result));
+            } catch (Throwable t) {
+                d.reply(id, "err", (t.getClass().getSimpleName() + ": " + t.getMessage()).replace('\n', ' '));
+            }
+        }
+        d.shutdown();
+        System.exit(0);
+    }
+
+    private static final Object QUIT = new Object();
+
+    synchronized void reply(String id, String kind, String body) {
+        out.println(id + " " + kind + " " + body);
+    }
+
+    void event(Map<String, Object> ev) {
+        try {
+            String s = JSON.writeValueAsString(ev);
+            synchronized (this) {
+                out.println("ev " + s);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    Object handle(String verb, String[] a) throws Exception {
+        switch (verb) {
+            case "init":
+                return init();
+            case "client":
+                return newClient(a[0], a.length > 1 ? a[1] : "");
+            case "create":
+                return create(client(a[0]), Integer.parseInt(a[1]), Integer.parseInt(a[2]),
+                        Integer.parseInt(a[3]), a[4]);
+            case "add":
+                return add(client(a[0]));
+            case "recover":
+                return recover(client(a[0]), Long.parseLong(a[1]));
+            case "close":
+                return close(client(a[0]));
+            case "release":
+                return Map.of("released", HeldLedgerManager.release(client(a[0]).bk.getLedgerManager()));
+            case "replace":
+                ScriptedPlacementPolicy.nextReplacement(BookieId.parse(a[0]));
+                return Map.of();
+            case "observe":
+                return observe(Long.parseLong(a[0]), Integer.parseInt(a[1]),
+                        a.length > 2 ? a[2].split(",") : new String[0]);
+            case "serving":
+                return serving(a[0], Long.parseLong(a[1]));
+            case "read-closed":
+                return readClosed(Long.parseLong(a[0]));
+            case "quit":
+                return QUIT;
+            default:
+                throw new IllegalArgumentException("unknown verb " + verb);
+        }
+    }
+
+    Client client(String name) {
+        Client c = clients.get(name);
+        if (c == null) {
+            throw new IllegalArgumentException("no client " + name);
+        }
+        return c;
+    }
+
+    Object init() throws Exception {
+        ServerConfiguration conf = new ServerConfiguration();
+        conf.setMetadataServiceUri(metadataUri);
+        return Map.of("formatted", BookKeeperAdmin.format(conf, false, true));
+    }
+
+    /** The configuration every steered client shares: nothing left to a timer. */
+    ClientConfiguration clientConf() {
+        ClientConfiguration conf = new ClientConfiguration();
+        conf.setMetadataServiceUri(metadataUri);
+        conf.setZkTimeout(30000);
+        conf.setUseV2WireProtocol(true);
+        // A message the trace loses is dropped by the proxy and never times out
+        // by the clock; Java's timers never decide a step.
+        conf.setAddEntryTimeout(3600);
+        conf.setReadEntryTimeout(3600);
+        conf.setReadTimeout(3600);
+        conf.setSpeculativeReadTimeout(0);
+        conf.setEnsemblePlacementPolicy(ScriptedPlacementPolicy.class);
+        conf.setProperty("enableParallelRecoveryRead", false);
+        return conf;
+    }
+
+    Object newClient(String name, String ports) throws Exception {
+        Map<String, Integer> proxy = new HashMap<>();
+        for (String p : ports.split(",")) {
+            if (!p.isEmpty()) {
+                String[] kv = p.split("=");
+                proxy.put(kv[0], Integer.parseInt(kv[1]));
+            }
+        }
+        Client c = new Client(name);
+        c.bk = new SteeredBookKeeper(clientConf(), proxy, lm -> HeldLedgerManager.wrap(lm, h -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "meta-held");
+            ev.put("client", name);
+            ev.put("op", h.op());
+            ev.put("ledger", h.ledgerId());
+            event(ev);
+        }));
+        clients.put(name, c);
+        return Map.of();
+    }
+
+    Object create(Client c, int e, int qw, int qa, String ensemble) {
+        List<BookieId> ids = new ArrayList<>();
+        for (String s : ensemble.split(",")) {
+            ids.add(BookieId.parse(s));
+        }
+        ScriptedPlacementPolicy.nextEnsemble(ids);
+        c.phase = "creating";
+        c.bk.asyncCreateLedger(e, qw, qa, BookKeeper.DigestType.CRC32, PASSWORD, (rc, lh, ctx) -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "created");
+            ev.put("client", c.name);
+            ev.put("rc", rc);
+            if (rc == BKException.Code.OK) {
+                c.lh = lh;
+                c.phase = "writing";
+                ev.put("ledger", lh.getId());
+            } else {
+                c.phase = "create-failed";
+            }
+            event(ev);
+        }, null, null);
+        return Map.of();
+    }
+
+    Object add(Client c) {
+        LedgerHandle lh = c.lh;
+        if (lh == null) {
+            throw new IllegalStateException(c.name + " has no ledger");
+        }
+        byte[] payload = (c.name + "-" + System.nanoTime()).getBytes(StandardCharsets.UTF_8);
+        lh.asyncAddEntry(payload, (rc, h, entryId, ctx) -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "added");
+            ev.put("client", c.name);
+            ev.put("rc", rc);
+            ev.put("entry", entryId);
+            synchronized (c) {
+                if (rc == BKException.Code.OK) {
+                    c.acked.add(entryId);
+                }
+                c.addResults.add(ev);
+            }
+            event(ev);
+        }, null);
+        return Map.of();
+    }
+
+    Object recover(Client c, long ledger) {
+        c.phase = "recovering";
+        c.bk.asyncOpenLedger(ledger, BookKeeper.DigestType.CRC32, PASSWORD, (rc, lh, ctx) -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "recovered");
+            ev.put("client", c.name);
+            ev.put("rc", rc);
+            if (rc == BKException.Code.OK) {
+                c.lh = lh;
+                c.phase = "closed";
+                ev.put("lastEntry", lh.getLastAddConfirmed());
+            } else {
+                c.phase = "recovery-failed";
+            }
+            event(ev);
+        }, null);
+        return Map.of();
+    }
+
+    Object close(Client c) {
+        LedgerHandle lh = c.lh;
+        c.phase = "closing";
+        lh.asyncClose((rc, h, ctx) -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "closed");
+            ev.put("client", c.name);
+            ev.put("rc", rc);
+            c.phase = rc == BKException.Code.OK ? "closed" : "close-failed";
+            event(ev);
+        }, null);
+        return Map.of();
+    }
+
+    synchronized void ensureObserver() throws Exception {
+        if (observer != null) {
+            return;
+        }
+        ClientConfiguration conf = new ClientConfiguration();
+        conf.setMetadataServiceUri(metadataUri);
+        conf.setZkTimeout(30000);
+        observer = new BookKeeper(conf);
+        observerLoop = new NioEventLoopGroup(1);
+        observerExecutor = OrderedExecutor.newBuilder().numThreads(1).name("observer").build();
+        observerScheduler = Executors.newSingleThreadScheduledExecutor();
+        // Straight to each bookie's own port (a bookie id is its address), never through the proxy.
+        bookieObserver = new BookieClientImpl(new ClientConfiguration(), observerLoop,
+                PooledByteBufAllocator.DEFAULT, observerExecutor, observerScheduler, NullStatsLogger.INSTANCE,
+                id -> {
+                    String[] hp = id.toString().split(":");
+                    return new BookieSocketAddress(hp[0], Integer.parseInt(hp[1]));
+                });
+    }
+
+    /** Non-fencing reads of entries 0..entries-1 on each bookie: the rc of each. */
+    Map<String, Object> observe(long ledger, int entries, String[] bookies) throws Exception {
+        ensureObserver();
+        Map<String, Object> res = new LinkedHashMap<>();
+        Map<String, Object> served = new LinkedHashMap<>();
+        for (String b : bookies) {
+            List<CompletableFuture<Integer>> rcs = new ArrayList<>();
+            for (long e = 0; e < entries; e++) {
+                CompletableFuture<Integer> f = new CompletableFuture<>();
+                bookieObserver.readEntry(BookieId.parse(b), ledger, e, (rc, l, en, buf, ctx) -> {
+                    f.complete(rc);
+                }, null, 0);
+                rcs.add(f);
+            }
+            List<Integer> got = new ArrayList<>();
+            for (CompletableFuture<Integer> f : rcs) {
+                got.add(f.get(30, TimeUnit.SECONDS));
+            }
+            served.put(b, got);
+        }
+        res.put("bookies", served);
+        res.put("meta", metadata(ledger));
+        Map<String, Object> cs = new LinkedHashMap<>();
+        for (Client c : clients.values()) {
+            Map<String, Object> cv = new LinkedHashMap<>();
+            LedgerHandle lh = c.lh;
+            cv.put("phase", c.phase);
+            cv.put("lac", lh == null ? null : lh.getLastAddConfirmed());
+            synchronized (c) {
+                cv.put("acked", new ArrayList<>(c.acked));
+            }
+            cs.put(c.name, cv);
+        }
+        res.put("clients", cs);
+        return res;
+    }
+
+    Map<String, Object> metadata(long ledger) throws Exception {
+        Map<String, Object> m = new LinkedHashMap<>();
+        if (ledger < 0) {
+            return m;
+        }
+        LedgerMetadata md;
+        try {
+            md = observer.getLedgerManager().readLedgerMetadata(ledger).get(30, TimeUnit.SECONDS).getValue();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof BKException.BKNoSuchLedgerExistsOnMetadataServerException) {
+                return m;
+            }
+            throw e;
+        }
+        m.put("state", md.getState().toString());
+        m.put("lastEntry", md.getLastEntryId());
+        List<Object> ens = new ArrayList<>();
+        for (Map.Entry<Long, ? extends List<BookieId>> e : md.getAllEnsembles().entrySet()) {
+            List<String> ids = new ArrayList<>();
+            for (BookieId b : e.getValue()) {
+                ids.add(b.toString());
+            }
+            ens.add(Map.of("first", e.getKey(), "bookies", ids));
+        }
+        m.put("ensembles", ens);
+        return m;
+    }
+
+    /**
+     * Waits until a bookie answers a read (any answer but a failed
+     * connection): BookieNettyServer binds its port before the journal is
+     * replayed and resets connections until the bookie runs.
+     */
+    Object serving(String bookie, long ledger) throws Exception {
+        ensureObserver();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        int rc;
+        do {
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            bookieObserver.readEntry(BookieId.parse(bookie), Math.max(ledger, 0), 0,
+                    (r, l, en, buf, ctx) -> f.complete(r), null, 0);
+            rc = f.get(30, TimeUnit.SECONDS);
+            if (rc == BKException.Code.OK || rc == BKException.Code.NoSuchLedgerExistsException
+                    || rc == BKException.Code.NoSuchEntryException) {
+                return Map.of("rc", rc);
+            }
+            Thread.sleep(20); // polling for the bookie to serve, not deciding an outcome
+        } while (System.nanoTime() < deadline);
+        throw new IllegalStateException("bookie " + bookie + " did not serve within 60 s (last rc " + rc + ")");
+    }
+
+    /** What a reader that arrives after the fact sees: the closed ledger and each entry's read. */
+    Map<String, Object> readClosed(long ledger) throws Exception {
+        ensureObserver();
+        Map<String, Object> res = new LinkedHashMap<>();
+        try (LedgerHandle lh = observer.openLedgerNoRecovery(ledger, BookKeeper.DigestType.CRC32, PASSWORD)) {
+            long last = lh.getLastAddConfirmed();
+            res.put("closed", lh.isClosed());
+            res.put("lastEntry", last);
+            List<Integer> rcs = new ArrayList<>();
+            for (long e = 0; e <= last; e++) {
+                try {
+                    lh.read(e, e).close();
+                    rcs.add(BKException.Code.OK);
+                } catch (BKException ex) {
+                    rcs.add(ex.getCode());
+                }
+            }
+            res.put("reads", rcs);
+        }
+        return res;
+    }
+
+    void shutdown() {
+        for (Client c : clients.values()) {
+            try {
+                c.bk.close();
+            } catch (Exception ignored) {
+                // the process is ending
+            }
+        }
+    }
+
+    @SuppressWarnings("unused")
+    private static int unused(ByteBuf b) {
+        return 0;
+    }
+}

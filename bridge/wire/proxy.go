@@ -1,0 +1,236 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+)
+
+// Frame is one frame the proxy holds: which model client and bookie it is
+// between, what it says, and the bytes to forward.
+type Frame struct {
+	ID     int
+	Client string
+	Bookie string
+	Header
+	raw  []byte
+	link *link
+}
+
+func (f *Frame) String() string {
+	if f.Dir == Request {
+		return fmt.Sprintf("#%d %s->%s %v", f.ID, f.Client, f.Bookie, f.Header)
+	}
+	return fmt.Sprintf("#%d %s->%s %v", f.ID, f.Bookie, f.Client, f.Header)
+}
+
+// Proxy holds every frame between the clients and the bookies. Each
+// (client, bookie) pair has its own listening port, so that the frames of
+// a connection are known to be that client's: the client's BookKeeper
+// instance resolves the bookie to that port (SteeredBookKeeper).
+type Proxy struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced whenever held changes
+	held    []*Frame
+	nextID  int
+	lns     []net.Listener
+	links   map[*link]bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// link is one accepted connection and its upstream connection to the bookie.
+type link struct {
+	client, bookie string
+	down, up       net.Conn
+	wmu            sync.Mutex
+	dead           bool
+}
+
+// NewProxy returns a proxy with no ports.
+func NewProxy() *Proxy {
+	return &Proxy{changed: make(chan struct{}), links: map[*link]bool{}}
+}
+
+// Listen opens a port on loopback for client's connections to bookie,
+// whose real address is upstream, and returns the port.
+func (p *Proxy) Listen(client, bookie, upstream string) (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("proxy for %s->%s: %w", client, bookie, err)
+	}
+	p.mu.Lock()
+	p.lns = append(p.lns, ln)
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.accept(client, bookie, upstream, c)
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return strconv.Atoi(port)
+}
+
+func (p *Proxy) accept(client, bookie, upstream string, down net.Conn) {
+	up, err := net.Dial("tcp", upstream)
+	if err != nil {
+		down.Close() // the bookie is down: the client sees a refused connection
+		return
+	}
+	l := &link{client: client, bookie: bookie, down: down, up: up}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		down.Close()
+		up.Close()
+		return
+	}
+	p.links[l] = true
+	p.mu.Unlock()
+	p.wg.Add(2)
+	go p.pump(l, down, Request)
+	go p.pump(l, up, Response)
+}
+
+// pump reads frames from one side of a link and holds them. When either
+// side closes, the link closes whole, as a TCP connection through the
+// network would: the client errors what it has outstanding on it.
+func (p *Proxy) pump(l *link, from net.Conn, dir Direction) {
+	defer p.wg.Done()
+	for {
+		raw, err := readFrame(from)
+		if err != nil {
+			p.kill(l)
+			return
+		}
+		h, perr := Parse(raw, dir)
+		f := &Frame{Client: l.client, Bookie: l.bookie, Header: h, raw: raw, link: l}
+		if perr != nil {
+			// Not ours to interpret: pass it on at once.
+			p.forward(f)
+			continue
+		}
+		p.mu.Lock()
+		p.nextID++
+		f.ID = p.nextID
+		p.held = append(p.held, f)
+		p.signal()
+		p.mu.Unlock()
+	}
+}
+
+func (p *Proxy) kill(l *link) {
+	l.wmu.Lock()
+	l.dead = true
+	l.wmu.Unlock()
+	l.down.Close()
+	l.up.Close()
+	p.mu.Lock()
+	delete(p.links, l)
+	p.signal()
+	p.mu.Unlock()
+}
+
+func (p *Proxy) signal() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// Held returns the frames held now, oldest first.
+func (p *Proxy) Held() []*Frame {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*Frame(nil), p.held...)
+}
+
+// Await waits until a held frame satisfies match, and returns the oldest
+// that does. It waits for an event, not for a time: ctx bounds how long a
+// missing frame may take before the caller calls it a divergence.
+func (p *Proxy) Await(ctx context.Context, match func(*Frame) bool) (*Frame, error) {
+	for {
+		p.mu.Lock()
+		for _, f := range p.held {
+			if match(f) {
+				p.mu.Unlock()
+				return f, nil
+			}
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Deliver forwards a held frame to its destination. It fails when the
+// frame's connection has closed since (a crashed bookie, a client that
+// closed it).
+func (p *Proxy) Deliver(f *Frame) error {
+	if !p.take(f) {
+		return fmt.Errorf("frame %v is not held", f)
+	}
+	return p.forward(f)
+}
+
+func (p *Proxy) forward(f *Frame) error {
+	l := f.link
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.dead {
+		return fmt.Errorf("frame %v: its connection has closed", f)
+	}
+	to := l.up
+	if f.Dir == Response {
+		to = l.down
+	}
+	if _, err := to.Write(f.raw); err != nil {
+		return fmt.Errorf("frame %v: %w", f, err)
+	}
+	return nil
+}
+
+// Drop discards a held frame: a message the network lost.
+func (p *Proxy) Drop(f *Frame) { p.take(f) }
+
+func (p *Proxy) take(f *Frame) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, g := range p.held {
+		if g == f {
+			p.held = append(p.held[:i], p.held[i+1:]...)
+			p.signal()
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops every listener and closes every connection.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	lns := p.lns
+	links := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		links = append(links, l)
+	}
+	p.mu.Unlock()
+	for _, ln := range lns {
+		ln.Close()
+	}
+	for _, l := range links {
+		p.kill(l)
+	}
+	p.wg.Wait()
+}
