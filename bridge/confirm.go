@@ -68,6 +68,33 @@ type Result struct {
 	RunMS      int64  `json:"steps_ms"`
 }
 
+// Text is the result for people: the verdict, the step and both sides.
+func (r *Result) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on BookKeeper %s: %s\n", r.Verdict, r.Version, r.Trace)
+	switch r.Verdict {
+	case Reproduced, Agreed:
+		fmt.Fprintf(&b, "  every step of %d agreed with the model; %s: %s\n", r.Steps, r.Property, r.Evidence)
+	case Diverged:
+		fmt.Fprintf(&b, "  at step %d (%s): %s\n    model:      %s\n    BookKeeper: %s\n", r.Step, r.Action, r.Reason, r.Model, r.BookKeeper)
+	case NotExecutable:
+		if r.Action != "" {
+			fmt.Fprintf(&b, "  at step %d (%s): ", r.Step, r.Action)
+		} else {
+			b.WriteString("  ")
+		}
+		fmt.Fprintf(&b, "%s\n", r.Reason)
+	}
+	if r.Verdict != NotExecutable {
+		fmt.Fprintf(&b, "  cluster start %.1f s, steps %.1f s", float64(r.StartMS)/1000, float64(r.RunMS)/1000)
+		if r.Dir != "" {
+			fmt.Fprintf(&b, "; data and logs in %s", r.Dir)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 // ErrTrace wraps a trace the bridge refuses before starting anything: not a
 // trace of the current model, or not confirmed by the model.
 var ErrTrace = errors.New("trace")

@@ -26,6 +26,10 @@ var javaSources embed.FS
 // ErrNoMaven is returned when mvn is not on PATH.
 var ErrNoMaven = errors.New("mvn not found on PATH: the bridge fetches BookKeeper's released artifacts with Maven (3.8 or later)")
 
+// ErrVersion is returned for a release that is not one or that Maven
+// does not resolve.
+var ErrVersion = errors.New("BookKeeper release")
+
 var versionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // Classpath builds the harness against BookKeeper release version (once
@@ -33,7 +37,7 @@ var versionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 // directory) and returns the classpath its JVMs run with.
 func Classpath(ctx context.Context, version string) (string, error) {
 	if !versionRE.MatchString(version) {
-		return "", fmt.Errorf("--bookkeeper %q: a release is three numbers, such as 4.18.2", version)
+		return "", fmt.Errorf("%w %q: a release is three numbers, such as 4.18.2", ErrVersion, version)
 	}
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", errors.New("java not found on PATH: the bridge runs BookKeeper on a JDK (17 or later)")
@@ -57,6 +61,9 @@ func Classpath(ctx context.Context, version string) (string, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
+		}
+		if strings.Contains(string(out), "Could not find artifact org.apache.bookkeeper") || strings.Contains(string(out), "Could not resolve dependencies") {
+			return "", fmt.Errorf("%w %s: Maven does not resolve org.apache.bookkeeper:bookkeeper-server:%s with its dependencies:\n%s", ErrVersion, version, version, lastLines(string(out), 6))
 		}
 		return "", fmt.Errorf("building the harness against BookKeeper %s (mvn in %s): %v\n%s", version, dir, err, lastLines(string(out), 15))
 	}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/bkcheck/bkcheck/bridge"
+	"github.com/bkcheck/bkcheck/schema"
+)
+
+// confirmSettings are the switches of bkcheck confirm.
+type confirmSettings struct {
+	BookKeeper  string        `name:"bookkeeper" unit:"V" help:"the BookKeeper release to run (a version of org.apache.bookkeeper:bookkeeper-server that Maven resolves)"`
+	Dir         string        `name:"dir" unit:"DIR" help:"keep the cluster's data and logs in DIR (not given: a temporary directory, kept only when the trace diverges)"`
+	StepTimeout time.Duration `name:"step-timeout" unit:"D" help:"how long an expected frame, callback or state may take before the step is called diverged (a bound on failure, never a pause)"`
+	JSON        bool          `name:"json" help:"write the result as one JSON object on stdout"`
+}
+
+var confirmSchema = schema.MustOf(confirmSettings{})
+
+func confirmFlags() []section {
+	return []section{{"Confirmation", schema.Target{S: confirmSchema, V: &confirmSettings{
+		BookKeeper: bridge.DefaultVersion, StepTimeout: 20 * time.Second}}}}
+}
+
+// Exit codes of bkcheck confirm, beside the common ones (2 usage, 1 error,
+// 130 interrupted).
+const (
+	exitConfirmAgreed   = exitOK        // every step agreed; BookKeeper keeps the property along the trace
+	exitConfirmNotDrive = exitUnknown   // the harness cannot drive a step: neither confirmed nor refuted
+	exitConfirmRepro    = exitViolation // BookKeeper violates the property too
+	exitConfirmDiverged = 14            // BookKeeper did not do what the model did
+)
+
+// runConfirm is `bkcheck confirm TRACE.itf.json`: the trace executed on a
+// real BookKeeper cluster (package bridge).
+func runConfirm(ctx context.Context, inv *invocation) int {
+	cl := inv.cl
+	s := settingsOf[confirmSettings](cl)
+	if len(cl.args) != 1 {
+		cl.probs.Add("", "give one trace file (got %d arguments)", len(cl.args))
+	}
+	if s.StepTimeout <= 0 {
+		cl.probs.Add("StepTimeout", "must be > 0 (got %v)", s.StepTimeout)
+	}
+	if code := cl.report(inv.stderr); code != exitOK {
+		return code
+	}
+	opts := bridge.Options{Version: s.BookKeeper, Dir: s.Dir, StepTimeout: s.StepTimeout}
+	if !s.JSON {
+		opts.Progress = func(format string, args ...any) { fmt.Fprintf(inv.stderr, format+"\n", args...) }
+	}
+	res, err := bridge.Confirm(ctx, cl.args[0], opts)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintln(inv.stderr, "bkcheck confirm: interrupted; every process of the cluster stopped")
+			return exitInterrupted
+		case errors.Is(err, bridge.ErrTrace), errors.Is(err, os.ErrNotExist), errors.Is(err, bridge.ErrVersion):
+			fmt.Fprintf(inv.stderr, "bkcheck confirm: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(inv.stderr, "bkcheck confirm: %v\n", err)
+		return exitError
+	}
+	if s.JSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(inv.stdout, string(b))
+	} else {
+		fmt.Fprint(inv.stdout, res.Text())
+	}
+	switch res.Verdict {
+	case bridge.Reproduced:
+		return exitConfirmRepro
+	case bridge.Diverged:
+		return exitConfirmDiverged
+	case bridge.NotExecutable:
+		return exitConfirmNotDrive
+	}
+	return exitConfirmAgreed
+}
