@@ -10,6 +10,11 @@
 //
 //	BKCHECK_LONG=1 go test -timeout 60m ./...
 //	BKCHECK_DOCS=1 go test -timeout 120m ./cmd/bkcheck -run TestGuaranteesCurrent
+//
+// The real-BookKeeper tier runs traces on real bookies (package bridge):
+// it needs a JDK and Maven, and the released artifacts Maven fetches.
+//
+//	BKCHECK_REAL=1 go test ./bridge/...
 package testtier
 
 import (
@@ -22,7 +27,16 @@ import (
 const (
 	Env     = "BKCHECK_LONG"
 	DocsEnv = "BKCHECK_DOCS"
+	RealEnv = "BKCHECK_REAL"
 )
+
+// Real skips t unless the real-BookKeeper tier runs.
+func Real(t testing.TB) {
+	t.Helper()
+	if !on(RealEnv) {
+		t.Skipf("real-BookKeeper tier (a JDK, Maven and BookKeeper's artifacts): set %s=1 to run it", RealEnv)
+	}
+}
 
 // IsLong reports whether the long tier runs.
 func IsLong() bool { return on(Env) || IsDocs() }

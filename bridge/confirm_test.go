@@ -1,0 +1,123 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/testtier"
+)
+
+func docTrace(name string) string { return filepath.Join("..", "docs", "traces", name) }
+
+// TestRefusedBeforeAnyProcess: traces the bridge cannot or will not run
+// are answered before a JVM starts (no Java needed).
+func TestRefusedBeforeAnyProcess(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		trace, verdict, reason string
+	}{
+		{docTrace("bugs/bk-2614.itf.json"), NotExecutable, "--variant no-recovery-fence"},
+		{docTrace("findings/f-stuck-writer.itf.json"), NotExecutable, "--add-path java"},
+		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--journal disabled"},
+	} {
+		res, err := Confirm(ctx, tc.trace, Options{Version: "0.0.0-not-a-release"})
+		if err != nil {
+			t.Errorf("%s: %v", tc.trace, err)
+			continue
+		}
+		if res.Verdict != tc.verdict || !strings.Contains(res.Reason, tc.reason) {
+			t.Errorf("%s: %s (%s), want %s naming %s", tc.trace, res.Verdict, res.Reason, tc.verdict, tc.reason)
+		}
+	}
+}
+
+func TestBadTraces(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(docTrace("findings/f-fence-lost.itf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One step's action renamed: the model does not confirm the trace.
+	broken := strings.Replace(string(good), `"ClientCreatesLedger"`, `"ClientClosesLedgerSuccess"`, 1)
+	v413 := strings.Replace(string(good), `"source": "bkcheck",`, `"source": "bkcheck", "model": "v4.13",`, 1)
+	for name, body := range map[string]string{"broken": broken, "v413": v413, "notjson": "{"} {
+		p := filepath.Join(dir, name+".itf.json")
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := Confirm(context.Background(), p, Options{}); !errors.Is(err, ErrTrace) {
+			t.Errorf("%s: err %v, want ErrTrace", name, err)
+		}
+	}
+	if _, err := Confirm(context.Background(), filepath.Join(dir, "missing.itf.json"), Options{}); err == nil {
+		t.Error("a missing file was accepted")
+	}
+}
+
+// javaPids lists the JVMs whose command line names dir: what a run left
+// behind.
+func javaPids(dir string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmd), dir) && strings.Contains(string(cmd), "java") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestRealFenceLost executes f-fence-lost on real bookies: every step
+// agrees with the model, BookKeeper loses the acknowledged entry, and no
+// process is left behind.
+func TestRealFenceLost(t *testing.T) {
+	testtier.Real(t)
+	dir := t.TempDir()
+	res, err := Confirm(context.Background(), docTrace("findings/f-fence-lost.itf.json"), Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != Reproduced {
+		t.Fatalf("%s", res.Text())
+	}
+	if !strings.Contains(res.Evidence, "beyond the closed ledger's last entry -1") {
+		t.Errorf("evidence %q", res.Evidence)
+	}
+	if left := javaPids(dir); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// TestRealInterrupted cancels a confirmation while the cluster runs: the
+// call returns the cancellation and every JVM it started is gone.
+func TestRealInterrupted(t *testing.T) {
+	testtier.Real(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	steps := 0
+	_, err := Confirm(ctx, docTrace("findings/f-fence-lost.itf.json"), Options{Dir: dir, Progress: func(f string, _ ...any) {
+		if strings.HasPrefix(f, "step") {
+			if steps++; steps == 5 {
+				if len(javaPids(dir)) < 4 {
+					t.Errorf("at step 5, %d JVMs run, want ZooKeeper, 2 bookies and the driver", len(javaPids(dir)))
+				}
+				cancel()
+			}
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if left := javaPids(dir); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
