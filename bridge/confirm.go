@@ -163,21 +163,67 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	defer r.close()
 	res.StartMS = time.Since(start).Milliseconds()
 	start = time.Now()
+	stop := func(i int, err error) (*Result, error) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var d *divergence
+		if errors.As(err, &d) {
+			res.Verdict, res.Step, res.Action = d.verdict, i+1, states[i].action()
+			res.Reason, res.Model, res.BookKeeper = d.reason, d.model, d.bk
+			res.RunMS = time.Since(start).Milliseconds()
+			return res, nil
+		}
+		return nil, fmt.Errorf("step %d (%s): %w", i+1, states[i].action(), err)
+	}
+	// A step whose request Java sends only later (the next replica of a
+	// sequence read) waits, and the steps after it that do not depend on it
+	// go first: the same behaviour up to the order of independent steps.
+	// States are compared whenever no step waits.
+	var deferred []int
+	runDeferred := func(before int) error {
+		for j := 0; j < len(deferred); {
+			d := deferred[j]
+			if before >= 0 && !feeds(states[d-1], states[d], states[before-1], states[before]) {
+				j++
+				continue
+			}
+			progress("step %d/%d: %s (deferred until Java sent its request)", d+1, len(states), states[d].action())
+			if err := r.step(ctx, states[d-1], states[d]); err != nil {
+				return &deferredErr{d, err}
+			}
+			deferred = append(deferred[:j], deferred[j+1:]...)
+		}
+		return nil
+	}
 	for i := 1; i < len(states); i++ {
 		prev, next := states[i-1], states[i]
+		if err := runDeferred(i); err != nil {
+			de := err.(*deferredErr)
+			return stop(de.step, de.err)
+		}
+		r.loseLater()
+		if r.waits(prev, next) {
+			deferred = append(deferred, i)
+			continue
+		}
 		progress("step %d/%d: %s", i+1, len(states), next.action())
 		if err := r.step(ctx, prev, next); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			return stop(i, err)
+		}
+		if len(deferred) == 0 {
+			if err := r.compare(ctx, next); err != nil {
+				return stop(i, err)
 			}
-			var d *divergence
-			if errors.As(err, &d) {
-				res.Verdict, res.Step, res.Action = d.verdict, i+1, next.action()
-				res.Reason, res.Model, res.BookKeeper = d.reason, d.model, d.bk
-				res.RunMS = time.Since(start).Milliseconds()
-				return res, nil
-			}
-			return nil, fmt.Errorf("step %d (%s): %w", i+1, next.action(), err)
+		}
+	}
+	if len(deferred) > 0 {
+		if err := runDeferred(-1); err != nil {
+			de := err.(*deferredErr)
+			return stop(de.step, de.err)
+		}
+		if err := r.compare(ctx, states[len(states)-1]); err != nil {
+			return stop(len(states)-1, err)
 		}
 	}
 	res.RunMS = time.Since(start).Milliseconds()
@@ -216,10 +262,15 @@ type run struct {
 	params  map[string]any
 	ledger  int64
 	entries int
+	// Requests the model sent that Java sends later (owed), and lost ones
+	// Java may send later (lostLater), by message key.
+	owed      map[string]bool
+	lostLater map[string]message
 }
 
 func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
-	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"])}
+	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
+		owed: map[string]bool{}, lostLater: map[string]message{}}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -387,14 +438,14 @@ func frameOf(m message, f *wire.Frame) bool {
 // dropped if BookKeeper sends it. A lost message BookKeeper does not send
 // at all is allowed only where Java's client sends fewer messages than the
 // model (sequenceRead); any other absence is a divergence.
-func (r *run) expectSent(ctx context.Context, prev, next itfState, sequence bool) error {
+func (r *run) expectSent(ctx context.Context, prev, next itfState) error {
 	for _, m := range sentAt(prev, next) {
 		m := m
 		if m.Count < 0 {
 			f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) })
 			if f != nil {
 				r.px.Drop(f)
-			} else if !sequence {
+			} else {
 				f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
 				if err != nil {
 					return err
@@ -533,7 +584,7 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.drv.call(ctx, nil, "add", client); err != nil {
 			return err
 		}
-		if err := r.expectSent(ctx, prev, next, false); err != nil {
+		if err := r.expectSent(ctx, prev, next); err != nil {
 			return err
 		}
 	case "BookieSendsAddConfirmedResponse":
@@ -558,7 +609,7 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.releaseMeta(ctx, client, "write"); err != nil {
 			return err
 		}
-		if err := r.expectSent(ctx, prev, next, false); err != nil {
+		if err := r.expectSent(ctx, prev, next); err != nil {
 			return err
 		}
 	case "BookieSendsFencingReadLacResponse":
@@ -575,10 +626,7 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 			return err
 		}
 	case "ClientSendsRecoveryReadRequests":
-		// Java reads an entry for recovery from one replica at a time
-		// (enableParallelRecoveryRead=false): a read the model sends and
-		// loses may never be sent by Java.
-		if err := r.expectSent(ctx, prev, next, true); err != nil {
+		if err := r.recoveryReads(ctx, prev, next, client); err != nil {
 			return err
 		}
 	case "BookieSendsReadResponse":
@@ -628,10 +676,144 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.serving(ctx, b); err != nil {
 			return err
 		}
+	case "BookieRejoinsEmpty":
+		b := r.cl.Bookie(bookie)
+		keep, _ := r.params["reformat-cookie"].(string)
+		if err := r.cl.Reformat(ctx, b, keep != "kept"); err != nil {
+			return err
+		}
+		if err := r.serving(ctx, b); err != nil {
+			return err
+		}
 	default:
 		return notExecutable("the harness has no mapping for " + a)
 	}
-	return r.compare(ctx, next)
+	return nil
+}
+
+type deferredErr struct {
+	step int
+	err  error
+}
+
+func (e *deferredErr) Error() string { return e.err.Error() }
+
+// feeds says whether step a (from aPrev to aNext) sends a message that step
+// b consumes.
+func feeds(aPrev, aNext, bPrev, bNext itfState) bool {
+	used := map[string]bool{}
+	after := map[string]int{}
+	for _, m := range messages(bNext) {
+		after[m.key()] = m.Count
+	}
+	for _, m := range messages(bPrev) {
+		if m.Count > 0 && after[m.key()] < m.Count {
+			used[m.key()] = true
+		}
+	}
+	for _, m := range sentAt(aPrev, aNext) {
+		if used[m.key()] {
+			return true
+		}
+	}
+	return false
+}
+
+// waits says whether a step must wait for a request Java has not sent yet
+// and sends only later (owed).
+func (r *run) waits(prev, next itfState) bool {
+	if next.action() != "BookieSendsReadResponse" {
+		return false
+	}
+	m := consumed(prev, next, "ReadRequestMessage")
+	return m != nil && r.owed[m.key()] && r.heldNow(func(f *wire.Frame) bool { return frameOf(*m, f) }) == nil
+}
+
+// loseLater loses a request the model lost but Java sends only later (a
+// later replica of a sequence read), once Java has sent it.
+func (r *run) loseLater() {
+	for k, m := range r.lostLater {
+		m := m
+		if f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) }); f != nil {
+			r.px.Drop(f)
+			r.px.CloseLink(m.Client, m.Bookie)
+			delete(r.lostLater, k)
+		}
+	}
+}
+
+// recoveryReads maps the model's recovery reads of one entry, sent to
+// every replica at once, onto Java's sequence read
+// (enableParallelRecoveryRead=false: PendingReadOp's SequenceReadRequest),
+// which asks the replicas one at a time in write-set order and the next
+// only when the previous one failed or missed. The first replica the model
+// does not lose is read now; later ones are owed (their steps wait until
+// Java sends them). A lost read that Java sends now is dropped and its
+// connection closed, so that the client fails it at once and moves on, as
+// a timeout would make it later; a lost read Java would send later is lost
+// when it does.
+func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client string) error {
+	byBookie := map[string]message{}
+	entry := 0
+	for _, m := range sentAt(prev, next) {
+		if m.Type == "ReadRequestMessage" && m.Client == client {
+			byBookie[m.Bookie] = m
+			entry = m.Entry
+		}
+	}
+	order, err := r.writeSet(ctx, entry)
+	if err != nil {
+		return err
+	}
+	first := true
+	for _, b := range order {
+		m, ok := byBookie[b]
+		if !ok {
+			continue
+		}
+		switch {
+		case m.Count < 0 && first:
+			f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
+			if err != nil {
+				return err
+			}
+			r.px.Drop(f)
+			r.px.CloseLink(m.Client, m.Bookie)
+		case m.Count < 0:
+			r.lostLater[m.key()] = m
+		case first:
+			if _, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) }); err != nil {
+				return err
+			}
+			first = false
+		default:
+			r.owed[m.key()] = true
+		}
+	}
+	return nil
+}
+
+// writeSet is the bookies of the model's entry e in Java's order: the
+// positions of the ensemble that holds it, starting at e mod E
+// (RoundRobinDistributionSchedule), with the ensemble as the metadata
+// lists it.
+func (r *run) writeSet(ctx context.Context, e int) ([]string, error) {
+	var o observation
+	if err := r.drv.call(ctx, &o, "observe", r.ledger, 0); err != nil {
+		return nil, err
+	}
+	var ens []string
+	for _, f := range o.Meta.Ensembles {
+		if f.First <= javaEntry(e) {
+			ens = f.Bookies
+		}
+	}
+	qw := toInt(r.params["write-quorum"])
+	var out []string
+	for i := 0; i < qw && len(ens) > 0; i++ {
+		out = append(out, r.bookieName(ens[(int(javaEntry(e))+i)%len(ens)]))
+	}
+	return out, nil
 }
 
 // observation is what BookKeeper shows (the driver's observe).
@@ -841,7 +1023,7 @@ var supported = map[string]bool{
 	"ClientReceivesFencingReadLacResponse": true, "ClientSendsRecoveryReadRequests": true,
 	"BookieSendsReadResponse": true, "ClientReceivesRecoveryReadResponse": true,
 	"RecoveryClientClosesLedger": true, "ClientClosesLedgerSuccess": true,
-	"BookieCrashes": true, "BookieRestarts": true,
+	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true,
 }
 
 // unsupported returns the index of the first state the harness cannot

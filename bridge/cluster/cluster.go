@@ -201,6 +201,41 @@ func (c *Cluster) Restart(ctx context.Context, b *Bookie) error {
 	return c.waitPort(ctx, b.p, b.Port)
 }
 
+// Reformat re-formats a bookie as an operator does: the bookie is stopped
+// (kill -9 if it runs), then BookieShell bookieformat -nonInteractive
+// -force empties its journal and ledger directories, with -deleteCookie
+// also deleting its cookie from the metadata store; the bookie then starts
+// again, empty, under the same address, and Reformat waits until it
+// serves.
+func (c *Cluster) Reformat(ctx context.Context, b *Bookie, deleteCookie bool) error {
+	if b.p != nil {
+		c.stop(b.p)
+		b.p = nil
+	}
+	args := []string{"-conf", b.conf, "bookieformat", "-nonInteractive", "-force"}
+	if deleteCookie {
+		args = append(args, "-deleteCookie")
+	}
+	p, err := c.spawn(ctx, "bookieformat "+b.Name, filepath.Join(b.dir, "bookieformat.log"), nil,
+		"org.apache.bookkeeper.bookie.BookieShell", args...)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		c.stop(p)
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	delete(c.procs, p)
+	c.mu.Unlock()
+	if p.err != nil {
+		return fmt.Errorf("bookieformat of %s failed (%v); its log %s ends:\n%s", b.Name, p.err, p.log, tail(p.log, 12))
+	}
+	return c.Restart(ctx, b)
+}
+
 // Spawn starts another JVM of the cluster (the client driver), reaped with
 // the rest; stdin and stdout are the caller's.
 func (c *Cluster) Spawn(ctx context.Context, name, logFile string, jvm []string, main string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
