@@ -177,6 +177,23 @@ func (c *Cluster) launch(ctx context.Context, b *Bookie) error {
 	return nil
 }
 
+// Log is the bookie's log file.
+func (b *Bookie) Log() string { return filepath.Join(b.dir, "bookie.log") }
+
+// Alive fails, with the end of its log, when the bookie's process has
+// exited on its own.
+func (c *Cluster) Alive(b *Bookie) error {
+	if b.p == nil {
+		return fmt.Errorf("bookie %s is not running", b.Name)
+	}
+	select {
+	case <-b.p.done:
+		return fmt.Errorf("bookie %s exited (%v); its log %s ends:\n%s", b.Name, b.p.err, b.p.log, tail(b.p.log, 12))
+	default:
+		return nil
+	}
+}
+
 // Crash kills the bookie's process with SIGKILL: no shutdown hook runs and
 // nothing is flushed that the bookie had not already written.
 func (c *Cluster) Crash(b *Bookie) error {
@@ -272,6 +289,11 @@ func (c *Cluster) command(name, logFile string, jvm []string, main string, args 
 	}
 	full := append([]string{
 		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Djava.net.preferIPv4Stack=true",
+		// What BookKeeper's own scripts open on JDK 17 (bin/common.sh); the
+		// releases before 4.15 need java.util.zip for their CRC32 digests.
+		"--add-opens", "java.base/java.util.zip=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+		"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+		"--add-opens", "java.base/java.io=ALL-UNNAMED", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
 		"-Dlog4j2.configurationFile=" + filepath.Join(c.opts.Dir, "log4j2.properties"),
 		"-cp", c.opts.Classpath,
 	}, jvm...)
