@@ -272,6 +272,9 @@ type run struct {
 	// Java may send later (lostLater), by message key.
 	owed      map[string]bool
 	lostLater map[string]message
+	// closedLast is the last entry of the ledger as BookKeeper closed it,
+	// once an observation saw it closed (the metadata may be deleted later).
+	closedLast *int64
 }
 
 func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
@@ -707,6 +710,20 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.serving(ctx, b); err != nil {
 			return err
 		}
+	case "ClientDeletesLedger":
+		if err := r.drv.call(ctx, nil, "delete", client, r.ledger); err != nil {
+			return err
+		}
+		if err := r.releaseMeta(ctx, client, "remove"); err != nil {
+			return err
+		}
+		if _, err := r.awaitEvent(ctx, "delete the ledger", func(e Event) bool { return e.Ev == "deleted" && e.Client == client && e.RC == 0 }); err != nil {
+			return err
+		}
+	case "BookieCollectsLedger":
+		if err := r.cl.CollectGarbage(ctx, r.cl.Bookie(bookie)); err != nil {
+			return err
+		}
 	case "BookieRejoinsEmpty":
 		b := r.cl.Bookie(bookie)
 		keep, _ := r.params["reformat-cookie"].(string)
@@ -921,6 +938,10 @@ func (r *run) observe(ctx context.Context, want itfState) (*observation, error) 
 	if err := r.drv.call(ctx, &o, "observe", args...); err != nil {
 		return nil, err
 	}
+	if o.Meta.State == "CLOSED" {
+		last := o.Meta.LastEntry
+		r.closedLast = &last
+	}
 	return &o, nil
 }
 
@@ -957,6 +978,9 @@ func (r *run) differences(want itfState, got *observation) []string {
 	}
 	// Metadata.
 	status := map[string]string{"Nil": "", "STATUS_OPEN": "OPEN", "STATUS_IN_RECOVERY": "IN_RECOVERY", "STATUS_CLOSED": "CLOSED"}[want.str("meta_status")]
+	if deleted, _ := want["meta_deleted"].(bool); deleted {
+		status = "" // the metadata is gone
+	}
 	add("ledger state", orNone(status), orNone(got.Meta.State))
 	if status == "CLOSED" && got.Meta.State == "CLOSED" {
 		last := func(n int64) string { return fmt.Sprintf("%d (Java entry id %d)", n, n-1) }
@@ -1019,6 +1043,19 @@ func (r *run) property(ctx context.Context, invariant string, last itfState) (bo
 		}
 	}
 	sort.Strings(who)
+	if o.Meta.State == "" && r.closedLast != nil {
+		var lost []string
+		for _, e := range acked {
+			if e > *r.closedLast {
+				lost = append(lost, fmt.Sprintf("entry %d is beyond the last entry %d the ledger was closed at", e, *r.closedLast))
+			}
+		}
+		evidence := fmt.Sprintf("%s; the ledger was closed at last entry %d and its metadata deleted", strings.Join(who, ", "), *r.closedLast)
+		if len(lost) > 0 {
+			return true, evidence + ": " + strings.Join(lost, "; "), nil
+		}
+		return false, evidence, nil
+	}
 	if o.Meta.State != "CLOSED" {
 		return false, fmt.Sprintf("the ledger is %s; %s", orNone(o.Meta.State), strings.Join(who, ", ")), nil
 	}
@@ -1063,6 +1100,7 @@ var supported = map[string]bool{
 	"BookieSendsReadResponse": true, "ClientReceivesRecoveryReadResponse": true,
 	"RecoveryClientClosesLedger": true, "ClientClosesLedgerSuccess": true,
 	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true,
+	"ClientDeletesLedger": true, "BookieCollectsLedger": true,
 }
 
 // unsupported returns the index of the first state the harness cannot

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 func docTrace(name string) string { return filepath.Join("..", "docs", "traces", name) }
@@ -21,7 +22,7 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	for _, tc := range []struct {
 		trace, verdict, reason string
 	}{
-		{docTrace("bugs/bk-2614.itf.json"), NotExecutable, "--variant no-recovery-fence"},
+		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "--variant no-lac-floor"},
 		{docTrace("findings/f-stuck-writer.itf.json"), NotExecutable, "--add-path java"},
 		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--journal disabled"},
 	} {
@@ -32,6 +33,16 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 		}
 		if res.Verdict != tc.verdict || !strings.Contains(res.Reason, tc.reason) {
 			t.Errorf("%s: %s (%s), want %s naming %s", tc.trace, res.Verdict, res.Reason, tc.verdict, tc.reason)
+		}
+	}
+}
+
+// TestReleaseVariantsAreVariants: every variant the bridge runs as a
+// release's behaviour is a variant of the model.
+func TestReleaseVariantsAreVariants(t *testing.T) {
+	for name := range releaseVariants {
+		if _, err := spec.VariantByName(name); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,7 @@ type Cluster struct {
 type Bookie struct {
 	Name string
 	Port int
+	HTTP int // the admin HTTP server's port (httpServerPort)
 	dir  string
 	conf string
 	p    *proc
@@ -90,7 +92,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	ports, err := freePorts(1 + opts.Bookies)
+	ports, err := freePorts(1 + 2*opts.Bookies)
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +116,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	for i := 0; i < opts.Bookies; i++ {
-		b := &Bookie{Name: fmt.Sprintf("b%d", i+1), Port: ports[1+i], dir: filepath.Join(opts.Dir, fmt.Sprintf("b%d", i+1))}
+		b := &Bookie{Name: fmt.Sprintf("b%d", i+1), Port: ports[1+2*i], HTTP: ports[2+2*i], dir: filepath.Join(opts.Dir, fmt.Sprintf("b%d", i+1))}
 		b.conf = filepath.Join(b.dir, "bk_server.conf")
 		if err := os.MkdirAll(b.dir, 0o755); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(b.conf, []byte(BookieConf(b.Port, b.dir, c.MetadataURI(), opts.Settings)), 0o644); err != nil {
+		if err := os.WriteFile(b.conf, []byte(BookieConf(b.Port, b.HTTP, b.dir, c.MetadataURI(), opts.Settings)), 0o644); err != nil {
 			return nil, err
 		}
 		c.bookies = append(c.bookies, b)
@@ -251,6 +253,46 @@ func (c *Cluster) Reformat(ctx context.Context, b *Bookie, deleteCookie bool) er
 		return fmt.Errorf("bookieformat of %s failed (%v); its log %s ends:\n%s", b.Name, p.err, p.log, tail(p.log, 12))
 	}
 	return c.Restart(ctx, b)
+}
+
+// CollectGarbage runs the bookie's garbage collection now and waits for
+// its end, through the bookie's admin HTTP server: PUT /api/v1/bookie/gc
+// sets GarbageCollectorThread's forceGarbageCollection flag and wakes the
+// thread, which clears the flag when the forced run is done; GET
+// /api/v1/bookie/gc reports the flag (TriggerGCService).
+func (c *Cluster) CollectGarbage(ctx context.Context, b *Bookie) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/api/v1/bookie/gc", b.HTTP)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(`{"forceMajor": true, "forceMinor": true}`))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("triggering the garbage collection of %s: %w", b.Name, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("triggering the garbage collection of %s: %s", b.Name, resp.Status)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("the garbage collection of %s: %w", b.Name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "false") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the garbage collection of %s did not end within %v (last answer %s)", b.Name, c.opts.StartTimeout, body)
+		case <-time.After(25 * time.Millisecond): // polling for the flag BookKeeper clears at the end
+		}
+	}
 }
 
 // Spawn starts another JVM of the cluster (the client driver), reaped with

@@ -37,8 +37,11 @@ var bookieDefaults = map[string]string{
 	"allowLoopback":     "true",
 	"advertisedAddress": "127.0.0.1",
 	// A restarted bookie waits for its previous registration to expire.
-	"zkTimeout":                 "2000",
-	"httpServerEnabled":         "false",
+	"zkTimeout": "2000",
+	// The admin HTTP server, for a garbage collection on demand.
+	"httpServerEnabled":         "true",
+	"httpServerClass":           "org.apache.bookkeeper.http.vertx.VertxHttpServer",
+	"httpServerHost":            "127.0.0.1",
 	"autoRecoveryDaemonEnabled": "false",
 	"numAddWorkerThreads":       "1",
 	"numReadWorkerThreads":      "1",
@@ -46,15 +49,17 @@ var bookieDefaults = map[string]string{
 	"serverNumIOThreads":        "1",
 }
 
-// BookieConf is the bk_server.conf of a bookie listening on port with its
+// BookieConf is the bk_server.conf of a bookie listening on port (and its
+// admin HTTP server on httpPort) with its
 // journal and ledger directories under dir; settings override the
 // bridge's defaults.
-func BookieConf(port int, dir, metadataURI string, settings map[string]string) string {
+func BookieConf(port, httpPort int, dir, metadataURI string, settings map[string]string) string {
 	kv := map[string]string{}
 	for k, v := range bookieDefaults {
 		kv[k] = v
 	}
 	kv["bookiePort"] = fmt.Sprint(port)
+	kv["httpServerPort"] = fmt.Sprint(httpPort)
 	kv["metadataServiceUri"] = metadataURI
 	kv["journalDirectories"] = filepath.Join(dir, "journal")
 	kv["ledgerDirectories"] = filepath.Join(dir, "ledgers")

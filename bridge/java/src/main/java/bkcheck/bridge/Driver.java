@@ -143,6 +143,8 @@ public final class Driver {
                 return recover(client(a[0]), Long.parseLong(a[1]));
             case "close":
                 return close(client(a[0]));
+            case "delete":
+                return delete(client(a[0]), Long.parseLong(a[1]));
             case "release":
                 return Map.of("released", HeldLedgerManager.release(client(a[0]).bk.getLedgerManager()));
             case "replace":
@@ -289,6 +291,17 @@ public final class Driver {
             ev.put("client", c.name);
             ev.put("rc", rc);
             c.phase = rc == BKException.Code.OK ? "closed" : "close-failed";
+            event(ev);
+        }, null);
+        return Map.of();
+    }
+
+    Object delete(Client c, long ledger) {
+        c.bk.asyncDeleteLedger(ledger, (rc, ctx) -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "deleted");
+            ev.put("client", c.name);
+            ev.put("rc", rc);
             event(ev);
         }, null);
         return Map.of();
