@@ -22,7 +22,8 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	for _, tc := range []struct {
 		trace, verdict, reason string
 	}{
-		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "--variant no-lac-floor"},
+		{docTrace("findings/f-preboot-fix2.itf.json"), NotExecutable, "--variant await-preboot-check (a protocol change"},
+		{docTrace("bugs/bk-4701.itf.json"), NotExecutable, "BookieChecksAdd is the fence check"},
 		{docTrace("findings/f-stuck-writer.itf.json"), NotExecutable, "--add-path java"},
 		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--journal disabled"},
 	} {
@@ -55,8 +56,8 @@ func TestBadTraces(t *testing.T) {
 	}
 	// One step's action renamed: the model does not confirm the trace.
 	broken := strings.Replace(string(good), `"ClientCreatesLedger"`, `"ClientClosesLedgerSuccess"`, 1)
-	v413 := strings.Replace(string(good), `"source": "bkcheck",`, `"source": "bkcheck", "model": "v4.13",`, 1)
-	for name, body := range map[string]string{"broken": broken, "v413": v413, "notjson": "{"} {
+	unknownModel := strings.Replace(string(good), `"source": "bkcheck",`, `"source": "bkcheck", "model": "v9",`, 1)
+	for name, body := range map[string]string{"broken": broken, "unknownmodel": unknownModel, "notjson": "{"} {
 		p := filepath.Join(dir, name+".itf.json")
 		os.WriteFile(p, []byte(body), 0o644)
 		if _, err := Confirm(context.Background(), p, Options{}); !errors.Is(err, ErrTrace) {

@@ -319,6 +319,9 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 			fmt.Fprintf(&sections, "; the trace is [%s](%s)", f.ID+".itf.json", trace)
 		}
 		sections.WriteString(".\n\n" + f.Story + "\n\n")
+		if on := onBookKeeper(trace); on != "" {
+			sections.WriteString(on + "\n\n")
+		}
 		var fixCells []string
 		for i, x := range f.Fixes {
 			res, xtr, err := run(ctx, check.Config{ModelConfig: x.Config}, x.Expect)
@@ -335,6 +338,9 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 			}
 			fixCells = append(fixCells, x.Name+": "+note)
 			fmt.Fprintf(&sections, "- **%s** (%s), `bkcheck check %s`: %s.\n", x.Name, x.Change, flags(x.Config), res.detail())
+			if on := onBookKeeper(fixTrace); on != "" {
+				fmt.Fprintf(&sections, "  %s\n", on)
+			}
 			if opt.Report != nil {
 				opt.Report(fmt.Sprintf("%-16s %s: %s", f.ID, x.Name, res.short()))
 			}

@@ -106,6 +106,9 @@ cannot matter to the question, and says which.
 		if bug.Finding != "" {
 			fmt.Fprintf(&sections, "- bkcheck finds: %s\n", bug.Finding)
 		}
+		if on := onBookKeeper(bugTrace); on != "" {
+			fmt.Fprintf(&sections, "- %s\n", on)
+		}
 		var mermaid bytes.Buffer
 		if err := traces.RenderMermaid(&mermaid, ftr); err != nil {
 			return nil, err

@@ -45,7 +45,7 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 		cl.probs.Add("", "give one trace file (got %d arguments)", len(cl.args))
 	}
 	if s.StepTimeout <= 0 {
-		cl.probs.Add("StepTimeout", "must be > 0 (got %v)", s.StepTimeout)
+		cl.probs.Add("step-timeout", "must be > 0 (got %v)", s.StepTimeout)
 	}
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code

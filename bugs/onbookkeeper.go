@@ -1,0 +1,115 @@
+package bugs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A Run is a trace of docs/bugs.md or docs/findings.md executed on real
+// bookies of one BookKeeper release with bkcheck confirm, and what
+// BookKeeper did. The pages print these records; the real-BookKeeper test
+// tier (cmd/bkcheck, BKCHECK_REAL=1) executes each again and fails on any
+// difference, and the default tier does so for the verdicts given before a
+// cluster starts (NOT EXECUTABLE), so that the pages say only what was
+// executed.
+type Run struct {
+	Trace   string // under docs/: traces/bugs/bk-2614.itf.json
+	Release string // the BookKeeper release (bkcheck confirm --bookkeeper)
+	// Verdict is bkcheck confirm's: REPRODUCED, NOT REPRODUCED, DIVERGED or
+	// NOT EXECUTABLE; Step the step (1-based state) of the last two.
+	Verdict string
+	Step    int
+	Says    string // what it means, in a sentence or two
+}
+
+// The verdicts of bkcheck confirm, as the pages print them.
+const (
+	Reproduced    = "REPRODUCED"
+	Diverged      = "DIVERGED"
+	NotExecutable = "NOT EXECUTABLE"
+)
+
+// Runs are the executions of the pages' traces on real bookies.
+var Runs = []Run{
+	// Findings.
+	{Trace: "traces/findings/f-fence-lost.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it: the restarted bookie accepts the old writer's add after kill -9 (its fence of a ledger it held no entry of is gone), and the writer's entry 0 is acknowledged beyond the closed ledger's last entry -1"},
+	{Trace: "traces/findings/f-4462-restart.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, the deletion and both bookies' garbage collections included: after kill -9 and a restart the bookie accepts the old writer's add to the deleted ledger, and entry 0 is acknowledged beyond the last entry -1 the ledger was closed at"},
+	{Trace: "traces/findings/f-4812.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, the re-format being BookieShell bookieformat -deleteCookie: the empty bookie at the same address and the bookie recovery never fenced give the old writer its Qa = 2 acks after the close"},
+	{Trace: "traces/findings/f-preboot.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "--journal disabled loses what a bookie acknowledged only on a power loss; kill -9 leaves the page cache to the kernel, so the harness cannot make the crash the trace needs"},
+	{Trace: "traces/findings/f-preboot-fix2.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "a candidate fix (await-preboot-check) is a change to BookKeeper's code, which the harness does not build; and --journal disabled as above"},
+	{Trace: "traces/findings/f-stale-acks.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "the Java add path's steps (--add-path java) and striping are not mapped onto the cluster yet"},
+	{Trace: "traces/findings/f-stuck-writer.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "the Java add path's steps (--add-path java) are not mapped onto the cluster yet"},
+	{Trace: "traces/findings/f-stuck-writer-fix1.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "a candidate fix (skip-change-without-failed) is a change to BookKeeper's code, which the harness does not build"},
+
+	// Bugs: a historical bug on the release before its fix and on one after.
+	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.13.0", Verdict: Reproduced,
+		Says: "every step as the model took it: the recovery read does not fence b2, b2 accepts the writer's add, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
+	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.14.1", Verdict: Diverged, Step: 11,
+		Says: "the fix acts: b2, fenced by the recovery read (FLAG_DO_FENCING), answers the writer's add EFENCED"},
+	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.18.2", Verdict: Diverged, Step: 11,
+		Says: "as on 4.14.1: the add is answered EFENCED"},
+	{Trace: "traces/bugs/bk-2615.itf.json", Release: "4.13.0", Verdict: NotExecutable, Step: 9,
+		Says: "the spec writer's ensemble change (ClientChangesEnsemble) is not mapped onto the Java client yet"},
+	{Trace: "traces/bugs/bk-544.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "with the re-format done as operators do it today (bookieformat -deleteCookie), the split brain happens on 4.18.2: PR #712's cookie check guards a journal emptied behind BookKeeper's back, not a bookie re-formatted and re-registered"},
+	{Trace: "traces/bugs/bk-2612.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it: the re-formatted bookie's NoSuchEntry makes recovery close the ledger before the acknowledged entry 0 (the issue is open)"},
+	{Trace: "traces/bugs/bk-2908.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 12,
+		Says: "a read of a corrupt entry log: the harness does not corrupt a bookie's files"},
+	{Trace: "traces/bugs/bk-4651.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "the Java add path's steps (--add-path java) and striping are not mapped onto the cluster yet"},
+	{Trace: "traces/bugs/bk-4462.itf.json", Release: "4.16.0", Verdict: Reproduced,
+		Says: "every step as the model took it: the bookie that collected the fenced, deleted ledger forgets the fence and accepts the old writer's add"},
+	{Trace: "traces/bugs/bk-4462.itf.json", Release: "4.18.2", Verdict: Diverged, Step: 15,
+		Says: "the fix acts: b2 remembers the fenced ledger it deleted (recentlyFencedAndDeletedLedgers) and answers the add EFENCED"},
+	{Trace: "traces/bugs/bk-4701.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 4,
+		Says: "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, which the harness does not control"},
+	{Trace: "traces/bugs/bk-4812.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, as f-4812 (the issue is open)"},
+}
+
+// RunsOf returns the runs of the trace named (under docs/).
+func RunsOf(trace string) []Run {
+	var out []Run
+	for _, r := range Runs {
+		if r.Trace == trace {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Command is the command line that executes the run.
+func (r Run) Command() string {
+	return fmt.Sprintf("bkcheck confirm --bookkeeper %s docs/%s", r.Release, r.Trace)
+}
+
+// onBookKeeper says, for a page, what the trace's runs on real bookies
+// showed ("" when it has none).
+func onBookKeeper(trace string) string {
+	runs := RunsOf(trace)
+	if len(runs) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, r := range runs {
+		v := r.Verdict
+		if r.Step > 0 {
+			v += fmt.Sprintf(" at step %d", r.Step)
+		}
+		if r.Verdict == NotExecutable {
+			parts = append(parts, fmt.Sprintf("%s: %s", v, r.Says))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s (`%s`): %s", v, r.Release, r.Command(), r.Says))
+	}
+	return "On BookKeeper (real bookies, [conformance.md](conformance.md)): " + strings.Join(parts, "; ") + "."
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/bridge"
+	"github.com/bkcheck/bkcheck/bugs"
+	"github.com/bkcheck/bkcheck/internal/testtier"
+)
+
+// TestConfirmUsage: bad input to bkcheck confirm is a usage error listing
+// every problem; a trace the harness cannot drive is exit 3, before any
+// JVM starts.
+func TestConfirmUsage(t *testing.T) {
+	dir := t.TempDir()
+	v413 := filepath.Join(dir, "v413.itf.json") // the #2614 trace of release 4.13's spec
+	if code, _, errs := runArgs(t, "check", "--model", "v4.13", "--bookies", "2", "-w", "2", "-a", "2", "--trace-out", v413); code != exitViolation {
+		t.Fatalf("the v4.13 trace: exit %d\n%s", code, errs)
+	}
+	full := filepath.Join(dir, "full")
+	os.MkdirAll(full, 0o755)
+	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		says []string
+	}{
+		{[]string{"confirm"}, exitUsage, []string{"give one trace file"}},
+		{[]string{"confirm", "--step-timeout", "0s", "a", "b"}, exitUsage, []string{"give one trace file (got 2", "--step-timeout: must be > 0"}},
+		{[]string{"confirm", filepath.Join(dir, "missing.itf.json")}, exitUsage, []string{"missing.itf.json"}},
+		{[]string{"confirm", v413}, exitUsage, []string{"v4.13 model"}},
+		{[]string{"confirm", "--bookkeeper", "4.x", "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"a release is three numbers"}},
+		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
+		{[]string{"confirm", "../../docs/traces/findings/f-stuck-writer.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--add-path java"}},
+	} {
+		code, out, errs := runArgs(t, tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d\n%s%s", tc.args, code, tc.code, out, errs)
+		}
+		for _, s := range tc.says {
+			if !strings.Contains(out+errs, s) {
+				t.Errorf("%v: output lacks %q:\n%s%s", tc.args, s, out, errs)
+			}
+		}
+	}
+}
+
+// TestConfirmWithoutJava: no JDK on PATH is a clear error before anything
+// starts.
+func TestConfirmWithoutJava(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	code, _, errs := runArgs(t, "confirm", "../../docs/traces/findings/f-fence-lost.itf.json")
+	if code != exitError || !strings.Contains(errs, "java not found on PATH") {
+		t.Errorf("exit %d, %q; want exit 1 naming the missing JDK", code, errs)
+	}
+}
+
+// TestOnBookKeeperRecords holds docs/bugs.md's and docs/findings.md's
+// records of what BookKeeper did (bugs.Runs) to bkcheck confirm: the
+// verdicts given before a cluster starts always, every run in the
+// real-BookKeeper tier.
+func TestOnBookKeeperRecords(t *testing.T) {
+	real := os.Getenv(testtier.RealEnv) == "1"
+	seen := map[string]bool{}
+	for _, r := range bugs.Runs {
+		path := filepath.Join("..", "..", "docs", r.Trace)
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: %v", r.Trace, err)
+			continue
+		}
+		seen[r.Trace] = true
+		if r.Verdict != bugs.NotExecutable && !real {
+			continue
+		}
+		res, err := bridge.Confirm(context.Background(), path, bridge.Options{Version: r.Release})
+		if err != nil {
+			t.Errorf("%s: %v", r.Command(), err)
+			continue
+		}
+		if res.Verdict != r.Verdict || res.Step != r.Step {
+			t.Errorf("%s: %s at step %d, the page says %s at step %d\n%s", r.Command(), res.Verdict, res.Step, r.Verdict, r.Step, res.Text())
+		}
+	}
+	// Every trace of the two pages has a record.
+	for _, dir := range []string{"bugs", "findings"} {
+		ents, _ := os.ReadDir(filepath.Join("..", "..", "docs", "traces", dir))
+		for _, e := range ents {
+			name := "traces/" + dir + "/" + e.Name()
+			if strings.HasSuffix(name, ".itf.json") && !strings.HasSuffix(name, "-fixed.itf.json") && !seen[name] {
+				t.Errorf("%s has no record of what BookKeeper did (bugs.Runs)", name)
+			}
+		}
+	}
+}
