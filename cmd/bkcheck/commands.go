@@ -160,6 +160,8 @@ const exitCodesText = `Exit codes:
   11   deadlock: a state without successor (only with --check-deadlock)
   12   an invariant is violated; the shortest counterexample is printed
   13   a property of terminal states fails in a state without successor
+  14   bkcheck confirm: BookKeeper diverged from the trace (12: it reproduced the
+       violation, 3: a step cannot be driven, 0: it kept the property)
   75   error: the model failed (panicked) computing initial states or successors;
        the trace to the state is printed
   76   error: the model failed evaluating an invariant (77: a terminal-state property)
