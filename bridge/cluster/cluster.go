@@ -63,9 +63,6 @@ type Bookie struct {
 // ID is the bookie's BookieId as BookKeeper names it.
 func (b *Bookie) ID() string { return "127.0.0.1:" + strconv.Itoa(b.Port) }
 
-// Running says whether the bookie's process is up.
-func (b *Bookie) Running() bool { return b.p != nil }
-
 type proc struct {
 	name string
 	cmd  *exec.Cmd
@@ -442,19 +439,6 @@ func (c *Cluster) Close() {
 	for _, b := range c.bookies {
 		b.p = nil
 	}
-}
-
-// Pids lists the process ids the cluster has running (for tests that check
-// nothing is left behind).
-func (c *Cluster) Pids() []int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []int
-	for p := range c.procs {
-		out = append(out, p.cmd.Process.Pid)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // freePorts asks the kernel for n free ports on loopback. A port can be
