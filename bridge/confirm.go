@@ -324,6 +324,42 @@ func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Opt
 	return r, nil
 }
 
+// closeLedger has the writer close the ledger and lets each metadata write
+// of the close through until the close completes: LedgerHandle's close is
+// a MetadataUpdateLoop, which on a version conflict reads the metadata
+// again and writes again unless the ledger is already closed. The model's
+// close succeeds or fails in one step; ok says which.
+func (r *run) closeLedger(ctx context.Context, client string, ok bool) error {
+	if err := r.drv.call(ctx, nil, "close", client); err != nil {
+		return err
+	}
+	writes := 0
+	for {
+		ev, err := r.awaitEvent(ctx, "close the ledger", func(e Event) bool {
+			return e.Client == client && (e.Ev == "closed" || e.Ev == "meta-held")
+		})
+		if err != nil {
+			return err
+		}
+		if ev.Ev == "meta-held" {
+			writes++
+			var out struct{ Released bool }
+			if err := r.drv.call(ctx, &out, "release", client); err != nil {
+				return err
+			}
+			continue
+		}
+		switch {
+		case ok && ev.RC != 0:
+			return diverged("the writer's close failed", "the writer closes the ledger", fmt.Sprintf("the close failed with rc %d after %d metadata writes", ev.RC, writes))
+		case !ok && ev.RC == 0:
+			return diverged("the writer's close succeeded", "the writer's close fails (the metadata changed since the writer read it)",
+				fmt.Sprintf("the close succeeded after %d metadata writes: LedgerHandle's close (a MetadataUpdateLoop) read the metadata again on the version conflict and, the ledger not being closed, wrote it CLOSED over it", writes))
+		}
+		return nil
+	}
+}
+
 // serving waits until the bookie answers requests, or fails with its log
 // if its process exits first.
 func (r *run) serving(ctx context.Context, b *cluster.Bookie) error {
@@ -688,14 +724,8 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if ev.RC != 0 {
 			return diverged("the recovery failed", "the recovery client closes the ledger", fmt.Sprintf("rc %d", ev.RC))
 		}
-	case "ClientClosesLedgerSuccess":
-		if err := r.drv.call(ctx, nil, "close", client); err != nil {
-			return err
-		}
-		if err := r.releaseMeta(ctx, client, "write"); err != nil {
-			return err
-		}
-		if _, err := r.awaitEvent(ctx, "close the ledger", func(e Event) bool { return e.Ev == "closed" && e.Client == client && e.RC == 0 }); err != nil {
+	case "ClientClosesLedgerSuccess", "ClientClosesLedgerFail":
+		if err := r.closeLedger(ctx, client, a == "ClientClosesLedgerSuccess"); err != nil {
 			return err
 		}
 	case "BookieCrashes":
@@ -1112,7 +1142,7 @@ var supported = map[string]bool{
 	"BookieSendsReadResponse": true, "ClientReceivesRecoveryReadResponse": true,
 	"RecoveryClientClosesLedger": true, "ClientClosesLedgerSuccess": true,
 	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true,
-	"ClientDeletesLedger": true, "BookieCollectsLedger": true,
+	"ClientDeletesLedger": true, "BookieCollectsLedger": true, "ClientClosesLedgerFail": true,
 }
 
 // unsupported returns the index of the first state the harness cannot

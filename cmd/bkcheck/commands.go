@@ -51,6 +51,7 @@ func init() {
 		{name: "replay", args: "FILE", synopsis: "re-check a saved trace (.itf.json) against the model, step by step",
 			run: func(_ context.Context, inv *invocation) int { return runReplay(inv.args, inv.stdout, inv.stderr) }},
 		{name: "confirm", args: "FILE", synopsis: "execute a saved trace on a real BookKeeper cluster, step by step, and say whether BookKeeper does what the model did (docs/conformance.md)", flags: confirmFlags, run: runConfirm},
+		{name: "conform", synopsis: "random walks of the model executed on a real BookKeeper cluster, each on a fresh one: how often BookKeeper does what the model does (docs/conformance.md)", flags: conformFlags, run: runConform},
 		{name: "regress", args: "[DIR]", synopsis: "run the regression suite (DIR/*.toml, by default testdata/regress, and docs/bugs.md's bugs and docs/findings.md's questions); report every drift", flags: regressFlags, run: runRegress},
 		{name: "sweep", args: "FILE.toml", synopsis: "check a grid of parameter sets, or one slice of it (docs/sweeps.md)", flags: sweepFlags, run: runSweep},
 		{name: "sweep merge", args: "DIR...", synopsis: "join the results of a sweep's slices into one table", flags: sweepMergeFlags, run: runSweepMerge},

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/bkcheck/bkcheck/bridge"
+	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/internal/atomicfile"
 	"github.com/bkcheck/bkcheck/schema"
 )
 
@@ -82,4 +85,81 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 		return exitConfirmNotDrive
 	}
 	return exitConfirmAgreed
+}
+
+// conformSettings are bkcheck conform's own switches, beside simulate's.
+type conformSettings struct {
+	BookKeeper  string        `name:"bookkeeper" unit:"V" help:"the BookKeeper release to run (a version of org.apache.bookkeeper:bookkeeper-server that Maven resolves)"`
+	Out         string        `name:"out" unit:"DIR" help:"where to write each walk's trace (walk-SEED.itf.json) and the report (conformance.json)"`
+	StepTimeout time.Duration `name:"step-timeout" unit:"D" help:"how long an expected frame, callback or state may take before the step is called diverged (a bound on failure, never a pause)"`
+	JSON        bool          `name:"json" help:"write the report as one JSON object on stdout"`
+}
+
+var conformSchema = schema.MustOf(conformSettings{})
+
+func conformFlags() []section {
+	cfg := check.DefaultSimConfig()
+	cfg.Traces = 20
+	return []section{
+		{"Model and walks", schema.Target{S: check.SimSchema, V: &cfg}},
+		{"Conformance", schema.Target{S: conformSchema, V: &conformSettings{BookKeeper: bridge.DefaultVersion, StepTimeout: 20 * time.Second}}},
+	}
+}
+
+// runConform is `bkcheck conform`: random walks of the model, each
+// executed on a fresh real cluster (package bridge), and the agreement.
+func runConform(ctx context.Context, inv *invocation) int {
+	cl := inv.cl
+	cfg, s := settingsOf[check.SimConfig](cl), settingsOf[conformSettings](cl)
+	if len(cl.args) > 0 {
+		cl.probs.Add("", "unexpected arguments: %v", cl.args)
+	}
+	cfg.EnsureDefaults()
+	cl.validate(cfg.Validate())
+	if cfg.Traces <= 0 {
+		cl.probs.Add("traces", "must be > 0: the number of walks (got %d)", cfg.Traces)
+	}
+	if s.Out == "" {
+		cl.probs.Add("out", "is required: the directory for the walks' traces and the report")
+	} else if ents, err := os.ReadDir(s.Out); err == nil && len(ents) > 0 {
+		cl.probs.Add("out", "%s is not empty", s.Out)
+	}
+	if s.StepTimeout <= 0 {
+		cl.probs.Add("step-timeout", "must be > 0 (got %v)", s.StepTimeout)
+	}
+	if code := cl.report(inv.stderr); code != exitOK {
+		return code
+	}
+	opts := bridge.Options{Version: s.BookKeeper, StepTimeout: s.StepTimeout}
+	if !s.JSON {
+		opts.Progress = func(format string, args ...any) { fmt.Fprintf(inv.stderr, format+"\n", args...) }
+	}
+	rep, err := bridge.Conform(ctx, *cfg, s.Out, opts)
+	if rep != nil {
+		b, _ := json.MarshalIndent(rep, "", " ")
+		if werr := atomicfile.WriteFile(filepath.Join(s.Out, "conformance.json"), append(b, '\n')); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(inv.stderr, "bkcheck conform: interrupted; every process of the cluster stopped; the walks run so far are in "+s.Out)
+			return exitInterrupted
+		}
+		fmt.Fprintf(inv.stderr, "bkcheck conform: %v\n", err)
+		return exitError
+	}
+	if s.JSON {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintln(inv.stdout, string(b))
+	} else {
+		fmt.Fprint(inv.stdout, rep.Text())
+	}
+	if len(rep.Divergence) > 0 {
+		return exitConfirmDiverged
+	}
+	if rep.Verdicts["error"] > 0 {
+		return exitError
+	}
+	return exitOK
 }
