@@ -64,8 +64,11 @@ type Result struct {
 	Evidence   string `json:"evidence,omitempty"` // what BookKeeper showed of the property
 	Steps      int    `json:"steps"`
 	Dir        string `json:"dir,omitempty"`
-	StartMS    int64  `json:"cluster_start_ms"`
-	RunMS      int64  `json:"steps_ms"`
+	// Skipped are the model's steps BookKeeper does not take at all (a
+	// replica Java's sequence read never asks), with why.
+	Skipped []string `json:"skipped,omitempty"`
+	StartMS int64    `json:"cluster_start_ms"`
+	RunMS   int64    `json:"steps_ms"`
 }
 
 // Text is the result for people: the verdict, the step and both sides.
@@ -74,7 +77,14 @@ func (r *Result) Text() string {
 	fmt.Fprintf(&b, "%s on BookKeeper %s: %s\n", r.Verdict, r.Version, r.Trace)
 	switch r.Verdict {
 	case Reproduced, Agreed:
-		fmt.Fprintf(&b, "  every step of %d agreed with the model; %s: %s\n", r.Steps, r.Property, r.Evidence)
+		taken := ""
+		if len(r.Skipped) > 0 {
+			taken = fmt.Sprintf(" (%d of them not taken in BookKeeper, below)", len(r.Skipped))
+		}
+		fmt.Fprintf(&b, "  every step of %d agreed with the model%s; %s: %s\n", r.Steps, taken, r.Property, r.Evidence)
+		for _, s := range r.Skipped {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
 	case Diverged:
 		fmt.Fprintf(&b, "  at step %d (%s): %s\n    model:      %s\n    BookKeeper: %s\n", r.Step, r.Action, r.Reason, r.Model, r.BookKeeper)
 	case NotExecutable:
@@ -182,40 +192,69 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		}
 		return nil, fmt.Errorf("step %d (%s): %w", i+1, states[i].action(), err)
 	}
-	// A step whose request Java sends only later (the next replica of a
-	// sequence read) waits, and the steps after it that do not depend on it
-	// go first: the same behaviour up to the order of independent steps.
+	// Java's sequence read sends a later replica's read only when the
+	// earlier ones missed, and not at all once the entry is decided. A step
+	// on such a read waits (with the steps that consume what it sends) and
+	// the steps after it that do not depend on it go first: the same
+	// behaviour up to the order of independent steps. A waiting step whose
+	// read Java will never send is not taken in BookKeeper (Result.Skipped).
 	// States are compared whenever no step waits.
 	var deferred []int
-	runDeferred := func(before int) error {
-		for j := 0; j < len(deferred); {
-			d := deferred[j]
-			if before >= 0 && !feeds(states[d-1], states[d], states[before-1], states[before]) {
-				j++
-				continue
+	phantom := map[string]bool{} // messages of steps not taken in BookKeeper
+	dependsOnDeferred := func(i int, before []int) bool {
+		for _, d := range before {
+			if d < i && feeds(states[d-1], states[d], states[i-1], states[i]) {
+				return true
 			}
-			progress("step %d/%d: %s (deferred until Java sent its request)", d+1, len(states), states[d].action())
-			if err := r.step(ctx, states[d-1], states[d]); err != nil {
-				return &deferredErr{d, err}
-			}
-			deferred = append(deferred[:j], deferred[j+1:]...)
 		}
-		return nil
+		return false
+	}
+	// settle takes every waiting step that can be taken now (all of them,
+	// waiting for their frames, when final), and skips those BookKeeper
+	// never takes.
+	settle := func(final bool) (int, error) {
+		for progressed := true; progressed; {
+			progressed = false
+			for j, d := range deferred {
+				if dependsOnDeferred(d, deferred[:j]) {
+					continue
+				}
+				prev, next := states[d-1], states[d]
+				if consumesAny(prev, next, phantom) || r.neverSent(prev, next) {
+					for _, m := range sentAt(prev, next) {
+						phantom[m.key()] = true
+					}
+					res.Skipped = append(res.Skipped, fmt.Sprintf("step %d (%s): not taken in BookKeeper: its sequence read had decided the entry without this replica", d+1, next.action()))
+					progress("step %d/%d: %s: not taken in BookKeeper (its sequence read decided without this replica)", d+1, len(states), next.action())
+				} else {
+					if !final && r.waits(prev, next) {
+						continue
+					}
+					progress("step %d/%d: %s (taken after the steps that did not depend on it)", d+1, len(states), next.action())
+					if err := r.step(ctx, prev, next); err != nil {
+						return d, err
+					}
+				}
+				deferred = append(deferred[:j], deferred[j+1:]...)
+				progressed = true
+				break
+			}
+		}
+		return 0, nil
 	}
 	for i := 1; i < len(states); i++ {
 		prev, next := states[i-1], states[i]
-		if err := runDeferred(i); err != nil {
-			de := err.(*deferredErr)
-			return stop(de.step, de.err)
-		}
 		r.loseLater()
-		if r.waits(prev, next) {
+		if r.waits(prev, next) || dependsOnDeferred(i, deferred) {
 			deferred = append(deferred, i)
 			continue
 		}
 		progress("step %d/%d: %s", i+1, len(states), next.action())
 		if err := r.step(ctx, prev, next); err != nil {
 			return stop(i, err)
+		}
+		if d, err := settle(false); err != nil {
+			return stop(d, err)
 		}
 		if len(deferred) == 0 {
 			if err := r.compare(ctx, next); err != nil {
@@ -224,9 +263,8 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		}
 	}
 	if len(deferred) > 0 {
-		if err := runDeferred(-1); err != nil {
-			de := err.(*deferredErr)
-			return stop(de.step, de.err)
+		if d, err := settle(true); err != nil {
+			return stop(d, err)
 		}
 		if err := r.compare(ctx, states[len(states)-1]); err != nil {
 			return stop(len(states)-1, err)
@@ -272,6 +310,15 @@ type run struct {
 	// Java may send later (lostLater), by message key.
 	owed      map[string]bool
 	lostLater map[string]message
+	// decided: the model's entries whose recovery read Java has decided;
+	// misses: the NoSuchEntry answers it has had for each.
+	decided map[int]bool
+	misses  map[int]int
+	// answered: for each entry, the replicas whose recovery read Java has
+	// had an answer (or a failure) from; owedAfter: for an owed read, the
+	// replicas Java asks before it.
+	answered  map[int]map[string]bool
+	owedAfter map[string][]string
 	// closedLast is the last entry of the ledger as BookKeeper closed it,
 	// once an observation saw it closed (the metadata may be deleted later).
 	closedLast *int64
@@ -279,7 +326,8 @@ type run struct {
 
 func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
 	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
-		owed: map[string]bool{}, lostLater: map[string]message{}}
+		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -493,8 +541,10 @@ func frameOf(m message, f *wire.Frame) bool {
 	}
 	switch m.Type {
 	case "AddEntryRequestMessage", "AddEntryResponseMessage":
+		// A response's header carries no flags (ResponseEnDeCoderPreV3):
+		// the client matches it by ledger, entry and opcode on its channel.
 		recovery, _ := m.Fields["recovery"].(bool)
-		return f.Op == wire.OpAdd && f.Entry == javaEntry(m.Entry) && (f.Flags&wire.FlagRecoveryAdd != 0) == recovery
+		return f.Op == wire.OpAdd && f.Entry == javaEntry(m.Entry) && (f.Dir == wire.Response || (f.Flags&wire.FlagRecoveryAdd != 0) == recovery)
 	case "FenceRequestMessage", "FenceResponseMessage":
 		return f.Op == wire.OpRead && f.Entry == -1
 	case "ReadRequestMessage", "ReadResponseMessage":
@@ -710,9 +760,11 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 			return err
 		}
 	case "ClientReceivesRecoveryReadResponse":
-		if _, err := r.deliver(ctx, prev, next, "ReadResponseMessage"); err != nil {
+		m, err := r.deliver(ctx, prev, next, "ReadResponseMessage")
+		if err != nil {
 			return err
 		}
+		r.readAnswered(m)
 	case "RecoveryClientClosesLedger":
 		if err := r.releaseMeta(ctx, client, "write"); err != nil {
 			return err
@@ -738,6 +790,13 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 			return err
 		}
 		if err := r.serving(ctx, b); err != nil {
+			return err
+		}
+	case "ClientWritesBackEntry":
+		// LedgerRecoveryOp writes an entry it read back at once
+		// (asyncRecoveryAddEntry: adds with FLAG_RECOVERY_ADD to the entry's
+		// write set); the frames wait at the proxy for this step.
+		if err := r.expectSent(ctx, prev, next); err != nil {
 			return err
 		}
 	case "ClientDeletesLedger":
@@ -769,13 +828,6 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 	return nil
 }
 
-type deferredErr struct {
-	step int
-	err  error
-}
-
-func (e *deferredErr) Error() string { return e.err.Error() }
-
 // feeds says whether step a (from aPrev to aNext) sends a message that step
 // b consumes.
 func feeds(aPrev, aNext, bPrev, bNext itfState) bool {
@@ -797,14 +849,73 @@ func feeds(aPrev, aNext, bPrev, bNext itfState) bool {
 	return false
 }
 
-// waits says whether a step must wait for a request Java has not sent yet
-// and sends only later (owed).
+// waits says whether a step must wait for a read Java has not sent yet:
+// a later replica's read (owed), which Java sends only once every replica
+// before it in the write set has answered without deciding the entry.
 func (r *run) waits(prev, next itfState) bool {
 	if next.action() != "BookieSendsReadResponse" {
 		return false
 	}
 	m := consumed(prev, next, "ReadRequestMessage")
-	return m != nil && r.owed[m.key()] && r.heldNow(func(f *wire.Frame) bool { return frameOf(*m, f) }) == nil
+	if m == nil || !r.owed[m.key()] || r.heldNow(func(f *wire.Frame) bool { return frameOf(*m, f) }) != nil {
+		return false
+	}
+	if r.decided[m.Entry] {
+		return true // never sent: settle skips the step
+	}
+	for _, b := range r.owedAfter[m.key()] {
+		if !r.answered[m.Entry][b] {
+			return true
+		}
+	}
+	return false // Java sends it now: the step awaits its frame
+}
+
+// neverSent says whether the step handles a read Java's sequence read
+// will not send: a later replica's read of an entry Java has decided
+// (PendingReadOp: the entry read, or NoSuchEntry from Qw − Qa + 1
+// replicas).
+func (r *run) neverSent(prev, next itfState) bool {
+	if next.action() != "BookieSendsReadResponse" {
+		return false
+	}
+	m := consumed(prev, next, "ReadRequestMessage")
+	return m != nil && r.owed[m.key()] && r.decided[m.Entry] && r.heldNow(func(f *wire.Frame) bool { return frameOf(*m, f) }) == nil
+}
+
+// consumesAny says whether the step consumes one of the messages keyed.
+func consumesAny(prev, next itfState, keys map[string]bool) bool {
+	after := map[string]int{}
+	for _, m := range messages(next) {
+		after[m.key()] = m.Count
+	}
+	for _, m := range messages(prev) {
+		if m.Count > 0 && after[m.key()] < m.Count && keys[m.key()] {
+			return true
+		}
+	}
+	return false
+}
+
+// readAnswered counts a recovery read response delivered to Java's client
+// toward its decision on the entry.
+func (r *run) readAnswered(m *message) {
+	r.answer(m.Entry, m.Bookie)
+	if code, _ := m.Fields["code"].(string); code == "OK" {
+		r.decided[m.Entry] = true
+		return
+	}
+	r.misses[m.Entry]++
+	if r.misses[m.Entry] >= toInt(r.params["write-quorum"])-toInt(r.params["ack-quorum"])+1 {
+		r.decided[m.Entry] = true
+	}
+}
+
+func (r *run) answer(entry int, bookie string) {
+	if r.answered[entry] == nil {
+		r.answered[entry] = map[string]bool{}
+	}
+	r.answered[entry][bookie] = true
 }
 
 // loseLater loses a request the model lost but Java sends only later (a
@@ -815,6 +926,7 @@ func (r *run) loseLater() {
 		if f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) }); f != nil {
 			r.px.Drop(f)
 			r.px.CloseLink(m.Client, m.Bookie)
+			r.answer(m.Entry, m.Bookie)
 			delete(r.lostLater, k)
 		}
 	}
@@ -844,6 +956,7 @@ func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client str
 		return err
 	}
 	first := true
+	var before []string
 	for _, b := range order {
 		m, ok := byBookie[b]
 		if !ok {
@@ -857,6 +970,7 @@ func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client str
 			}
 			r.px.Drop(f)
 			r.px.CloseLink(m.Client, m.Bookie)
+			r.answer(m.Entry, m.Bookie)
 		case m.Count < 0:
 			r.lostLater[m.key()] = m
 		case first:
@@ -866,7 +980,9 @@ func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client str
 			first = false
 		default:
 			r.owed[m.key()] = true
+			r.owedAfter[m.key()] = append([]string(nil), before...)
 		}
+		before = append(before, b)
 	}
 	return nil
 }
@@ -1142,7 +1258,8 @@ var supported = map[string]bool{
 	"BookieSendsReadResponse": true, "ClientReceivesRecoveryReadResponse": true,
 	"RecoveryClientClosesLedger": true, "ClientClosesLedgerSuccess": true,
 	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true,
-	"ClientDeletesLedger": true, "BookieCollectsLedger": true, "ClientClosesLedgerFail": true,
+	"ClientDeletesLedger": true, "BookieCollectsLedger": true, "ClientClosesLedgerFail": true, "ClientWritesBackEntry": true,
+	"RecoveryClientReceivesAddConfirmedResponse": true,
 }
 
 // unsupported returns the index of the first state the harness cannot
