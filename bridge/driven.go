@@ -1,0 +1,68 @@
+package bridge
+
+import "strings"
+
+// releaseVariants are the model's variants that are the behaviour of
+// BookKeeper releases rather than proposed changes: a trace of one runs on
+// any release, and says whether that release behaves as the variant
+// (REPRODUCED) or as the fix (DIVERGED where the fix acts).
+var releaseVariants = map[string]string{
+	"no-recovery-fence":    "releases up to 4.13.x: recovery reads do not fence (apache/bookkeeper#2614, fixed by PR #2616 in 4.14.0)",
+	"no-lac-floor":         "releases up to 4.13.x: recovery starts from the fenced LAC even below the last fragment (apache/bookkeeper#2615, fixed by PR #2654 in 4.14.0)",
+	"delete-forgets-fence": "releases before 4.16.7, 4.17.2 and 4.18.0: a bookie that deleted a fenced ledger forgets the fence (apache/bookkeeper PR #4462)",
+	"corrupt-read-nosuch":  "releases before 4.14.6, 4.15.1 and 4.16.0: a corrupt entry read answers NoSuchEntry (apache/bookkeeper#2908, fixed by PR #2909)",
+	"split-add-check":      "releases up to 4.17.3: a bookie checks the fence and stores an add under two handles (apache/bookkeeper PR #4701, in 4.17.4 and 4.18.0)",
+}
+
+// undriven says why the harness does not drive an action of the model that
+// it has no mapping for, where there is more to say than that.
+var undriven = map[string]string{
+	"BookieFailsRead":    "a read of a corrupt entry log: the harness does not corrupt a bookie's files",
+	"BookieChecksAdd":    "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, which the harness does not control (it controls messages, crashes and flushes)",
+	"BookieSyncsJournal": "a journal flush as its own step: with journalSyncData=true (the harness's setting) the bookie acknowledges after fsync, so there is no such step",
+}
+
+// supported is the set of model actions the harness drives.
+var supported = map[string]bool{
+	"ClientCreatesLedger": true, "ClientSendsAddEntryRequests": true,
+	"BookieSendsAddConfirmedResponse": true, "BookieSendsAddFencedResponse": true,
+	"ClientReceivesAddConfirmedResponse": true, "ClientReceivesAddFencedResponse": true,
+	"ClientStartsRecovery": true, "BookieSendsFencingReadLacResponse": true,
+	"ClientReceivesFencingReadLacResponse": true, "ClientSendsRecoveryReadRequests": true,
+	"BookieSendsReadResponse": true, "ClientReceivesRecoveryReadResponse": true,
+	"RecoveryClientClosesLedger": true, "ClientClosesLedgerSuccess": true,
+	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true,
+	"ClientDeletesLedger": true, "BookieCollectsLedger": true, "ClientClosesLedgerFail": true, "ClientWritesBackEntry": true,
+	"RecoveryClientReceivesAddConfirmedResponse": true,
+}
+
+// unsupported returns the index of the first state the harness cannot
+// drive and why (-1 when it can drive all): settings first (state 0), then
+// actions.
+func unsupported(params map[string]any, states []itfState) (int, string) {
+	var why []string
+	if v, _ := params["variant"].(string); v != "" && v != "reference" && releaseVariants[v] == "" {
+		why = append(why, "--variant "+v+" (a protocol change no release of BookKeeper has; the harness runs releases)")
+	}
+	if v, _ := params["add-path"].(string); v == "java" {
+		why = append(why, "--add-path java (not mapped yet: its steps are the Java client's own per-op steps)")
+	}
+	if v, _ := params["journal"].(string); v != "" && v != "synced" {
+		why = append(why, "--journal "+v+" (journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not)")
+	}
+	if toInt(params["ensemble"]) != toInt(params["write-quorum"]) {
+		why = append(why, "-e > -w (striping is not mapped yet)")
+	}
+	if len(why) > 0 {
+		return 0, "the trace's settings: " + strings.Join(why, "; ")
+	}
+	for i := 1; i < len(states); i++ {
+		if a := states[i].action(); !supported[a] {
+			if why := undriven[a]; why != "" {
+				return i, a + " is " + why
+			}
+			return i, "the harness has no mapping for " + a + " yet"
+		}
+	}
+	return -1, ""
+}

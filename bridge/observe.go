@@ -1,0 +1,228 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// observation is what BookKeeper shows (the driver's observe).
+type observation struct {
+	Bookies map[string][]int `json:"bookies"`
+	Meta    struct {
+		State     string `json:"state"`
+		LastEntry int64  `json:"lastEntry"`
+		Ensembles []struct {
+			First   int64    `json:"first"`
+			Bookies []string `json:"bookies"`
+		} `json:"ensembles"`
+	} `json:"meta"`
+	Clients map[string]struct {
+		Phase string  `json:"phase"`
+		LAC   *int64  `json:"lac"`
+		Acked []int64 `json:"acked"`
+	} `json:"clients"`
+}
+
+// compare polls what BookKeeper shows until it matches the model's state
+// or the step's time runs out. Polling waits for an event (a callback
+// processed on the client's threads); it decides nothing by the clock.
+func (r *run) compare(ctx context.Context, want itfState) error {
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	var last []string
+	for {
+		got, err := r.observe(tctx, want)
+		if err == nil {
+			last = r.differences(want, got)
+			if len(last) == 0 {
+				return nil
+			}
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		select {
+		case <-tctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				return err
+			}
+			var m, b []string
+			for _, d := range last {
+				parts := strings.SplitN(d, "\x00", 3)
+				m = append(m, parts[0]+": "+parts[1])
+				b = append(b, parts[0]+": "+parts[2])
+			}
+			return diverged("BookKeeper's state differs from the model's: "+strings.Join(m, "; "), strings.Join(m, "; "), strings.Join(b, "; "))
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+func (r *run) observe(ctx context.Context, want itfState) (*observation, error) {
+	var ids []string
+	down := set(want["b_down"])
+	for _, b := range r.cl.Bookies() {
+		if !contains(down, b.Name) {
+			ids = append(ids, b.ID())
+		}
+	}
+	var o observation
+	if r.ledger < 0 {
+		return &o, nil
+	}
+	args := []any{r.ledger, r.entries}
+	if len(ids) > 0 {
+		args = append(args, strings.Join(ids, ","))
+	}
+	if err := r.drv.call(ctx, &o, "observe", args...); err != nil {
+		return nil, err
+	}
+	if o.Meta.State == "CLOSED" {
+		last := o.Meta.LastEntry
+		r.closedLast = &last
+	}
+	return &o, nil
+}
+
+// differences lists, as "what\x00model\x00bookkeeper", where BookKeeper's
+// observation differs from the model's state.
+func (r *run) differences(want itfState, got *observation) []string {
+	var out []string
+	add := func(what, m, b string) {
+		if m != b {
+			out = append(out, what+"\x00"+m+"\x00"+b)
+		}
+	}
+	if r.ledger < 0 {
+		return nil
+	}
+	// Bookies: which entries each running bookie serves.
+	entries := mapOf(want["b_entries"])
+	for _, b := range r.cl.Bookies() {
+		rcs, ok := got.Bookies[b.ID()]
+		if !ok {
+			continue
+		}
+		var m, k []string
+		has := set(entries[b.Name])
+		for e := 1; e <= r.entries; e++ {
+			if contains(has, strconv.Itoa(e)) {
+				m = append(m, "e"+strconv.Itoa(e))
+			}
+			if e-1 < len(rcs) && rcs[e-1] == 0 {
+				k = append(k, "e"+strconv.Itoa(e))
+			}
+		}
+		add("entries served by "+b.Name, "{"+strings.Join(m, ",")+"}", "{"+strings.Join(k, ",")+"}")
+	}
+	// Metadata.
+	status := map[string]string{"Nil": "", "STATUS_OPEN": "OPEN", "STATUS_IN_RECOVERY": "IN_RECOVERY", "STATUS_CLOSED": "CLOSED"}[want.str("meta_status")]
+	if deleted, _ := want["meta_deleted"].(bool); deleted {
+		status = "" // the metadata is gone
+	}
+	add("ledger state", orNone(status), orNone(got.Meta.State))
+	if status == "CLOSED" && got.Meta.State == "CLOSED" {
+		last := func(n int64) string { return fmt.Sprintf("%d (Java entry id %d)", n, n-1) }
+		add("ledger's last entry", last(int64(want.num("meta_last_entry"))), last(got.Meta.LastEntry+1))
+	}
+	if status != "" {
+		frags, _ := want["meta_fragments"].([]any)
+		var m, k []string
+		for _, f := range frags {
+			fm, _ := f.(map[string]any)
+			m = append(m, fmt.Sprintf("e%d:{%s}", toInt(fm["first_entry_id"]), strings.Join(set(fm["ensemble"]), ",")))
+		}
+		for _, e := range got.Meta.Ensembles {
+			var names []string
+			for _, id := range e.Bookies {
+				names = append(names, r.bookieName(id))
+			}
+			sort.Strings(names)
+			k = append(k, fmt.Sprintf("e%d:{%s}", e.First+1, strings.Join(names, ",")))
+		}
+		add("ensembles", strings.Join(m, " "), strings.Join(k, " "))
+	}
+	// Writers: the LAC of each open writer.
+	clients := mapOf(want["clients"])
+	for name, cv := range clients {
+		c, _ := cv.(map[string]any)
+		jc, ok := got.Clients[name]
+		if !ok || c["status"] != "STATUS_OPEN" || jc.LAC == nil {
+			continue
+		}
+		add(name+"'s LAC", strconv.Itoa(toInt(c["lac"])), strconv.FormatInt(*jc.LAC+1, 10))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no ledger"
+	}
+	return s
+}
+
+// property answers whether BookKeeper itself violates the trace's
+// property in the end. For the properties about acknowledged entries, the
+// evidence is what a reader that arrives afterwards sees: the closed
+// ledger's last entry and a read of each entry, against what each writer
+// was told was acknowledged.
+func (r *run) property(ctx context.Context, invariant string, last itfState) (bool, string, error) {
+	o, err := r.observe(ctx, last)
+	if err != nil {
+		return false, "", err
+	}
+	var acked []int64
+	var who []string
+	for name, c := range o.Clients {
+		for _, e := range c.Acked {
+			acked = append(acked, e)
+			who = append(who, fmt.Sprintf("%s: entry %d acknowledged", name, e))
+		}
+	}
+	sort.Strings(who)
+	if o.Meta.State == "" && r.closedLast != nil {
+		var lost []string
+		for _, e := range acked {
+			if e > *r.closedLast {
+				lost = append(lost, fmt.Sprintf("entry %d is beyond the last entry %d the ledger was closed at", e, *r.closedLast))
+			}
+		}
+		evidence := fmt.Sprintf("%s; the ledger was closed at last entry %d and its metadata deleted", strings.Join(who, ", "), *r.closedLast)
+		if len(lost) > 0 {
+			return true, evidence + ": " + strings.Join(lost, "; "), nil
+		}
+		return false, evidence, nil
+	}
+	if o.Meta.State != "CLOSED" {
+		return false, fmt.Sprintf("the ledger is %s; %s", orNone(o.Meta.State), strings.Join(who, ", ")), nil
+	}
+	var rd struct {
+		LastEntry int64 `json:"lastEntry"`
+		Reads     []int `json:"reads"`
+	}
+	if err := r.drv.call(ctx, &rd, "read-closed", r.ledger); err != nil {
+		return false, "", err
+	}
+	var lost []string
+	for _, e := range acked {
+		switch {
+		case e > rd.LastEntry:
+			lost = append(lost, fmt.Sprintf("entry %d is beyond the closed ledger's last entry %d", e, rd.LastEntry))
+		case rd.Reads[e] != 0:
+			lost = append(lost, fmt.Sprintf("entry %d cannot be read (rc %d)", e, rd.Reads[e]))
+		}
+	}
+	evidence := fmt.Sprintf("%s; a fresh reader opens the closed ledger (last entry %d)", strings.Join(who, ", "), rd.LastEntry)
+	if len(lost) > 0 {
+		return true, evidence + ": " + strings.Join(lost, "; "), nil
+	}
+	return false, evidence + ": every acknowledged entry is there", nil
+}

@@ -1,0 +1,189 @@
+package bridge
+
+import (
+	"context"
+
+	"github.com/bkcheck/bkcheck/bridge/wire"
+)
+
+// feeds says whether step a (from aPrev to aNext) sends a message that step
+// b consumes.
+func feeds(aPrev, aNext, bPrev, bNext itfState) bool {
+	used := map[string]bool{}
+	after := map[string]int{}
+	for _, m := range messages(bNext) {
+		after[m.key()] = m.Count
+	}
+	for _, m := range messages(bPrev) {
+		if m.Count > 0 && after[m.key()] < m.Count {
+			used[m.key()] = true
+		}
+	}
+	for _, m := range sentAt(aPrev, aNext) {
+		if used[m.key()] {
+			return true
+		}
+	}
+	return false
+}
+
+// waits says whether a step must wait for a read Java has not sent yet:
+// a later replica's read (owed), which Java sends only once every replica
+// before it in the write set has answered without deciding the entry.
+func (r *run) waits(prev, next itfState) bool {
+	if next.action() != "BookieSendsReadResponse" {
+		return false
+	}
+	m := consumed(prev, next, "ReadRequestMessage")
+	if m == nil || !r.owed[m.key()] || r.heldNow(func(f *wire.Frame) bool { return frameOf(*m, f) }) != nil {
+		return false
+	}
+	if r.decided[m.Entry] {
+		return true // never sent: settle skips the step
+	}
+	for _, b := range r.owedAfter[m.key()] {
+		if !r.answered[m.Entry][b] {
+			return true
+		}
+	}
+	return false // Java sends it now: the step awaits its frame
+}
+
+// neverSent says whether the step handles a read Java's sequence read
+// will not send: a later replica's read of an entry Java has decided
+// (PendingReadOp: the entry read, or NoSuchEntry from Qw − Qa + 1
+// replicas).
+func (r *run) neverSent(prev, next itfState) bool {
+	if next.action() != "BookieSendsReadResponse" {
+		return false
+	}
+	m := consumed(prev, next, "ReadRequestMessage")
+	return m != nil && r.owed[m.key()] && r.decided[m.Entry] && r.heldNow(func(f *wire.Frame) bool { return frameOf(*m, f) }) == nil
+}
+
+// consumesAny says whether the step consumes one of the messages keyed.
+func consumesAny(prev, next itfState, keys map[string]bool) bool {
+	after := map[string]int{}
+	for _, m := range messages(next) {
+		after[m.key()] = m.Count
+	}
+	for _, m := range messages(prev) {
+		if m.Count > 0 && after[m.key()] < m.Count && keys[m.key()] {
+			return true
+		}
+	}
+	return false
+}
+
+// readAnswered counts a recovery read response delivered to Java's client
+// toward its decision on the entry.
+func (r *run) readAnswered(m *message) {
+	r.answer(m.Entry, m.Bookie)
+	if code, _ := m.Fields["code"].(string); code == "OK" {
+		r.decided[m.Entry] = true
+		return
+	}
+	r.misses[m.Entry]++
+	if r.misses[m.Entry] >= toInt(r.params["write-quorum"])-toInt(r.params["ack-quorum"])+1 {
+		r.decided[m.Entry] = true
+	}
+}
+
+func (r *run) answer(entry int, bookie string) {
+	if r.answered[entry] == nil {
+		r.answered[entry] = map[string]bool{}
+	}
+	r.answered[entry][bookie] = true
+}
+
+// loseLater loses a request the model lost but Java sends only later (a
+// later replica of a sequence read), once Java has sent it.
+func (r *run) loseLater() {
+	for k, m := range r.lostLater {
+		m := m
+		if f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) }); f != nil {
+			r.px.Drop(f)
+			r.px.CloseLink(m.Client, m.Bookie)
+			r.answer(m.Entry, m.Bookie)
+			delete(r.lostLater, k)
+		}
+	}
+}
+
+// recoveryReads maps the model's recovery reads of one entry, sent to
+// every replica at once, onto Java's sequence read
+// (enableParallelRecoveryRead=false: PendingReadOp's SequenceReadRequest),
+// which asks the replicas one at a time in write-set order and the next
+// only when the previous one failed or missed. The first replica the model
+// does not lose is read now; later ones are owed (their steps wait until
+// Java sends them). A lost read that Java sends now is dropped and its
+// connection closed, so that the client fails it at once and moves on, as
+// a timeout would make it later; a lost read Java would send later is lost
+// when it does.
+func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client string) error {
+	byBookie := map[string]message{}
+	entry := 0
+	for _, m := range sentAt(prev, next) {
+		if m.Type == "ReadRequestMessage" && m.Client == client {
+			byBookie[m.Bookie] = m
+			entry = m.Entry
+		}
+	}
+	order, err := r.writeSet(ctx, entry)
+	if err != nil {
+		return err
+	}
+	first := true
+	var before []string
+	for _, b := range order {
+		m, ok := byBookie[b]
+		if !ok {
+			continue
+		}
+		switch {
+		case m.Count < 0 && first:
+			f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
+			if err != nil {
+				return err
+			}
+			r.px.Drop(f)
+			r.px.CloseLink(m.Client, m.Bookie)
+			r.answer(m.Entry, m.Bookie)
+		case m.Count < 0:
+			r.lostLater[m.key()] = m
+		case first:
+			if _, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) }); err != nil {
+				return err
+			}
+			first = false
+		default:
+			r.owed[m.key()] = true
+			r.owedAfter[m.key()] = append([]string(nil), before...)
+		}
+		before = append(before, b)
+	}
+	return nil
+}
+
+// writeSet is the bookies of the model's entry e in Java's order: the
+// positions of the ensemble that holds it, starting at e mod E
+// (RoundRobinDistributionSchedule), with the ensemble as the metadata
+// lists it.
+func (r *run) writeSet(ctx context.Context, e int) ([]string, error) {
+	var o observation
+	if err := r.drv.call(ctx, &o, "observe", r.ledger, 0); err != nil {
+		return nil, err
+	}
+	var ens []string
+	for _, f := range o.Meta.Ensembles {
+		if f.First <= javaEntry(e) {
+			ens = f.Bookies
+		}
+	}
+	qw := toInt(r.params["write-quorum"])
+	var out []string
+	for i := 0; i < qw && len(ens) > 0; i++ {
+		out = append(out, r.bookieName(ens[(int(javaEntry(e))+i)%len(ens)]))
+	}
+	return out, nil
+}

@@ -1,0 +1,544 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bkcheck/bkcheck/bridge/cluster"
+	"github.com/bkcheck/bkcheck/bridge/wire"
+)
+
+// run is one cluster with its proxy and its Java driver.
+type run struct {
+	opts    Options
+	cl      *cluster.Cluster
+	px      *wire.Proxy
+	drv     *driver
+	params  map[string]any
+	ledger  int64
+	entries int
+	// Requests the model sent that Java sends later (owed), and lost ones
+	// Java may send later (lostLater), by message key.
+	owed      map[string]bool
+	lostLater map[string]message
+	// decided: the model's entries whose recovery read Java has decided;
+	// misses: the NoSuchEntry answers it has had for each.
+	decided map[int]bool
+	misses  map[int]int
+	// answered: for each entry, the replicas whose recovery read Java has
+	// had an answer (or a failure) from; owedAfter: for an owed read, the
+	// replicas Java asks before it.
+	answered  map[int]map[string]bool
+	owedAfter map[string][]string
+	// closedLast is the last entry of the ledger as BookKeeper closed it,
+	// once an observation saw it closed (the metadata may be deleted later).
+	closedLast *int64
+}
+
+func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
+	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
+		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	r.cl, err = cluster.Start(ctx, cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	cmd, in, out, err := r.cl.Spawn(ctx, "the client driver", filepath.Join(dir, "driver.log"),
+		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", r.cl.MetadataURI())
+	if err != nil {
+		return nil, err
+	}
+	r.drv = newDriver(cmd, in, out)
+	if err := r.drv.call(ctx, nil, "init"); err != nil {
+		return nil, err
+	}
+	if err := r.cl.StartBookies(ctx); err != nil {
+		return nil, err
+	}
+	for _, b := range r.cl.Bookies() {
+		if err := r.serving(ctx, b); err != nil {
+			return nil, err
+		}
+	}
+	r.px = wire.NewProxy()
+	for c := 1; c <= toInt(params["clients"]); c++ {
+		name := fmt.Sprintf("c%d", c)
+		var ports []string
+		for _, b := range r.cl.Bookies() {
+			port, err := r.px.Listen(name, b.Name, b.ID())
+			if err != nil {
+				return nil, err
+			}
+			ports = append(ports, fmt.Sprintf("%s=%d", b.ID(), port))
+		}
+		if err := r.drv.call(ctx, nil, "client", name, strings.Join(ports, ",")); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// closeLedger has the writer close the ledger and lets each metadata write
+// of the close through until the close completes: LedgerHandle's close is
+// a MetadataUpdateLoop, which on a version conflict reads the metadata
+// again and writes again unless the ledger is already closed. The model's
+// close succeeds or fails in one step; ok says which.
+func (r *run) closeLedger(ctx context.Context, client string, ok bool) error {
+	if err := r.drv.call(ctx, nil, "close", client); err != nil {
+		return err
+	}
+	writes := 0
+	for {
+		ev, err := r.awaitEvent(ctx, "close the ledger", func(e Event) bool {
+			return e.Client == client && (e.Ev == "closed" || e.Ev == "meta-held")
+		})
+		if err != nil {
+			return err
+		}
+		if ev.Ev == "meta-held" {
+			writes++
+			var out struct{ Released bool }
+			if err := r.drv.call(ctx, &out, "release", client); err != nil {
+				return err
+			}
+			continue
+		}
+		switch {
+		case ok && ev.RC != 0:
+			return diverged("the writer's close failed", "the writer closes the ledger", fmt.Sprintf("the close failed with rc %d after %d metadata writes", ev.RC, writes))
+		case !ok && ev.RC == 0:
+			return diverged("the writer's close succeeded", "the writer's close fails (the metadata changed since the writer read it)",
+				fmt.Sprintf("the close succeeded after %d metadata writes: LedgerHandle's close (a MetadataUpdateLoop) read the metadata again on the version conflict and, the ledger not being closed, wrote it CLOSED over it", writes))
+		}
+		return nil
+	}
+}
+
+// serving waits until the bookie answers requests, or fails with its log
+// if its process exits first.
+func (r *run) serving(ctx context.Context, b *cluster.Bookie) error {
+	tctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for {
+		var p struct {
+			RC      int  `json:"rc"`
+			Serving bool `json:"serving"`
+		}
+		if err := r.drv.call(tctx, &p, "probe", b.ID(), r.ledger); err != nil {
+			return err
+		}
+		if p.Serving {
+			return nil
+		}
+		if err := r.cl.Alive(b); err != nil {
+			return err
+		}
+		select {
+		case <-tctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("bookie %s did not serve within 90 s (last rc %d); its log is %s", b.Name, p.RC, b.Log())
+		case <-time.After(25 * time.Millisecond): // polling for the bookie to serve, not deciding a step
+		}
+	}
+}
+
+func (r *run) close() {
+	if r.drv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = r.drv.call(ctx, nil, "quit")
+		cancel()
+	}
+	if r.px != nil {
+		r.px.Close()
+	}
+	if r.cl != nil {
+		r.cl.Close()
+	}
+}
+
+func (r *run) bookieID(name string) string {
+	if b := r.cl.Bookie(name); b != nil {
+		return b.ID()
+	}
+	return name
+}
+
+func (r *run) bookieName(id string) string {
+	for _, b := range r.cl.Bookies() {
+		if b.ID() == id {
+			return b.Name
+		}
+	}
+	return id
+}
+
+func (r *run) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.opts.StepTimeout)
+}
+
+// awaitFrame waits for the held frame of a model message.
+func (r *run) awaitFrame(ctx context.Context, what string, match func(*wire.Frame) bool) (*wire.Frame, error) {
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	f, err := r.px.Await(tctx, match)
+	if err != nil && ctx.Err() == nil {
+		return nil, diverged("BookKeeper did not send "+what, what+" is sent", "no such frame within "+r.opts.StepTimeout.String()+"; frames held: "+r.heldList())
+	}
+	return f, err
+}
+
+func (r *run) heldList() string {
+	var xs []string
+	for _, f := range r.px.Held() {
+		xs = append(xs, f.String())
+	}
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, "; ")
+}
+
+func (r *run) awaitEvent(ctx context.Context, what string, match func(Event) bool) (Event, error) {
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	e, err := r.drv.awaitEvent(tctx, match)
+	if err != nil && ctx.Err() == nil {
+		var got []string
+		for _, p := range r.drv.pending() {
+			got = append(got, p.String())
+		}
+		return e, diverged("the client did not "+what, what, fmt.Sprintf("nothing within %v; events unconsumed: %v", r.opts.StepTimeout, got))
+	}
+	return e, err
+}
+
+// releaseMeta lets the client's held metadata write of kind op proceed.
+func (r *run) releaseMeta(ctx context.Context, client, op string) error {
+	if _, err := r.awaitEvent(ctx, "write the ledger's metadata ("+op+")", func(e Event) bool {
+		return e.Ev == "meta-held" && e.Client == client && e.Op == op
+	}); err != nil {
+		return err
+	}
+	var out struct{ Released bool }
+	if err := r.drv.call(ctx, &out, "release", client); err != nil {
+		return err
+	}
+	if !out.Released {
+		return fmt.Errorf("%s had no metadata write held", client)
+	}
+	return nil
+}
+
+// javaEntry is the Java entry id of the model's entry e (the model counts
+// from 1, BookKeeper from 0).
+func javaEntry(e int) int64 { return int64(e - 1) }
+
+func isRequest(t string) bool { return strings.HasSuffix(t, "RequestMessage") }
+
+// frameOf says whether frame f carries the model's message m.
+func frameOf(m message, f *wire.Frame) bool {
+	if f.Client != m.Client || f.Bookie != m.Bookie {
+		return false
+	}
+	if isRequest(m.Type) != (f.Dir == wire.Request) {
+		return false
+	}
+	switch m.Type {
+	case "AddEntryRequestMessage", "AddEntryResponseMessage":
+		// A response's header carries no flags (ResponseEnDeCoderPreV3):
+		// the client matches it by ledger, entry and opcode on its channel.
+		recovery, _ := m.Fields["recovery"].(bool)
+		return f.Op == wire.OpAdd && f.Entry == javaEntry(m.Entry) && (f.Dir == wire.Response || (f.Flags&wire.FlagRecoveryAdd != 0) == recovery)
+	case "FenceRequestMessage", "FenceResponseMessage":
+		return f.Op == wire.OpRead && f.Entry == -1
+	case "ReadRequestMessage", "ReadResponseMessage":
+		return f.Op == wire.OpRead && f.Entry == javaEntry(m.Entry)
+	}
+	return false
+}
+
+// steps answers whether a step's messages were sent: each new message in
+// flight must appear as a frame (held for a later step); each lost one is
+// dropped if BookKeeper sends it. A lost message BookKeeper does not send
+// at all is allowed only where Java's client sends fewer messages than the
+// model (sequenceRead); any other absence is a divergence.
+func (r *run) expectSent(ctx context.Context, prev, next itfState) error {
+	for _, m := range sentAt(prev, next) {
+		m := m
+		if m.Count < 0 {
+			f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) })
+			if f != nil {
+				r.px.Drop(f)
+			} else {
+				f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
+				if err != nil {
+					return err
+				}
+				r.px.Drop(f)
+			}
+			continue
+		}
+		if _, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) heldNow(match func(*wire.Frame) bool) *wire.Frame {
+	for _, f := range r.px.Held() {
+		if match(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// deliver delivers the held frame of the message of the given type between
+// client and bookie that the step consumed (its count fell).
+func (r *run) deliver(ctx context.Context, prev, next itfState, typ string) (*message, error) {
+	m := consumed(prev, next, typ)
+	if m == nil {
+		return nil, fmt.Errorf("the trace's step consumes no %s", typ)
+	}
+	f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(*m, f) })
+	if err != nil {
+		return nil, err
+	}
+	if err := r.px.Deliver(f); err != nil {
+		return nil, diverged("the frame could not be delivered", m.String()+" delivered", err.Error())
+	}
+	return m, nil
+}
+
+// consumed returns the message of type typ whose count fell at this step.
+func consumed(prev, next itfState, typ string) *message {
+	after := map[string]int{}
+	for _, m := range messages(next) {
+		after[m.key()] = m.Count
+	}
+	for _, m := range messages(prev) {
+		if m.Type == typ && m.Count > 0 && after[m.key()] < m.Count {
+			m := m
+			return &m
+		}
+	}
+	return nil
+}
+
+// respond delivers the request the bookie handles at this step and checks
+// the response BookKeeper's bookie sends against the model's.
+func (r *run) respond(ctx context.Context, prev, next itfState, reqType, respType string, wantRC func(rc int, resp message) bool) error {
+	req, err := r.deliver(ctx, prev, next, reqType)
+	if err != nil {
+		return err
+	}
+	var resp *message
+	for _, m := range sentAt(prev, next) {
+		if m.Type == respType && m.Client == req.Client && m.Bookie == req.Bookie {
+			m := m
+			resp = &m
+		}
+	}
+	if resp == nil {
+		return fmt.Errorf("the trace's step sends no %s", respType)
+	}
+	f, err := r.awaitFrame(ctx, resp.String(), func(f *wire.Frame) bool { return frameOf(*resp, f) })
+	if err != nil {
+		return err
+	}
+	if !wantRC(f.RC, *resp) {
+		return diverged(fmt.Sprintf("bookie %s answered rc %d (%s)", req.Bookie, f.RC, rcName(f.RC)), resp.String(), f.String())
+	}
+	if resp.Count < 0 {
+		r.px.Drop(f)
+	}
+	return nil
+}
+
+func rcName(rc int) string {
+	switch rc {
+	case wire.EOK:
+		return "EOK"
+	case wire.ENoLedger:
+		return "ENOLEDGER"
+	case wire.ENoEntry:
+		return "ENOENTRY"
+	case wire.EFenced:
+		return "EFENCED"
+	case wire.EReadOnly:
+		return "EREADONLY"
+	}
+	return "rc " + strconv.Itoa(rc)
+}
+
+// step drives one step of the trace.
+func (r *run) step(ctx context.Context, prev, next itfState) error {
+	p := next.picks()
+	client, _ := p["client"].(string)
+	bookie, _ := p["bookie"].(string)
+	switch a := next.action(); a {
+	case "ClientCreatesLedger":
+		frags, _ := next["meta_fragments"].([]any)
+		if len(frags) != 1 {
+			return fmt.Errorf("the created ledger has %d fragments", len(frags))
+		}
+		f, _ := frags[0].(map[string]any)
+		var ids []string
+		for _, b := range set(f["ensemble"]) {
+			ids = append(ids, r.bookieID(b))
+		}
+		qw, qa := toInt(r.params["write-quorum"]), toInt(r.params["ack-quorum"])
+		e := toInt(r.params["ensemble"])
+		if err := r.drv.call(ctx, nil, "create", client, e, qw, qa, strings.Join(ids, ",")); err != nil {
+			return err
+		}
+		if err := r.releaseMeta(ctx, client, "create"); err != nil {
+			return err
+		}
+		ev, err := r.awaitEvent(ctx, "create the ledger", func(e Event) bool { return e.Ev == "created" && e.Client == client })
+		if err != nil {
+			return err
+		}
+		if ev.RC != 0 {
+			return diverged("the ledger's creation failed", "the ledger is created", fmt.Sprintf("rc %d", ev.RC))
+		}
+		r.ledger = ev.Ledger
+	case "ClientSendsAddEntryRequests":
+		if err := r.drv.call(ctx, nil, "add", client); err != nil {
+			return err
+		}
+		if err := r.expectSent(ctx, prev, next); err != nil {
+			return err
+		}
+	case "BookieSendsAddConfirmedResponse":
+		if err := r.respond(ctx, prev, next, "AddEntryRequestMessage", "AddEntryResponseMessage", func(rc int, _ message) bool { return rc == wire.EOK }); err != nil {
+			return err
+		}
+	case "BookieSendsAddFencedResponse":
+		if err := r.respond(ctx, prev, next, "AddEntryRequestMessage", "AddEntryResponseMessage", func(rc int, _ message) bool { return rc == wire.EFenced }); err != nil {
+			return err
+		}
+	case "ClientReceivesAddConfirmedResponse", "ClientReceivesAddFencedResponse", "RecoveryClientReceivesAddConfirmedResponse":
+		if _, err := r.deliver(ctx, prev, next, "AddEntryResponseMessage"); err != nil {
+			return err
+		}
+	case "ClientStartsRecovery":
+		if r.ledger < 0 {
+			return notExecutable("recovery of a ledger BookKeeper has not created")
+		}
+		if err := r.drv.call(ctx, nil, "recover", client, r.ledger); err != nil {
+			return err
+		}
+		if err := r.releaseMeta(ctx, client, "write"); err != nil {
+			return err
+		}
+		if err := r.expectSent(ctx, prev, next); err != nil {
+			return err
+		}
+	case "BookieSendsFencingReadLacResponse":
+		// A fencing LAC read of a ledger the bookie has no entry of is
+		// answered NoSuchEntry or NoSuchLedger; ReadLastConfirmedOp takes
+		// both as "nothing written here".
+		if err := r.respond(ctx, prev, next, "FenceRequestMessage", "FenceResponseMessage", func(rc int, _ message) bool {
+			return rc == wire.EOK || rc == wire.ENoEntry || rc == wire.ENoLedger
+		}); err != nil {
+			return err
+		}
+	case "ClientReceivesFencingReadLacResponse":
+		if _, err := r.deliver(ctx, prev, next, "FenceResponseMessage"); err != nil {
+			return err
+		}
+	case "ClientSendsRecoveryReadRequests":
+		if err := r.recoveryReads(ctx, prev, next, client); err != nil {
+			return err
+		}
+	case "BookieSendsReadResponse":
+		if err := r.respond(ctx, prev, next, "ReadRequestMessage", "ReadResponseMessage", func(rc int, m message) bool {
+			code, _ := m.Fields["code"].(string)
+			if code == "OK" {
+				return rc == wire.EOK
+			}
+			return rc == wire.ENoEntry || rc == wire.ENoLedger
+		}); err != nil {
+			return err
+		}
+	case "ClientReceivesRecoveryReadResponse":
+		m, err := r.deliver(ctx, prev, next, "ReadResponseMessage")
+		if err != nil {
+			return err
+		}
+		r.readAnswered(m)
+	case "RecoveryClientClosesLedger":
+		if err := r.releaseMeta(ctx, client, "write"); err != nil {
+			return err
+		}
+		ev, err := r.awaitEvent(ctx, "complete its recovery", func(e Event) bool { return e.Ev == "recovered" && e.Client == client })
+		if err != nil {
+			return err
+		}
+		if ev.RC != 0 {
+			return diverged("the recovery failed", "the recovery client closes the ledger", fmt.Sprintf("rc %d", ev.RC))
+		}
+	case "ClientClosesLedgerSuccess", "ClientClosesLedgerFail":
+		if err := r.closeLedger(ctx, client, a == "ClientClosesLedgerSuccess"); err != nil {
+			return err
+		}
+	case "BookieCrashes":
+		if err := r.cl.Crash(r.cl.Bookie(bookie)); err != nil {
+			return err
+		}
+	case "BookieRestarts":
+		b := r.cl.Bookie(bookie)
+		if err := r.cl.Restart(ctx, b); err != nil {
+			return err
+		}
+		if err := r.serving(ctx, b); err != nil {
+			return err
+		}
+	case "ClientWritesBackEntry":
+		// LedgerRecoveryOp writes an entry it read back at once
+		// (asyncRecoveryAddEntry: adds with FLAG_RECOVERY_ADD to the entry's
+		// write set); the frames wait at the proxy for this step.
+		if err := r.expectSent(ctx, prev, next); err != nil {
+			return err
+		}
+	case "ClientDeletesLedger":
+		if err := r.drv.call(ctx, nil, "delete", client, r.ledger); err != nil {
+			return err
+		}
+		if err := r.releaseMeta(ctx, client, "remove"); err != nil {
+			return err
+		}
+		if _, err := r.awaitEvent(ctx, "delete the ledger", func(e Event) bool { return e.Ev == "deleted" && e.Client == client && e.RC == 0 }); err != nil {
+			return err
+		}
+	case "BookieCollectsLedger":
+		if err := r.cl.CollectGarbage(ctx, r.cl.Bookie(bookie)); err != nil {
+			return err
+		}
+	case "BookieRejoinsEmpty":
+		b := r.cl.Bookie(bookie)
+		keep, _ := r.params["reformat-cookie"].(string)
+		if err := r.cl.Reformat(ctx, b, keep != "kept"); err != nil {
+			return err
+		}
+		if err := r.serving(ctx, b); err != nil {
+			return err
+		}
+	default:
+		return notExecutable("the harness has no mapping for " + a)
+	}
+	return nil
+}
