@@ -973,17 +973,28 @@ func (g *gen) ClientResendsPendingAddOp(cid int) {
 }
 
 // ClientClosesLedgerSuccess: the writer closes its ledger at its LAC, at any
-// time, if the metadata is still OPEN at its version.
+// time, if the metadata is still OPEN at its version. With --close-rereads
+// the close is LedgerHandle's MetadataUpdateLoop: a version conflict makes
+// it read the metadata again, and it writes CLOSED at the writer's LAC over
+// OPEN or IN_RECOVERY alike (the predicate of doAsyncCloseInternal tests
+// only isClosed).
 func (g *gen) ClientClosesLedgerSuccess(cid int) {
 	c := &g.s.Clients[cid]
-	if c.MetaVersion != g.s.MetaVersion || c.Status != StatusOpen || g.s.MetaStatus != StatusOpen {
+	if c.Status != StatusOpen || g.s.MetaDeleted {
+		return
+	}
+	if g.p.CloseRereads {
+		if g.s.MetaStatus != StatusOpen && g.s.MetaStatus != StatusInRecovery {
+			return
+		}
+	} else if c.MetaVersion != g.s.MetaVersion || g.s.MetaStatus != StatusOpen {
 		return
 	}
 	if g.m.V.GuaranteedWriteQuorum && c.NumPending != 0 {
 		return // gwq: close only when every add reached Qw
 	}
 	nc := g.begin(cid)
-	nc.MetaVersion = c.MetaVersion + 1
+	nc.MetaVersion = g.s.MetaVersion + 1
 	nc.Status = StatusClosed
 	g.n.MetaStatus = StatusClosed
 	g.n.MetaLastEntry = c.LAC
@@ -991,10 +1002,15 @@ func (g *gen) ClientClosesLedgerSuccess(cid int) {
 	g.out(clientAction(ClientClosesLedgerSuccess, cid))
 }
 
-// ClientClosesLedgerFail: the writer finds the ledger no longer OPEN and withdraws.
+// ClientClosesLedgerFail: the writer finds the ledger no longer OPEN and
+// withdraws. With --close-rereads only a closed ledger makes the close
+// fail (BKMetadataVersionException when another client closed it).
 func (g *gen) ClientClosesLedgerFail(cid int) {
 	c := &g.s.Clients[cid]
 	if c.Status != StatusOpen || g.s.MetaStatus == StatusOpen {
+		return
+	}
+	if g.p.CloseRereads && g.s.MetaStatus == StatusInRecovery && !g.s.MetaDeleted {
 		return
 	}
 	nc := g.begin(cid)

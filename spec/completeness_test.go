@@ -470,6 +470,7 @@ func complConfigs() []complConfig {
 			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Inflight, p.ReadOnly, p.Crashes = spec.AddPathJava, 4, 3, 3, 3, 1, 1
 		}),
 		with("partial-replacement-striped", func(p *spec.Params) { p.Ensemble, p.Crashes, p.PartialReplacement = 3, 2, true }),
+		with("close-rereads-delete", func(p *spec.Params) { p.CloseRereads, p.DeleteLedger = true, true }),
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}
 		}),

@@ -76,6 +76,15 @@ type Params struct {
 	// once or makes no change.
 	PartialReplacement bool `name:"partial-replacement" help:"an ensemble change replaces the timed-out bookies one at a time, in ensemble order, and keeps those it could replace, as EnsembleUtils.replaceBookiesInEnsemble does (the spec replaces all of them or none)"`
 
+	// CloseRereads: the writer's close is LedgerHandle's: a
+	// MetadataUpdateLoop that, on a version conflict, reads the metadata
+	// again and writes it CLOSED at the writer's LAC unless it is already
+	// closed (LedgerHandle.doAsyncCloseInternal). The spec's close fails as
+	// soon as the metadata is no longer OPEN at the writer's version, so it
+	// never closes over a recovery in progress, which BookKeeper's writer
+	// does (bkcheck confirm finds it on 4.18.2; docs/conformance.md).
+	CloseRereads bool `name:"close-rereads" help:"the writer's close reads the metadata again on a version conflict and writes it CLOSED at its LAC over OPEN or IN_RECOVERY, failing only on a closed ledger, as LedgerHandle's close (a MetadataUpdateLoop) does (the spec's close fails once the metadata changed)"`
+
 	// AddPath: whose add path the writer follows. The spec's writer keeps
 	// one confirmed set per entry and changes its ensemble in one step;
 	// the Java client's (javaclient.go) is PendingAddOp and LedgerHandle
