@@ -62,6 +62,9 @@ type Result struct {
 	// Skipped are the model's steps BookKeeper does not take at all (a
 	// replica Java's sequence read never asks), with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Notes are what BookKeeper did beyond the trace without contradicting
+	// a step: a metadata write it asked for and the harness never released.
+	Notes   []string `json:"notes,omitempty"`
 	StartMS int64    `json:"cluster_start_ms"`
 	RunMS   int64    `json:"steps_ms"`
 }
@@ -79,6 +82,9 @@ func (r *Result) Text() string {
 		fmt.Fprintf(&b, "  every step of %d agreed with the model%s; %s: %s\n", r.Steps, taken, r.Property, r.Evidence)
 		for _, s := range r.Skipped {
 			fmt.Fprintf(&b, "  %s\n", s)
+		}
+		for _, s := range r.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", s)
 		}
 	case Diverged:
 		fmt.Fprintf(&b, "  at step %d (%s): %s\n    model:      %s\n    BookKeeper: %s\n", r.Step, r.Action, r.Reason, r.Model, r.BookKeeper)
@@ -266,6 +272,11 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		}
 	}
 	res.RunMS = time.Since(start).Milliseconds()
+	for _, e := range r.drv.pending() {
+		if e.Ev == "meta-held" {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s asked to %s the ledger's metadata where the trace has no such step; the write was held, never released", e.Client, e.Op))
+		}
+	}
 	violated, evidence, err := r.property(ctx, tr.Invariant, states[len(states)-1])
 	if err != nil {
 		return nil, err
