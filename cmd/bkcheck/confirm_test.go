@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/bridge"
@@ -95,4 +98,59 @@ func TestOnBookKeeperRecords(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRealConfirmInterrupted sends SIGINT to bkcheck confirm while its
+// cluster runs: exit 130, a message, and no JVM left behind. SIGTERM takes
+// the same path (interruptible).
+func TestRealConfirmInterrupted(t *testing.T) {
+	testtier.Real(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		dir := filepath.Join(t.TempDir(), "run")
+		cmd := exec.Command(buildBinary(t), "confirm", "--dir", dir, "../../docs/traces/findings/f-fence-lost.itf.json")
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		var seen []string
+		for sc.Scan() {
+			seen = append(seen, sc.Text())
+			if strings.HasPrefix(sc.Text(), "step 6/") {
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		for sc.Scan() {
+			seen = append(seen, sc.Text())
+		}
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+			t.Errorf("%v: exit %d, want %d\n%s", sig, code, exitInterrupted, strings.Join(seen, "\n"))
+		}
+		if !strings.Contains(strings.Join(seen, "\n"), "interrupted; every process of the cluster stopped") {
+			t.Errorf("%v: no message:\n%s", sig, strings.Join(seen, "\n"))
+		}
+		if left := jvmsIn(dir); len(left) > 0 {
+			t.Errorf("%v: JVMs left behind: %v", sig, left)
+		}
+	}
+}
+
+// jvmsIn lists the running processes whose command line names dir.
+func jvmsIn(dir string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmd), dir) && strings.Contains(string(cmd), "java") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
