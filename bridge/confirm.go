@@ -64,9 +64,19 @@ type Result struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Notes are what BookKeeper did beyond the trace without contradicting
 	// a step: a metadata write it asked for and the harness never released.
-	Notes   []string `json:"notes,omitempty"`
-	StartMS int64    `json:"cluster_start_ms"`
-	RunMS   int64    `json:"steps_ms"`
+	Notes []string `json:"notes,omitempty"`
+	// StepMS is how long each step took on the cluster (the comparison of
+	// states after it not included), in the order taken.
+	StepMS  []StepTime `json:"step_ms,omitempty"`
+	StartMS int64      `json:"cluster_start_ms"`
+	RunMS   int64      `json:"steps_ms"`
+}
+
+// StepTime is one step's time on the cluster.
+type StepTime struct {
+	Step   int     `json:"step"`
+	Action string  `json:"action"`
+	MS     float64 `json:"ms"`
 }
 
 // Text is the result for people: the verdict, the step and both sides.
@@ -251,9 +261,11 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 			continue
 		}
 		progress("step %d/%d: %s", i+1, len(states), next.action())
+		t0 := time.Now()
 		if err := r.step(ctx, prev, next); err != nil {
 			return stop(i, err)
 		}
+		res.StepMS = append(res.StepMS, StepTime{Step: i + 1, Action: next.action(), MS: float64(time.Since(t0).Microseconds()) / 1000})
 		if d, err := settle(false); err != nil {
 			return stop(d, err)
 		}
