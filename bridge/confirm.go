@@ -188,6 +188,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		return nil, err
 	}
 	defer r.close()
+	r.states = states
 	res.StartMS = time.Since(start).Milliseconds()
 	start = time.Now()
 	stop := func(i int, err error) (*Result, error) {
@@ -242,6 +243,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 						continue
 					}
 					progress("step %d/%d: %s (taken after the steps that did not depend on it)", d+1, len(states), next.action())
+					r.cur = d
 					if err := r.step(ctx, prev, next); err != nil {
 						return d, err
 					}
@@ -262,6 +264,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		}
 		progress("step %d/%d: %s", i+1, len(states), next.action())
 		t0 := time.Now()
+		r.cur = i
 		if err := r.step(ctx, prev, next); err != nil {
 			return stop(i, err)
 		}
@@ -269,7 +272,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		if d, err := settle(false); err != nil {
 			return stop(d, err)
 		}
-		if len(deferred) == 0 {
+		if len(deferred) == 0 && len(r.completing) == 0 {
 			if err := r.compare(ctx, next); err != nil {
 				return stop(i, err)
 			}

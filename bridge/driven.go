@@ -34,6 +34,7 @@ var supported = map[string]bool{
 	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true,
 	"ClientDeletesLedger": true, "BookieCollectsLedger": true, "ClientClosesLedgerFail": true, "ClientWritesBackEntry": true,
 	"RecoveryClientReceivesAddConfirmedResponse": true,
+	"ClientReceivesAddTimeout":                   true, "ClientUpdatesEnsembleMetadata": true, "ClientCompletesEnsembleChange": true,
 }
 
 // unsupported returns the index of the first state the harness cannot
@@ -44,14 +45,8 @@ func unsupported(params map[string]any, states []itfState) (int, string) {
 	if v, _ := params["variant"].(string); v != "" && v != "reference" && releaseVariants[v] == "" {
 		why = append(why, "--variant "+v+" (a protocol change no release of BookKeeper has; the harness runs releases)")
 	}
-	if v, _ := params["add-path"].(string); v == "java" {
-		why = append(why, "--add-path java (not mapped yet: its steps are the Java client's own per-op steps)")
-	}
 	if v, _ := params["journal"].(string); v != "" && v != "synced" {
 		why = append(why, "--journal "+v+" (journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not)")
-	}
-	if toInt(params["ensemble"]) != toInt(params["write-quorum"]) {
-		why = append(why, "-e > -w (striping is not mapped yet)")
 	}
 	if len(why) > 0 {
 		return 0, "the trace's settings: " + strings.Join(why, "; ")

@@ -21,9 +21,11 @@ type observation struct {
 		} `json:"ensembles"`
 	} `json:"meta"`
 	Clients map[string]struct {
-		Phase string  `json:"phase"`
-		LAC   *int64  `json:"lac"`
-		Acked []int64 `json:"acked"`
+		Phase     string  `json:"phase"`
+		LAC       *int64  `json:"lac"`
+		Acked     []int64 `json:"acked"`
+		Requested int     `json:"requested"`
+		Completed int     `json:"completed"`
 	} `json:"clients"`
 }
 
@@ -169,6 +171,42 @@ func orNone(s string) string {
 	return s
 }
 
+// ackQuorumCopies answers AckedEntriesHaveAckQuorumCopies in BookKeeper's
+// terms: each acknowledged entry is served by at least Qa of the bookies
+// the metadata names for it now (its write set in the ensemble that holds
+// it, RoundRobinDistributionSchedule).
+func (r *run) ackQuorumCopies(o *observation, who []string) (bool, string, error) {
+	qw, qa := toInt(r.params["write-quorum"]), toInt(r.params["ack-quorum"])
+	var short []string
+	for _, c := range o.Clients {
+		for _, e := range c.Acked {
+			var ens []string
+			for _, f := range o.Meta.Ensembles {
+				if f.First <= e {
+					ens = f.Bookies
+				}
+			}
+			var holders, named []string
+			for i := 0; i < qw && len(ens) > 0; i++ {
+				id := ens[(int(e)+i)%len(ens)]
+				named = append(named, r.bookieName(id))
+				if rcs := o.Bookies[id]; int(e) < len(rcs) && rcs[e] == 0 {
+					holders = append(holders, r.bookieName(id))
+				}
+			}
+			if len(holders) < qa {
+				short = append(short, fmt.Sprintf("entry %d is acknowledged, the metadata names {%s} for it, and only {%s} serve it (Qa = %d)",
+					e, strings.Join(named, ","), strings.Join(holders, ","), qa))
+			}
+		}
+	}
+	evidence := strings.Join(who, ", ")
+	if len(short) > 0 {
+		return true, evidence + ": " + strings.Join(short, "; ") + " (messages in flight, held by the proxy: " + r.heldList() + ")", nil
+	}
+	return false, evidence + ": every acknowledged entry has Qa copies on the bookies the metadata names", nil
+}
+
 // property answers whether BookKeeper itself violates the trace's
 // property in the end. For the properties about acknowledged entries, the
 // evidence is what a reader that arrives afterwards sees: the closed
@@ -188,6 +226,9 @@ func (r *run) property(ctx context.Context, invariant string, last itfState) (bo
 		}
 	}
 	sort.Strings(who)
+	if invariant == "AckedEntriesHaveAckQuorumCopies" {
+		return r.ackQuorumCopies(o, who)
+	}
 	if o.Meta.State == "" && r.closedLast != nil {
 		var lost []string
 		for _, e := range acked {

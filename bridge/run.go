@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,11 @@ import (
 
 // run is one cluster with its proxy and its Java driver.
 type run struct {
+	// states is the trace, cur the index of the step being taken (the Java
+	// add path looks ahead for the replacements an ensemble change chose).
+	states []itfState
+	cur    int
+
 	opts    Options
 	cl      *cluster.Cluster
 	px      *wire.Proxy
@@ -37,12 +43,20 @@ type run struct {
 	// closedLast is the last entry of the ledger as BookKeeper closed it,
 	// once an observation saw it closed (the metadata may be deleted later).
 	closedLast *int64
+	// queued: the trace's ensemble changes whose replacements the placement
+	// policy has been given.
+	queued map[int]bool
+	// crashed: the bookies down after a crash.
+	crashed map[string]bool
+	// completing: the clients whose ensemble change's metadata write
+	// completed and whose completion the model has not taken yet.
+	completing map[string]bool
 }
 
 func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
 	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
 		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
-		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}}
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, completing: map[string]bool{}}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -121,6 +135,135 @@ func (r *run) closeLedger(ctx context.Context, client string, ok bool) error {
 		}
 		return nil
 	}
+}
+
+// addTimeout delivers a lost add's timeout to its op (PendingAddOp's
+// writeComplete with TimeoutException, through SteeredBookKeeper.timeOut,
+// as PerChannelBookieClient's per-request timeout would). Java starts an
+// ensemble change at once and asks its placement policy for the
+// replacements; the model chooses them at its ClientUpdatesEnsembleMetadata
+// step, so the harness queues the ones the trace's next such step chose.
+func (r *run) addTimeout(ctx context.Context, prev, next itfState, client string) error {
+	var lost *message
+	after := map[string]int{}
+	for _, m := range messages(next) {
+		after[m.key()] = m.Count
+	}
+	for _, m := range messages(prev) {
+		if m.Count == -1 && m.Client == client && after[m.key()] == 0 {
+			m := m
+			lost = &m
+		}
+	}
+	if lost == nil {
+		return fmt.Errorf("the trace's timeout consumes no lost message")
+	}
+	r.queueReplacements(ctx, client)
+	var out struct {
+		Outcome string `json:"outcome"`
+	}
+	if err := r.drv.call(ctx, &out, "timeout", client, r.bookieID(lost.Bookie), r.ledger, javaEntry(lost.Entry)); err != nil {
+		return err
+	}
+	switch {
+	case out.Outcome == "timed-out":
+		return nil
+	case strings.HasPrefix(out.Outcome, "failed") && r.crashed[lost.Bookie]:
+		// The bookie crashed: its connections closed, and
+		// PerChannelBookieClient failed the write then, which the model
+		// takes as its timeout.
+		return nil
+	}
+	return diverged(fmt.Sprintf("%s had no add of entry %d to %s outstanding to time out", client, lost.Entry, lost.Bookie),
+		"the lost "+lost.String()+" times out at its op", "no outstanding write of that entry to that bookie ("+out.Outcome+")")
+}
+
+// queueReplacements tells the placement policy the bookies the client's
+// next ensemble change in the trace puts in, once per change.
+func (r *run) queueReplacements(ctx context.Context, client string) {
+	for j := r.cur + 1; j < len(r.states); j++ {
+		st := r.states[j]
+		if st.action() != "ClientUpdatesEnsembleMetadata" {
+			continue
+		}
+		if c, _ := st.picks()["client"].(string); c != client {
+			continue
+		}
+		if r.queued[j] {
+			return
+		}
+		r.queued[j] = true
+		before, after := lastEnsemble(r.states[j-1]), lastEnsemble(st)
+		for _, b := range after {
+			if !contains(before, b) {
+				_ = r.drv.call(ctx, nil, "replace", r.bookieID(b))
+			}
+		}
+		return
+	}
+}
+
+// ensembles renders the model's fragments as the metadata has them.
+func ensembles(s itfState) string {
+	frags, _ := s["meta_fragments"].([]any)
+	var out []string
+	for _, f := range frags {
+		fm, _ := f.(map[string]any)
+		out = append(out, fmt.Sprintf("e%d:{%s}", toInt(fm["first_entry_id"]), strings.Join(set(fm["ensemble"]), ",")))
+	}
+	return strings.Join(out, " ")
+}
+
+// describe says what BookKeeper shows of the ledger and the client now,
+// for a divergence.
+func (r *run) describe(ctx context.Context, client string) string {
+	var o observation
+	if err := r.drv.call(ctx, &o, "observe", r.ledger, 0); err != nil {
+		return "(nothing more: " + err.Error() + ")"
+	}
+	var ens []string
+	for _, e := range o.Meta.Ensembles {
+		var names []string
+		for _, id := range e.Bookies {
+			names = append(names, r.bookieName(id))
+		}
+		ens = append(ens, fmt.Sprintf("e%d:[%s]", e.First+1, strings.Join(names, ",")))
+	}
+	c := o.Clients[client]
+	var acked []string
+	for _, e := range c.Acked {
+		acked = append(acked, fmt.Sprintf("e%d", e+1))
+	}
+	return fmt.Sprintf("the metadata is %s with ensembles %s; %s has had %d of its %d adds completed, acknowledged {%s}",
+		o.Meta.State, strings.Join(ens, " "), client, c.Completed, c.Requested, strings.Join(acked, ","))
+}
+
+// javaLayout is the ensemble, in BookKeeper's order, of a model fragment:
+// the model writes entry e (from 1) at positions from e mod E, BookKeeper
+// entry e−1 at positions from (e−1) mod E (RoundRobinDistributionSchedule),
+// so BookKeeper's position j holds the model's layout position j+1. A
+// fragment without a layout (E = Qw: every entry to every bookie) is in
+// name order.
+func javaLayout(f map[string]any) []string {
+	lay, _ := f["layout"].([]any)
+	if len(lay) == 0 {
+		return set(f["ensemble"])
+	}
+	out := make([]string, len(lay))
+	for j := range lay {
+		out[j] = fmt.Sprint(lay[(j+1)%len(lay)])
+	}
+	return out
+}
+
+// lastEnsemble is the bookies of the metadata's last fragment.
+func lastEnsemble(s itfState) []string {
+	frags, _ := s["meta_fragments"].([]any)
+	if len(frags) == 0 {
+		return nil
+	}
+	f, _ := frags[len(frags)-1].(map[string]any)
+	return set(f["ensemble"])
 }
 
 // serving waits until the bookie answers requests, or fails with its log
@@ -396,7 +539,7 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		}
 		f, _ := frags[0].(map[string]any)
 		var ids []string
-		for _, b := range set(f["ensemble"]) {
+		for _, b := range javaLayout(f) {
 			ids = append(ids, r.bookieID(b))
 		}
 		qw, qa := toInt(r.params["write-quorum"]), toInt(r.params["ack-quorum"])
@@ -495,11 +638,50 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.closeLedger(ctx, client, a == "ClientClosesLedgerSuccess"); err != nil {
 			return err
 		}
+	case "ClientReceivesAddTimeout":
+		if err := r.addTimeout(ctx, prev, next, client); err != nil {
+			return err
+		}
+	case "ClientUpdatesEnsembleMetadata":
+		// The MetadataUpdateLoop's write, held since Java started the
+		// change (at the timeout), is released; a loop that finds nothing
+		// to replace writes nothing, in the model as in Java.
+		if next.num("meta_version") > prev.num("meta_version") {
+			// Java completes the change on the ledger's ordered thread as
+			// soon as the write completes: states are compared again after
+			// the model's ClientCompletesEnsembleChange.
+			r.completing[client] = true
+			if err := r.releaseMeta(ctx, client, "write"); err != nil {
+				var d *divergence
+				if errors.As(err, &d) {
+					d.reason = "the writer's ensemble change wrote no metadata"
+					d.model = fmt.Sprintf("the MetadataUpdateLoop writes the ensembles %s (version %d)", ensembles(next), next.num("meta_version"))
+					d.bk = "no metadata write within " + r.opts.StepTimeout.String() + "; " + r.describe(ctx, client)
+				}
+				return err
+			}
+		}
+	case "ClientCompletesEnsembleChange":
+		delete(r.completing, client)
+		// ensembleChangeLoop's completion runs on the ledger's ordered
+		// thread as soon as the metadata write completes; its re-sends
+		// (unsetSuccessAndSendWriteRequest) wait at the proxy.
+		if err := r.expectSent(ctx, prev, next); err != nil {
+			return err
+		}
 	case "BookieCrashes":
+		// The crash closes the bookie's connections: a client with a write
+		// outstanding on one fails it at once and starts its ensemble
+		// change, so the replacements it will choose are queued first.
+		for c := 1; c <= toInt(r.params["clients"]); c++ {
+			r.queueReplacements(ctx, fmt.Sprintf("c%d", c))
+		}
 		if err := r.cl.Crash(r.cl.Bookie(bookie)); err != nil {
 			return err
 		}
+		r.crashed[bookie] = true
 	case "BookieRestarts":
+		delete(r.crashed, bookie)
 		b := r.cl.Bookie(bookie)
 		if err := r.cl.Restart(ctx, b); err != nil {
 			return err

@@ -71,6 +71,8 @@ public final class Driver {
         SteeredBookKeeper bk;
         volatile LedgerHandle lh;
         final TreeSet<Long> acked = new TreeSet<>();
+        final TreeSet<Long> completed = new TreeSet<>();
+        int requested;
         final List<Map<String, Object>> addResults = new ArrayList<>();
         volatile String phase = "idle";
 
@@ -145,6 +147,8 @@ public final class Driver {
                 return close(client(a[0]));
             case "delete":
                 return delete(client(a[0]), Long.parseLong(a[1]));
+            case "timeout":
+                return Map.of("outcome", client(a[0]).bk.timeOut(a[1], Long.parseLong(a[2]), Long.parseLong(a[3])));
             case "release":
                 return Map.of("released", HeldLedgerManager.release(client(a[0]).bk.getLedgerManager()));
             case "replace":
@@ -246,6 +250,9 @@ public final class Driver {
             throw new IllegalStateException(c.name + " has no ledger");
         }
         byte[] payload = (c.name + "-" + System.nanoTime()).getBytes(StandardCharsets.UTF_8);
+        synchronized (c) {
+            c.requested++;
+        }
         lh.asyncAddEntry(payload, (rc, h, entryId, ctx) -> {
             Map<String, Object> ev = new LinkedHashMap<>();
             ev.put("ev", "added");
@@ -256,6 +263,7 @@ public final class Driver {
                 if (rc == BKException.Code.OK) {
                     c.acked.add(entryId);
                 }
+                c.completed.add(entryId);
                 c.addResults.add(ev);
             }
             event(ev);
@@ -357,6 +365,8 @@ public final class Driver {
             cv.put("lac", lh == null ? null : lh.getLastAddConfirmed());
             synchronized (c) {
                 cv.put("acked", new ArrayList<>(c.acked));
+                cv.put("requested", c.requested);
+                cv.put("completed", c.completed.size());
             }
             cs.put(c.name, cv);
         }

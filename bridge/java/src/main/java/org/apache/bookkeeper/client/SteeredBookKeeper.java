@@ -2,13 +2,19 @@ package org.apache.bookkeeper.client;
 
 import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.bookkeeper.meta.LedgerManager;
+import org.apache.bookkeeper.net.BookieId;
 import org.apache.bookkeeper.net.BookieSocketAddress;
 import org.apache.bookkeeper.proto.BookieAddressResolver;
 import org.apache.bookkeeper.proto.BookieClient;
 import org.apache.bookkeeper.proto.BookieClientImpl;
+import org.apache.bookkeeper.proto.BookkeeperInternalCallbacks.WriteCallback;
 import org.apache.bookkeeper.stats.NullStatsLogger;
 
 /**
@@ -21,11 +27,27 @@ import org.apache.bookkeeper.stats.NullStatsLogger;
  * is package-private there; every other call site in the client reaches the
  * bookie client and the ledger manager through these two getters
  * ({@code BookKeeper.clientCtx}).
+ *
+ * <p>Its bookie client also keeps each outstanding add's callback, so that
+ * the harness can time out one write (one bookie, one entry) as
+ * PerChannelBookieClient's per-request timeout does, without a clock: the
+ * callback runs once with TimeoutException on the ledger's ordered thread,
+ * and a late answer is then dropped, as after a real timeout.
  */
 public final class SteeredBookKeeper extends BookKeeper {
     private final Map<String, Integer> proxyPorts;
     private final LedgerManager held;
     private BookieClient steered;
+    private final Map<String, Write> writes = new ConcurrentHashMap<>();
+    /** The writes whose callback ran with an error, and the error. */
+    private final Map<String, Integer> failed = new ConcurrentHashMap<>();
+
+    /** An outstanding add to one bookie: its callback, run at most once. */
+    private record Write(WriteCallback cb, Object ctx, BookieId addr, AtomicBoolean done) {}
+
+    private static String key(BookieId b, long ledger, long entry) {
+        return b + "/" + ledger + "/" + entry;
+    }
 
     public SteeredBookKeeper(ClientConfiguration conf, Map<String, Integer> proxyPorts,
                              java.util.function.Function<LedgerManager, LedgerManager> hold)
@@ -54,14 +76,69 @@ public final class SteeredBookKeeper extends BookKeeper {
                 }
                 return new BookieSocketAddress("127.0.0.1", port);
             };
+            BookieClient real;
             try {
-                steered = new BookieClientImpl(getConf(), eventLoopGroup, PooledByteBufAllocator.DEFAULT,
+                real = new BookieClientImpl(getConf(), eventLoopGroup, PooledByteBufAllocator.DEFAULT,
                         mainWorkerPool, scheduler, NullStatsLogger.INSTANCE, resolver);
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
+            steered = (BookieClient) Proxy.newProxyInstance(BookieClient.class.getClassLoader(),
+                    new Class<?>[] {BookieClient.class}, (proxy, m, args) -> {
+                        if (m.getName().equals("addEntry")) {
+                            keepWrite(args);
+                        }
+                        try {
+                            return m.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
         }
         return steered;
+    }
+
+    /** Wraps an addEntry's callback so that timeOut can run it first. */
+    private void keepWrite(Object[] args) {
+        BookieId addr = (BookieId) args[0];
+        long ledger = (Long) args[1];
+        long entry = (Long) args[3];
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] instanceof WriteCallback cb) {
+                String k = key(addr, ledger, entry);
+                AtomicBoolean done = new AtomicBoolean();
+                Write w = new Write(cb, i + 1 < args.length ? args[i + 1] : null, addr, done);
+                writes.put(k, w);
+                args[i] = (WriteCallback) (rc, l, e, a, ctx) -> {
+                    if (done.compareAndSet(false, true)) {
+                        writes.remove(k, w);
+                        if (rc != BKException.Code.OK) {
+                            failed.put(k, rc);
+                        }
+                        cb.writeComplete(rc, l, e, a, ctx);
+                    }
+                };
+                return;
+            }
+        }
+    }
+
+    /**
+     * Times out the outstanding add of entry to bookie: its callback runs
+     * with TimeoutException on the ledger's ordered thread. Answers
+     * "timed-out", "failed N" when the write already failed with rc N (its
+     * connection closed, say), or "none".
+     */
+    public String timeOut(String bookie, long ledger, long entry) {
+        String k = key(BookieId.parse(bookie), ledger, entry);
+        Write w = writes.remove(k);
+        if (w == null || !w.done().compareAndSet(false, true)) {
+            Integer rc = failed.get(k);
+            return rc == null ? "none" : "failed " + rc;
+        }
+        mainWorkerPool.executeOrdered(ledger, () ->
+                w.cb().writeComplete(BKException.Code.TimeoutException, ledger, entry, w.addr(), w.ctx()));
+        return "timed-out";
     }
 
     @Override
