@@ -159,6 +159,14 @@ public final class Driver {
                         a.length > 2 ? a[2].split(",") : new String[0]);
             case "probe":
                 return probe(a[0], Long.parseLong(a[1]));
+            case "writable":
+                ensureObserver();
+                List<String> ids = new ArrayList<>();
+                for (BookieId b : observer.getMetadataClientDriver().getRegistrationClient()
+                        .getWritableBookies().get(30, TimeUnit.SECONDS).getValue()) {
+                    ids.add(b.toString());
+                }
+                return Map.of("bookies", ids);
             case "read-closed":
                 return readClosed(Long.parseLong(a[0]));
             case "quit":
@@ -221,11 +229,13 @@ public final class Driver {
     }
 
     Object create(Client c, int e, int qw, int qa, String ensemble) {
-        List<BookieId> ids = new ArrayList<>();
-        for (String s : ensemble.split(",")) {
-            ids.add(BookieId.parse(s));
+        if (!ensemble.equals("-")) { // "-": BookKeeper's own placement
+            List<BookieId> ids = new ArrayList<>();
+            for (String s : ensemble.split(",")) {
+                ids.add(BookieId.parse(s));
+            }
+            ScriptedPlacementPolicy.nextEnsemble(ids);
         }
-        ScriptedPlacementPolicy.nextEnsemble(ids);
         c.phase = "creating";
         c.bk.asyncCreateLedger(e, qw, qa, BookKeeper.DigestType.CRC32, PASSWORD, (rc, lh, ctx) -> {
             Map<String, Object> ev = new LinkedHashMap<>();
