@@ -38,7 +38,7 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", v413}, exitUsage, []string{"v4.13 model"}},
 		{[]string{"confirm", "--bookkeeper", "4.x", "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"a release is three numbers"}},
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
-		{[]string{"confirm", "../../docs/traces/findings/f-stuck-writer.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--add-path java"}},
+		{[]string{"confirm", "../../docs/traces/findings/f-preboot.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--journal disabled"}},
 	} {
 		code, out, errs := runArgs(t, tc.args...)
 		if code != tc.code {
