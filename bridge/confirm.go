@@ -232,12 +232,23 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 					continue
 				}
 				prev, next := states[d-1], states[d]
-				if consumesAny(prev, next, phantom) || r.neverSent(prev, next) {
+				why := ""
+				switch {
+				case consumesAny(prev, next, phantom):
+					why = "it takes the answer of a step not taken in BookKeeper"
+				case r.neverSent(prev, next):
+					why = "its sequence read had decided the entry without this replica"
+				case final && r.waits(prev, next):
+					// The trace ends before an earlier replica's answer
+					// reaches the client, so Java never asks this one.
+					why = "Java's sequence read asks this replica only after the earlier ones answer, and the trace ends before they do"
+				}
+				if why != "" {
 					for _, m := range sentAt(prev, next) {
 						phantom[m.key()] = true
 					}
-					res.Skipped = append(res.Skipped, fmt.Sprintf("step %d (%s): not taken in BookKeeper: its sequence read had decided the entry without this replica", d+1, next.action()))
-					progress("step %d/%d: %s: not taken in BookKeeper (its sequence read decided without this replica)", d+1, len(states), next.action())
+					res.Skipped = append(res.Skipped, fmt.Sprintf("step %d (%s): not taken in BookKeeper: %s", d+1, next.action(), why))
+					progress("step %d/%d: %s: not taken in BookKeeper (%s)", d+1, len(states), next.action(), why)
 				} else {
 					if !final && r.waits(prev, next) {
 						continue
