@@ -154,3 +154,21 @@ func jvmsIn(dir string) []string {
 	}
 	return out
 }
+
+// TestConfirmWithoutMaven: a JDK but no Maven is a clear error before any
+// process starts.
+func TestConfirmWithoutMaven(t *testing.T) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Skip("no JDK here")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(java, filepath.Join(dir, "java")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	code, _, errs := runArgs(t, "confirm", "../../docs/traces/findings/f-fence-lost.itf.json")
+	if code != exitError || !strings.Contains(errs, "mvn not found on PATH") {
+		t.Errorf("exit %d, %q; want exit 1 naming the missing Maven", code, errs)
+	}
+}
