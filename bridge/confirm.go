@@ -268,7 +268,9 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	}
 	for i := 1; i < len(states); i++ {
 		prev, next := states[i-1], states[i]
-		r.loseLater()
+		if err := r.loseLater(ctx); err != nil {
+			return stop(i, err)
+		}
 		if r.waits(prev, next) || dependsOnDeferred(i, deferred) {
 			deferred = append(deferred, i)
 			continue

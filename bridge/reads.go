@@ -98,16 +98,35 @@ func (r *run) answer(entry int, bookie string) {
 
 // loseLater loses a request the model lost but Java sends only later (a
 // later replica of a sequence read), once Java has sent it.
-func (r *run) loseLater() {
+func (r *run) loseLater(ctx context.Context) error {
 	for k, m := range r.lostLater {
 		m := m
 		if f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) }); f != nil {
 			r.px.Drop(f)
-			r.px.CloseLink(m.Client, m.Bookie)
+			if err := r.timeOutRead(ctx, m); err != nil {
+				return err
+			}
 			r.answer(m.Entry, m.Bookie)
 			delete(r.lostLater, k)
 		}
 	}
+	return nil
+}
+
+// timeOutRead delivers the timeout of a lost read to Java's client
+// (SteeredBookKeeper.timeOutRead, as the per-request timeout would), so
+// that its sequence read moves on to the next replica.
+func (r *run) timeOutRead(ctx context.Context, m message) error {
+	var out struct {
+		TimedOut bool `json:"timedOut"`
+	}
+	if err := r.drv.call(ctx, &out, "timeout-read", m.Client, r.bookieID(m.Bookie), r.ledger, javaEntry(m.Entry)); err != nil {
+		return err
+	}
+	if !out.TimedOut {
+		return diverged("no read to time out", "the lost "+m.String()+" times out", "no outstanding read of that entry from that bookie")
+	}
+	return nil
 }
 
 // recoveryReads maps the model's recovery reads of one entry, sent to
@@ -116,10 +135,9 @@ func (r *run) loseLater() {
 // which asks the replicas one at a time in write-set order and the next
 // only when the previous one failed or missed. The first replica the model
 // does not lose is read now; later ones are owed (their steps wait until
-// Java sends them). A lost read that Java sends now is dropped and its
-// connection closed, so that the client fails it at once and moves on, as
-// a timeout would make it later; a lost read Java would send later is lost
-// when it does.
+// Java sends them). A lost read that Java sends now is dropped and timed
+// out at once, so that the client moves on; a lost read Java would send
+// later is lost when it does.
 func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client string) error {
 	byBookie := map[string]message{}
 	entry := 0
@@ -147,7 +165,9 @@ func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client str
 				return err
 			}
 			r.px.Drop(f)
-			r.px.CloseLink(m.Client, m.Bookie)
+			if err := r.timeOutRead(ctx, m); err != nil {
+				return err
+			}
 			r.answer(m.Entry, m.Bookie)
 		case m.Count < 0:
 			r.lostLater[m.key()] = m

@@ -216,24 +216,6 @@ func (p *Proxy) take(f *Frame) bool {
 	return false
 }
 
-// CloseLink closes every connection between client and bookie, as a reset
-// connection would: the client fails what it has outstanding on it at once
-// (PerChannelBookieClient errors a closed channel's requests together),
-// and frames held on it can no longer be delivered.
-func (p *Proxy) CloseLink(client, bookie string) {
-	p.mu.Lock()
-	var ls []*link
-	for l := range p.links {
-		if l.client == client && l.bookie == bookie {
-			ls = append(ls, l)
-		}
-	}
-	p.mu.Unlock()
-	for _, l := range ls {
-		p.kill(l)
-	}
-}
-
 // Close stops every listener and closes every connection.
 func (p *Proxy) Close() {
 	p.mu.Lock()

@@ -149,6 +149,8 @@ public final class Driver {
                 return delete(client(a[0]), Long.parseLong(a[1]));
             case "timeout":
                 return Map.of("outcome", client(a[0]).bk.timeOut(a[1], Long.parseLong(a[2]), Long.parseLong(a[3])));
+            case "timeout-read":
+                return Map.of("timedOut", client(a[0]).bk.timeOutRead(a[1], Long.parseLong(a[2]), Long.parseLong(a[3])));
             case "release":
                 return Map.of("released", HeldLedgerManager.release(client(a[0]).bk.getLedgerManager()));
             case "replace":

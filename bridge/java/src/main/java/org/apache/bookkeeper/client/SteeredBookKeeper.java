@@ -14,6 +14,7 @@ import org.apache.bookkeeper.net.BookieSocketAddress;
 import org.apache.bookkeeper.proto.BookieAddressResolver;
 import org.apache.bookkeeper.proto.BookieClient;
 import org.apache.bookkeeper.proto.BookieClientImpl;
+import org.apache.bookkeeper.proto.BookkeeperInternalCallbacks.ReadEntryCallback;
 import org.apache.bookkeeper.proto.BookkeeperInternalCallbacks.WriteCallback;
 import org.apache.bookkeeper.stats.NullStatsLogger;
 
@@ -41,6 +42,11 @@ public final class SteeredBookKeeper extends BookKeeper {
     private final Map<String, Write> writes = new ConcurrentHashMap<>();
     /** The writes whose callback ran with an error, and the error. */
     private final Map<String, Integer> failed = new ConcurrentHashMap<>();
+
+    private final Map<String, Read> reads = new ConcurrentHashMap<>();
+
+    /** An outstanding read from one bookie: its callback, run at most once. */
+    private record Read(ReadEntryCallback cb, Object ctx, AtomicBoolean done) {}
 
     /** An outstanding add to one bookie: its callback, run at most once. */
     private record Write(WriteCallback cb, Object ctx, BookieId addr, AtomicBoolean done) {}
@@ -87,6 +93,8 @@ public final class SteeredBookKeeper extends BookKeeper {
                     new Class<?>[] {BookieClient.class}, (proxy, m, args) -> {
                         if (m.getName().equals("addEntry")) {
                             keepWrite(args);
+                        } else if (m.getName().equals("readEntry")) {
+                            keepRead(args);
                         }
                         try {
                             return m.invoke(real, args);
@@ -121,6 +129,46 @@ public final class SteeredBookKeeper extends BookKeeper {
                 return;
             }
         }
+    }
+
+    /** Wraps a readEntry's callback so that timeOutRead can run it first. */
+    private void keepRead(Object[] args) {
+        BookieId addr = (BookieId) args[0];
+        long ledger = (Long) args[1];
+        long entry = (Long) args[2];
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] instanceof ReadEntryCallback cb) {
+                String k = key(addr, ledger, entry);
+                AtomicBoolean done = new AtomicBoolean();
+                Read r = new Read(cb, i + 1 < args.length ? args[i + 1] : null, done);
+                reads.put(k, r);
+                args[i] = (ReadEntryCallback) (rc, l, e, buf, ctx) -> {
+                    if (done.compareAndSet(false, true)) {
+                        reads.remove(k, r);
+                        cb.readEntryComplete(rc, l, e, buf, ctx);
+                    } else if (buf != null) {
+                        buf.release(); // a late answer to a read already timed out
+                    }
+                };
+                return;
+            }
+        }
+    }
+
+    /**
+     * Times out the outstanding read of entry from bookie, as the
+     * per-request timeout would: its callback runs once with
+     * TimeoutException on the ledger's ordered thread. False when no such
+     * read is outstanding.
+     */
+    public boolean timeOutRead(String bookie, long ledger, long entry) {
+        Read r = reads.remove(key(BookieId.parse(bookie), ledger, entry));
+        if (r == null || !r.done().compareAndSet(false, true)) {
+            return false;
+        }
+        mainWorkerPool.executeOrdered(ledger, () ->
+                r.cb().readEntryComplete(BKException.Code.TimeoutException, ledger, entry, null, r.ctx()));
+        return true;
     }
 
     /**
