@@ -159,6 +159,10 @@ func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client str
 			continue
 		}
 		switch {
+		case m.Count < 0 && r.crashed[b]:
+			// Java's read of a crashed bookie fails at once (its connection
+			// is refused): no frame, and the client moves on.
+			r.answer(m.Entry, m.Bookie)
 		case m.Count < 0 && first:
 			f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
 			if err != nil {
