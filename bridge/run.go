@@ -648,6 +648,16 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		}); err != nil {
 			return err
 		}
+		// A lost answer leaves Java's sequence read waiting on that
+		// replica: it times out at the client, and the read moves on.
+		for _, m := range sentAt(prev, next) {
+			if m.Type == "ReadResponseMessage" && m.Count < 0 {
+				if err := r.timeOutRead(ctx, m); err != nil {
+					return err
+				}
+				r.answer(m.Entry, m.Bookie)
+			}
+		}
 	case "ClientReceivesRecoveryReadResponse":
 		m, err := r.deliver(ctx, prev, next, "ReadResponseMessage")
 		if err != nil {
