@@ -703,6 +703,21 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		// A no-op on the cluster: the bookie's journal thread writes and
 		// fsyncs what it queued within journalMaxGroupWaitMSec (2 ms) by
 		// itself, and the harness does not hold it (docs/conformance.md).
+	case "BookieBecomesReadOnly":
+		if err := r.cl.ReadOnly(ctx, r.cl.Bookie(bookie)); err != nil {
+			return err
+		}
+	case "BookieSendsAddReadOnlyResponse":
+		if err := r.respond(ctx, prev, next, "AddEntryRequestMessage", "AddEntryResponseMessage", func(rc int, _ message) bool { return rc == wire.EReadOnly }); err != nil {
+			return err
+		}
+	case "ClientReceivesAddErrorResponse":
+		// The error reaches the op's writeComplete, which starts an
+		// ensemble change at once: its replacements are queued first.
+		r.queueReplacements(ctx, client)
+		if _, err := r.deliver(ctx, prev, next, "AddEntryResponseMessage"); err != nil {
+			return err
+		}
 	case "ClientReceivesAddTimeout":
 		if err := r.addTimeout(ctx, prev, next, client); err != nil {
 			return err

@@ -291,6 +291,28 @@ func (c *Cluster) CollectGarbage(ctx context.Context, b *Bookie) error {
 	}
 }
 
+// ReadOnly turns a running bookie read-only as an operator does, through
+// its admin HTTP server (PUT /api/v1/bookie/state/readonly,
+// BookieStateReadOnlyService: StateManager.transitionToReadOnlyMode,
+// awaited before the answer).
+func (c *Cluster) ReadOnly(ctx context.Context, b *Bookie) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/api/v1/bookie/state/readonly", b.HTTP)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(`{"readOnly": true}`))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("turning %s read-only: %w", b.Name, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(strings.ReplaceAll(string(body), " ", ""), `"readOnly":true`) {
+		return fmt.Errorf("turning %s read-only: %s %s", b.Name, resp.Status, body)
+	}
+	return nil
+}
+
 // Spawn starts another JVM of the cluster (the client driver), reaped with
 // the rest; stdin and stdout are the caller's.
 func (c *Cluster) Spawn(ctx context.Context, name, logFile string, jvm []string, main string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
