@@ -34,7 +34,7 @@ var supported = map[string]bool{
 	"ClientDeletesLedger": true, "BookieCollectsLedger": true,
 	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true, "BookieSyncsJournal": true,
 	"ClientReceivesAddTimeout": true, "ClientUpdatesEnsembleMetadata": true, "ClientCompletesEnsembleChange": true,
-	"BookieBecomesReadOnly": true, "BookieSendsAddReadOnlyResponse": true, "ClientReceivesAddErrorResponse": true,
+	"BookieLosesDisk": true, "BookieBecomesReadOnly": true, "BookieSendsAddReadOnlyResponse": true, "ClientReceivesAddErrorResponse": true,
 }
 
 // unsupported returns the index of the first state the harness cannot

@@ -216,6 +216,45 @@ func (c *Cluster) Restart(ctx context.Context, b *Bookie) error {
 	return c.waitPort(ctx, b.p, b.Port)
 }
 
+// LoseDisk wipes a bookie's disk: the bookie is killed (if it runs), its
+// journal and ledger directories are emptied, and it is started again on
+// them. Cookie validation then refuses it (the metadata store holds a
+// cookie its directories lack: InvalidCookieException), and LoseDisk waits
+// for that exit and returns its log line; the bookie stays down until
+// re-formatted.
+func (c *Cluster) LoseDisk(ctx context.Context, b *Bookie) (string, error) {
+	if b.p != nil {
+		c.stop(b.p)
+		b.p = nil
+	}
+	for _, d := range []string{"journal", "ledgers"} {
+		if err := os.RemoveAll(filepath.Join(b.dir, d)); err != nil {
+			return "", err
+		}
+	}
+	if err := c.launch(ctx, b); err != nil {
+		return "", err
+	}
+	p := b.p
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	defer cancel()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return "", fmt.Errorf("bookie %s, its disk wiped, did not exit within %v: cookie validation should refuse it; its log %s ends:\n%s", b.Name, c.opts.StartTimeout, p.log, tail(p.log, 12))
+	}
+	c.mu.Lock()
+	delete(c.procs, p)
+	c.mu.Unlock()
+	b.p = nil
+	for _, l := range strings.Split(tail(p.log, 60), "\n") {
+		if strings.Contains(l, "Cookie") || strings.Contains(l, "cookie") {
+			return strings.TrimSpace(l), nil
+		}
+	}
+	return "", fmt.Errorf("bookie %s, its disk wiped, exited (%v) without a cookie error; its log %s ends:\n%s", b.Name, p.err, p.log, tail(p.log, 12))
+}
+
 // Reformat re-formats a bookie as an operator does: the bookie is stopped
 // (kill -9 if it runs), then BookieShell bookieformat -nonInteractive
 // -force empties its journal and ledger directories, with -deleteCookie
