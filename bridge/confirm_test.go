@@ -5,10 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/bkcheck/bkcheck/bridge/cluster"
 	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
 )
@@ -70,24 +70,6 @@ func TestBadTraces(t *testing.T) {
 	}
 }
 
-// javaPids lists the JVMs whose command line names dir: what a run left
-// behind.
-func javaPids(dir string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmd), dir) && strings.Contains(string(cmd), "java") {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // TestRealFenceLost executes f-fence-lost on real bookies: every step
 // agrees with the model, BookKeeper loses the acknowledged entry, and no
 // process is left behind.
@@ -104,7 +86,7 @@ func TestRealFenceLost(t *testing.T) {
 	if !strings.Contains(res.Evidence, "beyond the closed ledger's last entry -1") {
 		t.Errorf("evidence %q", res.Evidence)
 	}
-	if left := javaPids(dir); len(left) > 0 {
+	if left := cluster.Leftover(dir); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}
 }
@@ -120,8 +102,8 @@ func TestRealInterrupted(t *testing.T) {
 	_, err := Confirm(ctx, docTrace("findings/f-fence-lost.itf.json"), Options{Dir: dir, Progress: func(f string, _ ...any) {
 		if strings.HasPrefix(f, "step") {
 			if steps++; steps == 5 {
-				if len(javaPids(dir)) < 4 {
-					t.Errorf("at step 5, %d JVMs run, want ZooKeeper, 2 bookies and the driver", len(javaPids(dir)))
+				if len(cluster.Leftover(dir)) < 4 {
+					t.Errorf("at step 5, %d JVMs run, want ZooKeeper, 2 bookies and the driver", len(cluster.Leftover(dir)))
 				}
 				cancel()
 			}
@@ -130,7 +112,7 @@ func TestRealInterrupted(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
-	if left := javaPids(dir); len(left) > 0 {
+	if left := cluster.Leftover(dir); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
 	}
 }

@@ -397,6 +397,22 @@ func (r *run) awaitEvent(ctx context.Context, what string, match func(Event) boo
 	return e, err
 }
 
+// outcome waits for the client's callback ev (created, recovered,
+// deleted, closed) and returns it.
+func (r *run) outcome(ctx context.Context, client, ev, what string) (Event, error) {
+	return r.awaitEvent(ctx, what, func(e Event) bool { return e.Ev == ev && e.Client == client })
+}
+
+// succeeded waits for the client's callback ev and requires it to report
+// success, as the model's step does.
+func (r *run) succeeded(ctx context.Context, client, ev, what string) (Event, error) {
+	e, err := r.outcome(ctx, client, ev, what)
+	if err == nil && e.RC != 0 {
+		err = diverged(fmt.Sprintf("%s could not %s", client, what), fmt.Sprintf("%s's %s succeeds", client, ev), fmt.Sprintf("rc %d", e.RC))
+	}
+	return e, err
+}
+
 // releaseMeta lets the client's held metadata write of kind op proceed.
 func (r *run) releaseMeta(ctx context.Context, client, op string) error {
 	if _, err := r.awaitEvent(ctx, "write the ledger's metadata ("+op+")", func(e Event) bool {
@@ -585,12 +601,9 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.releaseMeta(ctx, client, "create"); err != nil {
 			return err
 		}
-		ev, err := r.awaitEvent(ctx, "create the ledger", func(e Event) bool { return e.Ev == "created" && e.Client == client })
+		ev, err := r.succeeded(ctx, client, "created", "create the ledger")
 		if err != nil {
 			return err
-		}
-		if ev.RC != 0 {
-			return diverged("the ledger's creation failed", "the ledger is created", fmt.Sprintf("rc %d", ev.RC))
 		}
 		r.ledger = ev.Ledger
 	case "ClientSendsAddEntryRequests":
@@ -672,12 +685,8 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.releaseMeta(ctx, client, "write"); err != nil {
 			return err
 		}
-		ev, err := r.awaitEvent(ctx, "complete its recovery", func(e Event) bool { return e.Ev == "recovered" && e.Client == client })
-		if err != nil {
+		if _, err := r.succeeded(ctx, client, "recovered", "complete its recovery"); err != nil {
 			return err
-		}
-		if ev.RC != 0 {
-			return diverged("the recovery failed", "the recovery client closes the ledger", fmt.Sprintf("rc %d", ev.RC))
 		}
 	case "ClientClosesLedgerSuccess", "ClientClosesLedgerFail":
 		if err := r.closeLedger(ctx, client, a == "ClientClosesLedgerSuccess"); err != nil {
@@ -696,7 +705,7 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.drv.call(ctx, nil, "create", client, toInt(r.params["ensemble"]), qw, qa, "-"); err != nil {
 			return err
 		}
-		ev, err := r.awaitEvent(ctx, "fail to create the ledger", func(e Event) bool { return e.Ev == "created" && e.Client == client })
+		ev, err := r.outcome(ctx, client, "created", "fail to create the ledger")
 		if err != nil {
 			return err
 		}
@@ -795,7 +804,7 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.releaseMeta(ctx, client, "remove"); err != nil {
 			return err
 		}
-		if _, err := r.awaitEvent(ctx, "delete the ledger", func(e Event) bool { return e.Ev == "deleted" && e.Client == client && e.RC == 0 }); err != nil {
+		if _, err := r.succeeded(ctx, client, "deleted", "delete the ledger"); err != nil {
 			return err
 		}
 	case "BookieCollectsLedger":

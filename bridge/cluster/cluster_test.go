@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,12 +18,8 @@ func TestRealStartFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "zookeeper exited before serving") || !strings.Contains(err.Error(), "ZooKeeperServerMain") {
 		t.Fatalf("err %v, want ZooKeeper's failure with its log", err)
 	}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmd), dir) {
-			t.Errorf("process %s left behind: %q", e.Name(), cmd)
-		}
+	if left := Leftover(dir); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
 	}
 }
 

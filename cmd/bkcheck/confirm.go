@@ -15,19 +15,37 @@ import (
 	"github.com/bkcheck/bkcheck/schema"
 )
 
-// confirmSettings are the switches of bkcheck confirm.
-type confirmSettings struct {
+// clusterSettings are the switches of both commands that run a real
+// cluster (confirm and conform), declared once.
+type clusterSettings struct {
 	BookKeeper  string        `name:"bookkeeper" unit:"V" help:"the BookKeeper release to run (a version of org.apache.bookkeeper:bookkeeper-server that Maven resolves)"`
-	Dir         string        `name:"dir" unit:"DIR" help:"keep the cluster's data and logs in DIR (not given: a temporary directory, kept only when the trace diverges)"`
 	StepTimeout time.Duration `name:"step-timeout" unit:"D" help:"how long an expected frame, callback or state may take before the step is called diverged (a bound on failure, never a pause)"`
 	JSON        bool          `name:"json" help:"write the result as one JSON object on stdout"`
+}
+
+func defaultClusterSettings() clusterSettings {
+	return clusterSettings{BookKeeper: bridge.DefaultVersion, StepTimeout: 20 * time.Second}
+}
+
+// check adds the settings' problems to the command line's and returns the
+// bridge's options.
+func (s clusterSettings) check(cl *commandLine) bridge.Options {
+	if s.StepTimeout <= 0 {
+		cl.probs.Add("step-timeout", "must be > 0 (got %v)", s.StepTimeout)
+	}
+	return bridge.Options{Version: s.BookKeeper, StepTimeout: s.StepTimeout}
+}
+
+// confirmSettings are the switches of bkcheck confirm.
+type confirmSettings struct {
+	clusterSettings
+	Dir string `name:"dir" unit:"DIR" help:"keep the cluster's data and logs in DIR (not given: a temporary directory, kept only when the trace diverges)"`
 }
 
 var confirmSchema = schema.MustOf(confirmSettings{})
 
 func confirmFlags() []section {
-	return []section{{"Confirmation", schema.Target{S: confirmSchema, V: &confirmSettings{
-		BookKeeper: bridge.DefaultVersion, StepTimeout: 20 * time.Second}}}}
+	return []section{{"Confirmation", schema.Target{S: confirmSchema, V: &confirmSettings{clusterSettings: defaultClusterSettings()}}}}
 }
 
 // Exit codes of bkcheck confirm, beside the common ones (2 usage, 1 error,
@@ -47,13 +65,11 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 	if len(cl.args) != 1 {
 		cl.probs.Add("", "give one trace file (got %d arguments)", len(cl.args))
 	}
-	if s.StepTimeout <= 0 {
-		cl.probs.Add("step-timeout", "must be > 0 (got %v)", s.StepTimeout)
-	}
+	opts := s.check(cl)
+	opts.Dir = s.Dir
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code
 	}
-	opts := bridge.Options{Version: s.BookKeeper, Dir: s.Dir, StepTimeout: s.StepTimeout}
 	if !s.JSON {
 		opts.Progress = func(format string, args ...any) { fmt.Fprintf(inv.stderr, format+"\n", args...) }
 	}
@@ -89,10 +105,8 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 
 // conformSettings are bkcheck conform's own switches, beside simulate's.
 type conformSettings struct {
-	BookKeeper  string        `name:"bookkeeper" unit:"V" help:"the BookKeeper release to run (a version of org.apache.bookkeeper:bookkeeper-server that Maven resolves)"`
-	Out         string        `name:"out" unit:"DIR" help:"where to write each walk's trace (walk-SEED.itf.json) and the report (conformance.json)"`
-	StepTimeout time.Duration `name:"step-timeout" unit:"D" help:"how long an expected frame, callback or state may take before the step is called diverged (a bound on failure, never a pause)"`
-	JSON        bool          `name:"json" help:"write the report as one JSON object on stdout"`
+	clusterSettings
+	Out string `name:"out" unit:"DIR" help:"where to write each walk's trace (walk-SEED.itf.json) and the report (conformance.json)"`
 }
 
 var conformSchema = schema.MustOf(conformSettings{})
@@ -102,7 +116,7 @@ func conformFlags() []section {
 	cfg.Traces = 20
 	return []section{
 		{"Model and walks", schema.Target{S: check.SimSchema, V: &cfg}},
-		{"Conformance", schema.Target{S: conformSchema, V: &conformSettings{BookKeeper: bridge.DefaultVersion, StepTimeout: 20 * time.Second}}},
+		{"Conformance", schema.Target{S: conformSchema, V: &conformSettings{clusterSettings: defaultClusterSettings()}}},
 	}
 }
 
@@ -116,21 +130,18 @@ func runConform(ctx context.Context, inv *invocation) int {
 	}
 	cfg.EnsureDefaults()
 	cl.validate(cfg.Validate())
-	if cfg.Traces <= 0 {
-		cl.probs.Add("traces", "must be > 0: the number of walks (got %d)", cfg.Traces)
+	if cfg.Duration != 0 {
+		cl.probs.Add("duration", "conform runs a number of walks (--traces), each on its own cluster, not for a time")
 	}
 	if s.Out == "" {
 		cl.probs.Add("out", "is required: the directory for the walks' traces and the report")
 	} else if ents, err := os.ReadDir(s.Out); err == nil && len(ents) > 0 {
 		cl.probs.Add("out", "%s is not empty", s.Out)
 	}
-	if s.StepTimeout <= 0 {
-		cl.probs.Add("step-timeout", "must be > 0 (got %v)", s.StepTimeout)
-	}
+	opts := s.check(cl)
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code
 	}
-	opts := bridge.Options{Version: s.BookKeeper, StepTimeout: s.StepTimeout}
 	if !s.JSON {
 		opts.Progress = func(format string, args ...any) { fmt.Fprintf(inv.stderr, format+"\n", args...) }
 	}

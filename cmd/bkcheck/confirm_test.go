@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/bridge"
+	"github.com/bkcheck/bkcheck/bridge/cluster"
 	"github.com/bkcheck/bkcheck/bugs"
 	"github.com/bkcheck/bkcheck/internal/testtier"
 )
@@ -136,39 +137,8 @@ func TestRealConfirmInterrupted(t *testing.T) {
 		if !strings.Contains(strings.Join(seen, "\n"), "interrupted; every process of the cluster stopped") {
 			t.Errorf("%v: no message:\n%s", sig, strings.Join(seen, "\n"))
 		}
-		if left := jvmsIn(dir); len(left) > 0 {
+		if left := cluster.Leftover(dir); len(left) > 0 {
 			t.Errorf("%v: JVMs left behind: %v", sig, left)
 		}
-	}
-}
-
-// jvmsIn lists the running processes whose command line names dir.
-func jvmsIn(dir string) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmd), dir) && strings.Contains(string(cmd), "java") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
-
-// TestConfirmWithoutMaven: a JDK but no Maven is a clear error before any
-// process starts.
-func TestConfirmWithoutMaven(t *testing.T) {
-	java, err := exec.LookPath("java")
-	if err != nil {
-		t.Skip("no JDK here")
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(java, filepath.Join(dir, "java")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir)
-	code, _, errs := runArgs(t, "confirm", "../../docs/traces/findings/f-fence-lost.itf.json")
-	if code != exitError || !strings.Contains(errs, "mvn not found on PATH") {
-		t.Errorf("exit %d, %q; want exit 1 naming the missing Maven", code, errs)
 	}
 }
