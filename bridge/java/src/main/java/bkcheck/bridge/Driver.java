@@ -240,10 +240,7 @@ public final class Driver {
         }
         c.phase = "creating";
         c.bk.asyncCreateLedger(e, qw, qa, BookKeeper.DigestType.CRC32, PASSWORD, (rc, lh, ctx) -> {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("ev", "created");
-            ev.put("client", c.name);
-            ev.put("rc", rc);
+            Map<String, Object> ev = newEvent("created", c.name, rc);
             if (rc == BKException.Code.OK) {
                 c.lh = lh;
                 c.phase = "writing";
@@ -256,6 +253,15 @@ public final class Driver {
         return Map.of();
     }
 
+    /** An event's common fields: what happened, to which client, with which rc. */
+    static Map<String, Object> newEvent(String kind, String client, int rc) {
+        Map<String, Object> ev = new LinkedHashMap<>();
+        ev.put("ev", kind);
+        ev.put("client", client);
+        ev.put("rc", rc);
+        return ev;
+    }
+
     Object add(Client c) {
         LedgerHandle lh = c.lh;
         if (lh == null) {
@@ -266,10 +272,7 @@ public final class Driver {
             c.requested++;
         }
         lh.asyncAddEntry(payload, (rc, h, entryId, ctx) -> {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("ev", "added");
-            ev.put("client", c.name);
-            ev.put("rc", rc);
+            Map<String, Object> ev = newEvent("added", c.name, rc);
             ev.put("entry", entryId);
             synchronized (c) {
                 if (rc == BKException.Code.OK) {
@@ -286,10 +289,7 @@ public final class Driver {
     Object recover(Client c, long ledger) {
         c.phase = "recovering";
         c.bk.asyncOpenLedger(ledger, BookKeeper.DigestType.CRC32, PASSWORD, (rc, lh, ctx) -> {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("ev", "recovered");
-            ev.put("client", c.name);
-            ev.put("rc", rc);
+            Map<String, Object> ev = newEvent("recovered", c.name, rc);
             if (rc == BKException.Code.OK) {
                 c.lh = lh;
                 c.phase = "closed";
@@ -306,10 +306,7 @@ public final class Driver {
         LedgerHandle lh = c.lh;
         c.phase = "closing";
         lh.asyncClose((rc, h, ctx) -> {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("ev", "closed");
-            ev.put("client", c.name);
-            ev.put("rc", rc);
+            Map<String, Object> ev = newEvent("closed", c.name, rc);
             c.phase = rc == BKException.Code.OK ? "closed" : "close-failed";
             event(ev);
         }, null);
@@ -318,10 +315,7 @@ public final class Driver {
 
     Object delete(Client c, long ledger) {
         c.bk.asyncDeleteLedger(ledger, (rc, ctx) -> {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("ev", "deleted");
-            ev.put("client", c.name);
-            ev.put("rc", rc);
+            Map<String, Object> ev = newEvent("deleted", c.name, rc);
             event(ev);
         }, null);
         return Map.of();
