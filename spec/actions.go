@@ -116,6 +116,21 @@ func (a Action) String() string {
 }
 
 // FormatBookies renders a bookie set as {b1,b3}.
+// FormatFailures renders a failure map by ensemble index, as Java's
+// Map<Integer, BookieId>: {0: b1, 2: b3}.
+func FormatFailures(f Failures) string {
+	out := "{"
+	for i := 0; i < MaxBookies; i++ {
+		if b, ok := f.At(i); ok {
+			if len(out) > 1 {
+				out += ", "
+			}
+			out += fmt.Sprintf("%d: b%d", i, b+1)
+		}
+	}
+	return out + "}"
+}
+
 func FormatBookies(bs Bookies) string {
 	out := "{"
 	for b := 0; b < MaxBookies; b++ {
@@ -332,7 +347,7 @@ func (g *gen) bookieActions() {
 
 func addResponse(req MsgKey, success bool) MsgKey {
 	f := req.Fields()
-	return MsgFields{Type: AddEntryResponse, Bookie: f.Bookie, Cid: f.Cid, Entry: f.Entry, Recovery: f.Recovery, Success: success}.Key()
+	return MsgFields{Type: AddEntryResponse, Bookie: f.Bookie, Cid: f.Cid, Entry: f.Entry, Recovery: f.Recovery, Success: success, Index: f.Index}.Key()
 }
 
 // BookieSendsAddConfirmedResponse: a bookie stores an entry (if not fenced,
@@ -530,9 +545,10 @@ func (c *Client) needsResend(op PendingAddOp) bool {
 	return op.FragmentID != cf.ID || op.Ensemble != cf.Ensemble || op.Layout != cf.Layout
 }
 
-// sortedLayout lays a set out in increasing bookie order (striping only).
+// sortedLayout lays a set out in increasing bookie order (ordered
+// ensembles only).
 func (p Params) sortedLayout(ens Bookies) Layout {
-	if !p.Striped() {
+	if !p.Ordered() {
 		return 0
 	}
 	var l Layout
@@ -546,13 +562,14 @@ func (p Params) sortedLayout(ens Bookies) Layout {
 	return l
 }
 
-// replaceFailed is the striped ensemble change: each failed position gets a
-// replacement bookie, positions keep their order. Candidates are tried in
+// replaceFailed is the ensemble change of an ordered ensemble: each failed
+// bookie's position gets a replacement bookie, positions keep their order;
+// a replacement is none of exclude (and not in the ensemble). Candidates are tried in
 // lexicographic order of the replacement set (assigned in position order);
 // the first whose ensemble differs from every fragment in the metadata wins,
 // mirroring SelectEnsemble's CHOOSE.
-func (g *gen) replaceFailed(cf Fragment, failed Bookies) (Bookies, Layout, bool) {
-	avail := Bookies(1<<uint(g.p.Bookies)-1) &^ (cf.Ensemble | failed | g.s.BDown | g.s.BReadOnly)
+func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies) (Bookies, Layout, bool) {
+	avail := Bookies(1<<uint(g.p.Bookies)-1) &^ (cf.Ensemble | exclude | g.s.BDown | g.s.BReadOnly)
 	k := failed.Len()
 	var cands []int
 	for b := 0; b < g.p.Bookies; b++ {
@@ -915,8 +932,8 @@ func (g *gen) installFragment(nc *Client, cf Fragment, first int8, ens Bookies, 
 // newEnsemble is cf's ensemble with the failed bookies replaced, and its
 // layout with striping; ok is false when no replacement exists.
 func (g *gen) newEnsemble(cf Fragment, failed Bookies) (Bookies, Layout, bool) {
-	if g.p.Striped() {
-		return g.replaceFailed(cf, failed)
+	if g.p.Ordered() {
+		return g.replaceFailed(cf, failed, failed)
 	}
 	ens, ok := g.SelectEnsemble(cf.Ensemble&^failed, failed)
 	return ens, 0, ok

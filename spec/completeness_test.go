@@ -48,7 +48,7 @@ type complField struct {
 // Presence predicates: the rules of spec/encode.go and traces/itf.go
 // stateVars.
 func gwqOnly(m *spec.Model) bool       { return m.V.GuaranteedWriteQuorum }
-func stripedOnly(m *spec.Model) bool   { return m.P.Striped() }
+func orderedOnly(m *spec.Model) bool   { return m.P.Ordered() }
 func faultyOnly(m *spec.Model) bool    { return m.P.Faulty() }
 func lossyOnly(m *spec.Model) bool     { return m.P.LossyJournal() }
 func fenceLossOnly(m *spec.Model) bool { return m.P.FencesCanBeLost() }
@@ -57,7 +57,6 @@ func handlesOnly(m *spec.Model) bool   { return m.P.HasHandles() }
 func splitOnly(m *spec.Model) bool     { return m.V.SplitAddCheck }
 func deletionOnly(m *spec.Model) bool  { return m.P.DeleteLedger }
 func javaOnly(m *spec.Model) bool      { return m.P.JavaAddPath() }
-func javaStriped(m *spec.Model) bool   { return m.P.JavaAddPath() && m.P.Striped() }
 
 // Extents.
 func perBookie(m *spec.Model, _ reflect.Value) int { return m.P.Bookies }
@@ -129,10 +128,25 @@ func flipLayout(m *spec.Model, rng *rand.Rand, v reflect.Value) {
 	v.SetUint(uint64(l.With(pos, b)))
 }
 
+// flipFailures puts another bookie at an index of a failure map, or adds
+// the index.
+func flipFailures(m *spec.Model, rng *rand.Rand, v reflect.Value) {
+	f := spec.Failures(v.Uint())
+	i := rng.IntN(m.P.Ensemble)
+	b, ok := f.At(i)
+	if !ok {
+		b = rng.IntN(m.P.Bookies)
+	} else {
+		b = (b + 1 + rng.IntN(m.P.Bookies-1)) % m.P.Bookies
+	}
+	v.SetUint(uint64(f.Put(i, b)))
+}
+
 // flipMsgKey toggles one bit of a record's payload (recovery, success,
-// fence, code, entry, lac, lafr), leaving its type, bookie and client.
+// fence, code, entry, lac, lafr, index), leaving its type, bookie and
+// client.
 func flipMsgKey(_ *spec.Model, rng *rand.Rand, v reflect.Value) {
-	v.SetUint(v.Uint() ^ 1<<uint(8+rng.IntN(29-8)))
+	v.SetUint(v.Uint() ^ 1<<uint(8+rng.IntN(32-8)))
 }
 
 func flipBool(_ *spec.Model, _ *rand.Rand, v reflect.Value) { v.SetBool(!v.Bool()) }
@@ -152,7 +166,7 @@ var complFields = map[string]complField{
 	"MetaFragments[].ID":             {flip: flipInt(fixed(0), fixed(10))},
 	"MetaFragments[].Ensemble":       {flip: flipBookies},
 	"MetaFragments[].First":          {flip: flipInt(fixed(0), entries(1))},
-	"MetaFragments[].Layout":         {present: stripedOnly, flip: flipLayout},
+	"MetaFragments[].Layout":         {present: orderedOnly, flip: flipLayout},
 	"MetaLastEntry":                  {flip: flipInt(fixed(0), entries(0))},
 	"MetaVersion":                    {flip: flipInt(fixed(0), fixed(20))},
 	"BEntries":                       {extent: perBookie},
@@ -193,7 +207,7 @@ var complFields = map[string]complField{
 	"Clients[].Fragments[].ID":       {flip: flipInt(fixed(0), fixed(10))},
 	"Clients[].Fragments[].Ensemble": {flip: flipBookies},
 	"Clients[].Fragments[].First":    {flip: flipInt(fixed(0), entries(1))},
-	"Clients[].Fragments[].Layout":   {present: stripedOnly, flip: flipLayout},
+	"Clients[].Fragments[].Layout":   {present: orderedOnly, flip: flipLayout},
 	"Clients[].NumPending":           {flip: flipCount},
 	"Clients[].Pending":              {extent: countedBy("NumPending")},
 	"Clients[].Pending[].Entry":      {},
@@ -201,7 +215,7 @@ var complFields = map[string]complField{
 	"Clients[].Pending[].Entry.Data": {flip: flipInt(fixed(1), entries(0))},
 	"Clients[].Pending[].FragmentID": {flip: flipInt(fixed(0), fixed(10))},
 	"Clients[].Pending[].Ensemble":   {flip: flipBookies},
-	"Clients[].Pending[].Layout":     {present: stripedOnly, flip: flipLayout},
+	"Clients[].Pending[].Layout":     {present: orderedOnly, flip: flipLayout},
 	"Clients[].LAP":                  {flip: flipInt(fixed(0), entries(0))},
 	"Clients[].LAC":                  {flip: flipInt(fixed(0), entries(0))},
 	"Clients[].LAFR":                 {present: gwqOnly, flip: flipInt(fixed(0), entries(0))},
@@ -209,7 +223,7 @@ var complFields = map[string]complField{
 	"Clients[].Confirmed[]":          {flip: flipBookies},
 	"Clients[].Fenced":               {flip: flipBookies},
 	"Clients[].RecoveryEns":          {flip: flipBookies},
-	"Clients[].RecoveryLay":          {present: stripedOnly, flip: flipLayout},
+	"Clients[].RecoveryLay":          {present: orderedOnly, flip: flipLayout},
 	"Clients[].CurrReadEntry":        {flip: flipInt(fixed(-1), entries(1))},
 	"Clients[].NumResponses":         {flip: flipCount},
 	"Clients[].ReadResponses":        {extent: countedBy("NumResponses")},
@@ -217,14 +231,14 @@ var complFields = map[string]complField{
 	"Clients[].RecoveryPhase":        {flip: flipInt(fixed(0), fixed(int(spec.ReadWritePhase)))},
 	"Clients[].LastRecoverable":      {flip: flipInt(fixed(-1), entries(1))},
 	"Clients[].Change":               {present: javaOnly, flip: flipInt(fixed(0), fixed(int(spec.ChangeCompleting)))},
-	"Clients[].ChangeFailed":         {present: javaOnly, flip: flipBookies},
+	"Clients[].ChangeFailed":         {present: javaOnly, flip: flipFailures},
 	"Clients[].ChangeOrig":           {present: javaOnly, flip: flipBookies},
-	"Clients[].ChangeOrigLay":        {present: javaStriped, flip: flipLayout},
-	"Clients[].DelayedFailed":        {present: javaOnly, flip: flipBookies},
+	"Clients[].ChangeOrigLay":        {present: javaOnly, flip: flipLayout},
+	"Clients[].DelayedFailed":        {present: javaOnly, flip: flipFailures},
 	"Clients[].Changes":              {present: javaOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.MaxEnsembleChanges })},
 	"Clients[].DoneEns":              {present: javaOnly, extent: perEntry},
 	"Clients[].DoneEns[]":            {flip: flipBookies},
-	"Clients[].DoneLay":              {present: javaStriped, extent: perEntry},
+	"Clients[].DoneLay":              {present: javaOnly, extent: perEntry},
 	"Clients[].DoneLay[]":            {flip: flipLayout},
 }
 

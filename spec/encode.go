@@ -22,7 +22,7 @@ import (
 //	          fenced recovery_ensemble curr_read_entry nresp {key uvarint}*
 //	          recovery_phase last_recoverable_entry
 //	          [java add path: change failed orig delayed orig_layout
-//	          done_ensemble[Entries] (layouts with striping)]
+//	          done_ensemble[Entries] (layouts of ordered ensembles)]
 //	messages: n {key<<2 | count+1 as uvarint}* (in key order)
 
 // Encode appends the canonical encoding of s to dst.
@@ -35,11 +35,11 @@ func (m *Model) Encode(dst []byte, s *State) []byte { return m.encode(dst, s, ni
 // search). TestEncodeRelabelled checks it against Encode of permute.
 func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	p := &m.P
-	striped := m.has.striped
+	ordered := m.has.ordered
 	ens := p.Ensemble
 	frag := func(dst []byte, f Fragment) []byte {
 		dst = append(dst, byte(f.ID), byte(rl.set(f.Ensemble)), byte(f.First))
-		if striped {
+		if ordered {
 			dst = binary.AppendUvarint(dst, uint64(rl.layout(f.Layout, ens)))
 		}
 		return dst
@@ -65,9 +65,9 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			dst = frag(dst, f)
 		}
 		dst = append(dst, byte(c.NumPending))
-		for _, op := range rl.pending(c, striped, ens) {
+		for _, op := range rl.pending(c, ordered, ens) {
 			dst = append(dst, byte(op.Entry.ID), byte(op.Entry.Data), byte(op.FragmentID), byte(op.Ensemble))
-			if striped {
+			if ordered {
 				dst = binary.AppendUvarint(dst, uint64(op.Layout))
 			}
 		}
@@ -79,7 +79,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			dst = append(dst, byte(rl.set(c.Confirmed[e])))
 		}
 		dst = append(dst, byte(rl.set(c.Fenced)), byte(rl.set(c.RecoveryEns)))
-		if striped {
+		if ordered {
 			dst = binary.AppendUvarint(dst, uint64(rl.layout(c.RecoveryLay, ens)))
 		}
 		dst = append(dst, byte(c.CurrReadEntry), byte(c.NumResponses))
@@ -88,9 +88,13 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 		}
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
 		if m.has.javaAddPath {
-			dst = append(dst, c.Change, byte(rl.set(c.ChangeFailed)), byte(rl.set(c.ChangeOrig)), byte(rl.set(c.DelayedFailed)), byte(c.Changes))
+			dst = append(dst, c.Change)
+			dst = binary.AppendUvarint(dst, uint64(rl.failures(c.ChangeFailed)))
+			dst = append(dst, byte(rl.set(c.ChangeOrig)))
+			dst = binary.AppendUvarint(dst, uint64(rl.failures(c.DelayedFailed)))
+			dst = append(dst, byte(c.Changes))
 			// A layout not in use is 0 (b1 at every position), and stays so.
-			if striped {
+			if ordered {
 				lay := c.ChangeOrigLay
 				if c.ChangeOrig != 0 {
 					lay = rl.layout(lay, ens)
@@ -99,7 +103,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			}
 			for e := 0; e < p.Entries; e++ {
 				dst = append(dst, byte(rl.set(c.DoneEns[e])))
-				if striped {
+				if ordered {
 					lay := c.DoneLay[e]
 					if c.DoneEns[e] != 0 {
 						lay = rl.layout(lay, ens)
@@ -175,6 +179,23 @@ func (r *reader) bookies(what string, n int) Bookies {
 	return v
 }
 
+// failures reads a failure map: indexes within the ensemble, bookies
+// within the cluster.
+func (r *reader) failures(what string, p *Params) Failures {
+	v := r.Uvarint()
+	if v>>(4*uint(p.Ensemble)) != 0 {
+		r.fail("%s has an index beyond %d", what, p.Ensemble-1)
+		return 0
+	}
+	f := Failures(v)
+	for i := 0; i < p.Ensemble; i++ {
+		if b, ok := f.At(i); ok && b >= p.Bookies {
+			r.fail("%s names a bookie beyond b%d", what, p.Bookies)
+		}
+	}
+	return f
+}
+
 func (r *reader) fragments(sh *shape, dst *[maxFragments]Fragment) int8 {
 	n := r.small("fragment count", 0, maxFragments)
 	for i := 0; i < int(n) && r.Err() == nil; i++ {
@@ -193,12 +214,12 @@ func (r *reader) fragments(sh *shape, dst *[maxFragments]Fragment) int8 {
 // for every field was an eighth of decoding.
 type shape struct {
 	bookies, ensemble int
-	striped           bool
+	ordered           bool
 }
 
-// layout reads an ensemble layout (present only with striping).
+// layout reads an ensemble layout (present only for ordered ensembles).
 func (r *reader) layout(sh *shape) Layout {
-	if !sh.striped {
+	if !sh.ordered {
 		return 0
 	}
 	v := r.Uvarint()
@@ -213,7 +234,7 @@ func (r *reader) layout(sh *shape) Layout {
 // error wrapping ErrMalformed.
 func (m *Model) Decode(enc []byte, s *State) error {
 	p := &m.P
-	sh := &shape{bookies: p.Bookies, ensemble: p.Ensemble, striped: m.has.striped}
+	sh := &shape{bookies: p.Bookies, ensemble: p.Ensemble, ordered: m.has.ordered}
 	msgs := s.Msgs[:0]
 	*s = m.blank
 	r := &reader{}
@@ -278,9 +299,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		c.LastRecoverable = r.small("last recoverable entry", -1, MaxEntries+1)
 		if m.has.javaAddPath {
 			c.Change = uint8(r.small("ensemble change phase", 0, int(ChangeCompleting)))
-			c.ChangeFailed = r.bookies("ensemble change failed bookies", p.Bookies)
+			c.ChangeFailed = r.failures("ensemble change failed bookies", p)
 			c.ChangeOrig = r.bookies("ensemble change original ensemble", p.Bookies)
-			c.DelayedFailed = r.bookies("delayed write failed bookies", p.Bookies)
+			c.DelayedFailed = r.failures("delayed write failed bookies", p)
 			c.Changes = r.small("ensemble changes", 0, p.MaxEnsembleChanges)
 			c.ChangeOrigLay = r.layout(sh)
 			for e := 0; e < p.Entries; e++ {

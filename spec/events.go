@@ -111,16 +111,16 @@ func javaNotes(pc, cc *Client) []string {
 	var notes []string
 	switch {
 	case pc.Change == ChangeNone && cc.Change == ChangeUpdating:
-		notes = append(notes, "handleBookieFailure: changingEnsemble = true, replacing "+FormatBookies(cc.ChangeFailed))
+		notes = append(notes, "handleBookieFailure: changingEnsemble = true, replacing "+FormatFailures(cc.ChangeFailed))
 	case pc.Change == ChangeCompleting && cc.Change == ChangeUpdating:
-		notes = append(notes, "delayed failures: ensembleChangeLoop again, replacing "+FormatBookies(cc.ChangeFailed))
+		notes = append(notes, "delayed failures: ensembleChangeLoop again, replacing "+FormatFailures(cc.ChangeFailed))
 	case pc.Change == ChangeUpdating && cc.Change == ChangeCompleting:
 		notes = append(notes, "MetadataUpdateLoop done")
 	case pc.Change == ChangeCompleting && cc.Change == ChangeNone:
 		notes = append(notes, "changingEnsemble = false, unsetSuccessAndSendWriteRequest")
 	}
-	if cc.DelayedFailed&^pc.DelayedFailed != 0 {
-		notes = append(notes, "notifyWriteFailed: delayedWriteFailedBookies "+FormatBookies(cc.DelayedFailed))
+	if cc.DelayedFailed != pc.DelayedFailed && cc.DelayedFailed != 0 {
+		notes = append(notes, "notifyWriteFailed: delayedWriteFailedBookies "+FormatFailures(cc.DelayedFailed))
 	}
 	for e := range cc.Confirmed {
 		if cc.DoneEns[e] == 0 && pc.Confirmed[e] != cc.Confirmed[e] {

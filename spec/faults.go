@@ -317,5 +317,5 @@ func (g *gen) readOnlyAddResponse(k MsgKey) (MsgKey, bool) {
 		return 0, false
 	}
 	f := k.Fields()
-	return MsgFields{Type: AddEntryResponse, Bookie: f.Bookie, Cid: f.Cid, Entry: f.Entry, Recovery: f.Recovery, Code: CodeReadOnly}.Key(), true
+	return MsgFields{Type: AddEntryResponse, Bookie: f.Bookie, Cid: f.Cid, Entry: f.Entry, Recovery: f.Recovery, Code: CodeReadOnly, Index: f.Index}.Key(), true
 }

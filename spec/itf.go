@@ -37,6 +37,18 @@ func (m *vocabModel) bookieSet(bs Bookies) map[string]any {
 	return vocab.Set(xs...)
 }
 
+// failuresITF is a failure map as a function from ensemble index
+// (0-based, as Java's) to bookie.
+func (m *vocabModel) failuresITF(f Failures) any {
+	var kvs [][2]any
+	for i := 0; i < m.P.Ensemble; i++ {
+		if b, ok := f.At(i); ok {
+			kvs = append(kvs, [2]any{i, bookieName(b)})
+		}
+	}
+	return vocab.Map(kvs...)
+}
+
 // perBookie is a function of the bookies with value f(b).
 func (m *vocabModel) perBookie(f func(b int) any) map[string]any {
 	kvs := make([][2]any, m.P.Bookies)
@@ -66,7 +78,8 @@ func entryITF(e Entry) map[string]any {
 }
 
 // messageITF renders a message record with the fields its type has in the
-// spec (plus lafr under gwq and code on rejected adds).
+// spec (plus lafr under gwq, code on rejected adds, and the ensemble index
+// of the Java writer's adds).
 func (m *vocabModel) messageITF(k MsgKey) map[string]any {
 	f := k.Fields()
 	out := map[string]any{"type": msgTypeITF[f.Type], "bookie": bookieName(f.Bookie), "cid": clientName(f.Cid)}
@@ -77,11 +90,13 @@ func (m *vocabModel) messageITF(k MsgKey) map[string]any {
 		if lafr {
 			out["lafr"] = int(f.LAFR)
 		}
+		m.javaIndex(out, f)
 	case AddEntryResponse:
 		out["entry"], out["recovery"], out["success"] = entryITF(f.Entry), f.Recovery, f.Success
 		if f.Code == CodeReadOnly {
 			out["code"] = codeITF[f.Code]
 		}
+		m.javaIndex(out, f)
 	case FenceResponse:
 		if lafr {
 			out["lafr"] = int(f.LAFR)
@@ -99,6 +114,13 @@ func (m *vocabModel) messageITF(k MsgKey) map[string]any {
 	return out
 }
 
+// javaIndex adds the ensemble index a Java writer's add was sent for.
+func (m *vocabModel) javaIndex(out map[string]any, f MsgFields) {
+	if m.P.JavaAddPath() && !f.Recovery {
+		out["index"] = f.Index
+	}
+}
+
 func (m *vocabModel) layoutITF(l Layout) []any {
 	lay := make([]any, m.P.Ensemble)
 	for i := range lay {
@@ -109,7 +131,7 @@ func (m *vocabModel) layoutITF(l Layout) []any {
 
 func (m *vocabModel) fragmentITF(fr Fragment) map[string]any {
 	out := map[string]any{"id": int(fr.ID), "ensemble": m.bookieSet(fr.Ensemble), "first_entry_id": int(fr.First)}
-	if m.P.Striped() {
+	if m.P.Ordered() {
 		out["layout"] = m.layoutITF(fr.Layout)
 	}
 	return out
@@ -143,7 +165,7 @@ func (m *vocabModel) clientsITF(s *State) any {
 		var ops []any
 		for _, op := range c.PendingList() {
 			o := map[string]any{"entry": entryITF(op.Entry), "fragment_id": int(op.FragmentID), "ensemble": m.bookieSet(op.Ensemble)}
-			if p.Striped() {
+			if p.Ordered() {
 				o["layout"] = m.layoutITF(op.Layout)
 			}
 			ops = append(ops, o)
@@ -167,7 +189,7 @@ func (m *vocabModel) clientsITF(s *State) any {
 		if p.HasLAFR() {
 			rec["lafr"] = int(c.LAFR)
 		}
-		if p.Striped() {
+		if p.Ordered() {
 			rec["recovery_layout"] = m.layoutITF(c.RecoveryLay)
 		}
 		if p.JavaAddPath() {
@@ -176,12 +198,12 @@ func (m *vocabModel) clientsITF(s *State) any {
 				done = append(done, [2]any{e + 1, m.bookieSet(c.DoneEns[e])})
 			}
 			rec["ensemble_change"] = changeNames[c.Change]
-			rec["change_failed"] = m.bookieSet(c.ChangeFailed)
+			rec["change_failed"] = m.failuresITF(c.ChangeFailed)
 			rec["change_original"] = m.bookieSet(c.ChangeOrig)
-			rec["delayed_failed"] = m.bookieSet(c.DelayedFailed)
+			rec["delayed_failed"] = m.failuresITF(c.DelayedFailed)
 			rec["ensemble_changes"] = int(c.Changes)
 			rec["acked_op_ensembles"] = vocab.Map(done...)
-			if p.Striped() {
+			if p.Ordered() {
 				// Layouts of what is not set are left out (Nil, or no key):
 				// the zero layout would name b1 at every position.
 				var lays [][2]any
@@ -233,6 +255,16 @@ func (d itfDec) perBookieInts(v any, dst *[MaxBookies]int8) {
 	for _, kv := range d.perBookie(v) {
 		dst[d.bookie(kv[0])] = d.Int(kv[1], 0, MaxEntries)
 	}
+}
+
+func (d itfDec) failures(v any) Failures {
+	var f Failures
+	for _, kv := range d.Pairs(v) {
+		if i := d.Int(kv[0], 0, d.p.Ensemble-1); i >= 0 {
+			f = f.Put(int(i), d.bookie(kv[1]))
+		}
+	}
+	return f
 }
 
 func (d itfDec) layout(v any) Layout {
@@ -296,7 +328,7 @@ func (d itfDec) fragment(v any) Fragment {
 		Ensemble: d.bookies(d.Field(m, "ensemble")),
 		First:    d.Int(d.Field(m, "first_entry_id"), 0, MaxEntries+1),
 	}
-	if d.p.Striped() {
+	if d.p.Ordered() {
 		d.At("layout", func() { f.Layout = d.layout(d.Field(m, "layout")) })
 	}
 	return f
@@ -332,6 +364,9 @@ func (d itfDec) message(v any) MsgKey {
 	}
 	if x, ok := m["code"]; ok {
 		f.Code = vocab.Lookup(d.Decoder, codeITF, d.Str(x))
+	}
+	if x, ok := m["index"]; ok {
+		f.Index = int(d.Int(x, 0, d.p.Ensemble-1))
 	}
 	return f.Key()
 }
@@ -378,7 +413,7 @@ func (d itfDec) client1(v any, _ *State) Client {
 	for _, o := range d.Tagged(d.Field(m, "pending_add_ops"), "#set") {
 		om := d.Obj(o)
 		op := PendingAddOp{Entry: d.entry(d.Field(om, "entry")), FragmentID: d.Int(d.Field(om, "fragment_id"), 0, 127), Ensemble: d.bookies(d.Field(om, "ensemble"))}
-		if p.Striped() {
+		if p.Ordered() {
 			op.Layout = d.layout(d.Field(om, "layout"))
 		}
 		ops = append(ops, op)
@@ -403,7 +438,7 @@ func (d itfDec) client1(v any, _ *State) Client {
 	}
 	c.Fenced = d.bookies(d.Field(m, "fenced"))
 	c.RecoveryEns = d.bookies(d.Field(m, "recovery_ensemble"))
-	if p.Striped() {
+	if p.Ordered() {
 		c.RecoveryLay = d.layout(d.Field(m, "recovery_layout"))
 	}
 	c.CurrReadEntry = d.NilInt(d.Field(m, "curr_read_entry"), MaxEntries+1)
@@ -422,16 +457,16 @@ func (d itfDec) client1(v any, _ *State) Client {
 	c.LastRecoverable = d.NilInt(d.Field(m, "last_recoverable_entry"), MaxEntries+1)
 	if p.JavaAddPath() {
 		c.Change = vocab.Lookup(d.Decoder, changeNames, d.Str(d.Field(m, "ensemble_change")))
-		c.ChangeFailed = d.bookies(d.Field(m, "change_failed"))
+		c.ChangeFailed = d.failures(d.Field(m, "change_failed"))
 		c.ChangeOrig = d.bookies(d.Field(m, "change_original"))
-		c.DelayedFailed = d.bookies(d.Field(m, "delayed_failed"))
+		c.DelayedFailed = d.failures(d.Field(m, "delayed_failed"))
 		c.Changes = d.Int(d.Field(m, "ensemble_changes"), 0, p.MaxEnsembleChanges)
 		for _, kv := range d.Pairs(d.Field(m, "acked_op_ensembles")) {
 			if e := d.Int(kv[0], 1, p.Entries); e >= 1 {
 				c.DoneEns[e-1] = d.bookies(kv[1])
 			}
 		}
-		if p.Striped() {
+		if p.Ordered() {
 			if v := d.Field(m, "change_original_layout"); v != "Nil" {
 				c.ChangeOrigLay = d.layout(v)
 			}

@@ -11,12 +11,17 @@ package spec
 //   - LedgerHandle.sendAddSuccessCallbacks acknowledges the head of the
 //     pending queue only, in entry order, and never while changingEnsemble
 //     is set (Change != ChangeNone).
-//   - PendingAddOp.writeComplete ignores a response from an address the
-//     op's own ensemble no longer names; an error for a completed op goes
-//     to notifyWriteFailed (delayedWriteFailedBookies) and no ensemble
-//     change; any other error but a fence starts handleBookieFailure.
-//     A lost request or reply reaches its op as a timeout
-//     (ClientReceivesAddTimeout).
+//   - Ensembles are ordered (Params.Ordered), and everything the Java
+//     client keys by ensemble index is keyed so here: each add request
+//     carries the index it was sent for (the bookieIndex ctx), failures
+//     are maps from index to bookie (Failures).
+//   - PendingAddOp.writeComplete ignores a response unless the op's own
+//     ensemble still has its bookie at the index the request carried; an
+//     error for a completed op goes to notifyWriteFailed
+//     (delayedWriteFailedBookies) and no ensemble change; any other error
+//     but a fence starts handleBookieFailure. A lost request or reply
+//     reaches its op as a timeout (ClientReceivesAddTimeout), in the
+//     channel's order.
 //   - handleBookieFailure / ensembleChangeLoop: the metadata update
 //     (ClientUpdatesEnsembleMetadata, MetadataUpdateLoop with the new
 //     fragment at LAC+1) and the completion on the ledger's ordered thread
@@ -43,8 +48,14 @@ func (g *gen) javaWriter(cid int) {
 		return
 	}
 	g.javaSendsAdd(cid)
-	g.javaReceivesAddResponse(cid)
-	g.ClientReceivesAddTimeout(cid)
+	// ensembleChangeLoop's completion (whenCompleteAsync on the ledger's
+	// ordered thread) is queued when the metadata write returns, or at
+	// once when the loop wrote nothing: no add callback queued after it
+	// runs before it. Adds can still be made (the application's thread).
+	if g.s.Clients[cid].Change != ChangeCompleting {
+		g.javaReceivesAddResponse(cid)
+		g.ClientReceivesAddTimeout(cid)
+	}
 	g.ClientUpdatesEnsembleMetadata(cid)
 	g.ClientCompletesEnsembleChange(cid)
 }
@@ -58,11 +69,27 @@ func (g *gen) javaSendsAdd(cid int) {
 	if int(c.LAP-c.LAC) > g.p.Inflight-1 || int(c.LAP)+1 > g.p.Entries {
 		return
 	}
+	if _, ok := g.deferredAdd(cid); ok {
+		return // its initiate has not returned yet
+	}
 	e := Entry{ID: c.LAP + 1, Data: c.LAP + 1}
 	cf, _ := c.CurrFragment()
 	a := clientAction(ClientSendsAddEntryRequests, cid)
 	a.Entry = e.ID
-	g.sendToBookies(a, g.p.WriteSet(e.ID, cf), func(b int) MsgKey { return addRequest(cid, b, e, c.LAC, 0, false) }, func() {
+	if g.noopLoopAtInitiate(c, cf) {
+		// initiate: maybeHandleDelayedWriteBookieFailure starts a loop
+		// that will write nothing, and the op's writes go out after its
+		// completion is queued (deferredKeys).
+		nc := g.begin(cid)
+		nc.LAP = e.ID
+		nc.addPending(PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
+		f := nc.DelayedFailed
+		nc.DelayedFailed = 0
+		g.handleBookieFailure(nc, f)
+		g.out(a)
+		return
+	}
+	g.sendToBookies(a, g.p.WriteSet(e.ID, cf), func(b int) MsgKey { return g.javaAddRequest(cid, b, cf.Layout, e, c.LAC) }, func() {
 		nc := g.begin(cid)
 		nc.LAP = e.ID
 		nc.addPending(PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
@@ -71,6 +98,68 @@ func (g *gen) javaSendsAdd(cid int) {
 			g.handleBookieFailure(nc, f)
 		}
 	})
+}
+
+// noopLoopAtInitiate: an add made now hands delayed failures to
+// handleBookieFailure, which starts an ensemble change whose
+// MetadataUpdateLoop will write nothing (no failure is still at its
+// index). In Java the loop's predicate runs in run(), in initiate's
+// thread, and the completion is queued before initiate sends the op's
+// writes; the model takes the loop's start with the add
+// (ClientSendsAddEntryRequests, nothing sent), its predicate and the
+// completion's queueing in ClientUpdatesEnsembleMetadata, and the writes
+// then. Between the two, callbacks of writes already out may run while
+// changingEnsemble is set: the window of #4261, which PR #4278's test
+// widens with a sleep in the predicate.
+func (g *gen) noopLoopAtInitiate(c *Client, cf Fragment) bool {
+	f := c.DelayedFailed
+	if f == 0 || c.Change != ChangeNone || int(c.Changes) >= g.p.MaxEnsembleChanges {
+		return false
+	}
+	return f.Matching(cf.Layout) == 0 && !g.m.V.SkipChangeWithoutFailed
+}
+
+// deferredKeys are the writes of the add whose initiate started a loop
+// that wrote nothing (noopLoopAtInitiate), if they are not out yet: to the
+// op's ensemble, with the LAC it was packed with (changingEnsemble has
+// held the LAC since). Java sends them right after the loop's completion
+// is queued; the model sends them with the completion
+// (ClientCompletesEnsembleChange), which no callback of theirs can
+// precede, and a bookie's steps on them commute with it.
+func (g *gen) deferredKeys(cid int) []MsgKey {
+	op, ok := g.deferredAdd(cid)
+	if !ok {
+		return nil
+	}
+	var keys []MsgKey
+	for b := 0; b < g.p.Bookies; b++ {
+		if g.p.OpWriteSet(op).Has(b) {
+			keys = append(keys, g.javaAddRequest(cid, b, op.Layout, op.Entry, g.s.Clients[cid].LAC))
+		}
+	}
+	return keys
+}
+
+// deferredAdd is client cid's last pending op if none of its writes was
+// ever sent (noopLoopAtInitiate deferred them).
+func (g *gen) deferredAdd(cid int) (PendingAddOp, bool) {
+	c := &g.s.Clients[cid]
+	if c.NumPending == 0 {
+		return PendingAddOp{}, false
+	}
+	op := c.Pending[c.NumPending-1]
+	for _, m := range g.s.Msgs {
+		if k := m.Key; k.Type() == AddEntryRequest && isWriterAdd(k, cid) && k.Entry().ID == op.Entry.ID {
+			return PendingAddOp{}, false
+		}
+	}
+	return op, true
+}
+
+// javaAddRequest is PendingAddOp.sendWriteRequest(ensemble, bookieIndex):
+// the writer's add of e to bookie b, for b's index in ensemble lay.
+func (g *gen) javaAddRequest(cid, b int, lay Layout, e Entry, lac int8) MsgKey {
+	return MsgFields{Type: AddEntryRequest, Bookie: b, Cid: cid, Entry: e, LAC: lac, Index: lay.Index(b, g.p.Ensemble)}.Key()
 }
 
 // javaReceivesAddResponse delivers the writer's add responses to their
@@ -96,51 +185,83 @@ func (g *gen) javaReceivesAddResponse(cid int) {
 			kind, rc = ClientReceivesAddFencedResponse, addFenced
 		}
 		nc := g.begin(cid)
-		g.writeComplete(nc, f.Entry.ID, f.Bookie, rc)
+		g.writeComplete(nc, f.Entry.ID, f.Bookie, f.Index, rc)
 		g.processed(msgAction(kind, k), k)
 	}
 }
 
 // ClientReceivesAddTimeout: a lost add request or reply of the writer
-// reaches its op as an error (the per-request timeout of
-// PerChannelBookieClient, addEntryTimeoutSec), through writeComplete.
+// reaches its op as an error, through writeComplete: the per-request
+// timeout of PerChannelBookieClient (addEntryTimeoutSec), or a fast
+// failure ("Bookie handle was not available": a closed channel errors its
+// outstanding requests, errorOutOutstandingEntries, and a request to a
+// bookie the client cannot connect to fails at once).
+//
+// A request is never answered after a newer one of its channel has
+// failed by timeout: each check of checkTimeoutOnPendingOperations times
+// out every request older than the timeout. So a lost message's failure
+// waits until no add of an older entry (the channel's order, as
+// IsEarliestMsg delivers) to or from that bookie is still deliverable.
+// Lost ones fail in any order: one check times its requests out in the
+// hash order of completionObjects (removeIf), and a fast failure of a
+// newer request can come before an older request's timeout (#4261's log:
+// "Bookie handle was not available" for the later entries, then "Bookie
+// operation timeout").
 func (g *gen) ClientReceivesAddTimeout(cid int) {
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if m.Count != -1 || k.Cid() != cid || k.Recovery() {
-			continue
-		}
-		if t := k.Type(); t != AddEntryRequest && t != AddEntryResponse {
+		if m.Count != -1 || !isWriterAdd(k, cid) || g.olderAddInFlight(k) {
 			continue
 		}
 		nc := g.begin(cid)
 		g.n.setCount(k, 0)
-		g.writeComplete(nc, k.Entry().ID, k.Bookie(), addFailure)
+		g.writeComplete(nc, k.Entry().ID, k.Bookie(), k.Index(), addFailure)
 		g.out(msgAction(ClientReceivesAddTimeout, k))
 	}
 }
 
-// opWriteSet is the write set of the writer's op for entry id as the op's
-// own ensemble has it now, and whether the op is still in the pending
-// queue (i its index) or acknowledged; ok is false if there is no op.
-func (g *gen) opWriteSet(c *Client, id int8) (ws Bookies, i int, ok bool) {
+// isWriterAdd: k is an add request or response of client cid's writer
+// (not a recovery add).
+func isWriterAdd(k MsgKey, cid int) bool {
+	t := k.Type()
+	return k.Cid() == cid && !k.Recovery() && (t == AddEntryRequest || t == AddEntryResponse)
+}
+
+// olderAddInFlight: an add of an older entry is still deliverable on
+// message k's channel (its client and bookie, either direction).
+func (g *gen) olderAddInFlight(k MsgKey) bool {
+	for _, m := range g.s.Msgs {
+		o := m.Key
+		if m.Count == 1 && isWriterAdd(o, k.Cid()) && o.Bookie() == k.Bookie() && o.Entry().ID < k.Entry().ID {
+			return true
+		}
+	}
+	return false
+}
+
+// opEnsemble is the ensemble of the writer's op for entry id as the op
+// has it now (PendingAddOp.ensemble), and whether the op is still in the
+// pending queue (i its index) or acknowledged; ok is false if there is no
+// op.
+func (g *gen) opEnsemble(c *Client, id int8) (lay Layout, i int, ok bool) {
 	for j, op := range c.PendingList() {
 		if op.Entry.ID == id {
-			return g.p.OpWriteSet(op), j, true
+			return op.Layout, j, true
 		}
 	}
 	if id >= 1 && c.DoneEns[id-1] != 0 {
-		return g.p.writeSet(id, c.DoneEns[id-1], c.DoneLay[id-1]), -1, true
+		return c.DoneLay[id-1], -1, true
 	}
 	return 0, -1, false
 }
 
 // writeComplete is PendingAddOp.writeComplete for entry id's op and a
-// result from bookie b, applied to nc.
-func (g *gen) writeComplete(nc *Client, id int8, b int, rc addResult) {
-	ws, i, ok := g.opWriteSet(nc, id)
-	if !ok || !ws.Has(b) {
-		// "ensemble has already changed, failure of this addr is immaterial"
+// result from bookie b for ensemble index idx, applied to nc.
+func (g *gen) writeComplete(nc *Client, id int8, b, idx int, rc addResult) {
+	lay, i, ok := g.opEnsemble(nc, id)
+	if !ok || lay.At(idx) != b {
+		// "if (!ensemble.get(bookieIndex).equals(addr))": "ensemble has
+		// already changed, failure of this addr is immaterial"
 		return
 	}
 	if rc == addOK {
@@ -155,8 +276,9 @@ func (g *gen) writeComplete(nc *Client, id int8, b int, rc addResult) {
 		return
 	}
 	if i < 0 || nc.Confirmed[id-1].Len() >= g.p.AckQuorum {
-		// completed: notifyWriteFailed, then sendAddSuccessCallbacks.
-		nc.DelayedFailed |= 1 << uint(b)
+		// completed: notifyWriteFailed(bookieIndex, addr), then
+		// sendAddSuccessCallbacks.
+		nc.DelayedFailed = nc.DelayedFailed.Put(idx, b)
 		g.sendAddSuccessCallbacks(nc)
 		return
 	}
@@ -164,7 +286,7 @@ func (g *gen) writeComplete(nc *Client, id int8, b int, rc addResult) {
 		g.unrecoverable(nc)
 		return
 	}
-	g.handleBookieFailure(nc, 1<<uint(b))
+	g.handleBookieFailure(nc, Failures(0).Put(idx, b))
 }
 
 // unrecoverable is handleUnrecoverableErrorDuringAdd: the pending adds
@@ -192,28 +314,35 @@ func (g *gen) sendAddSuccessCallbacks(nc *Client) {
 }
 
 // handleBookieFailure is LedgerHandle.handleBookieFailure: during a change
-// the failures wait in delayedWriteFailedBookies; otherwise a change
-// starts (changingEnsemble = true) for them and the delayed ones, from the
-// current ensemble.
-func (g *gen) handleBookieFailure(nc *Client, failed Bookies) {
+// the failures wait in delayedWriteFailedBookies (putAll: a later failure
+// at an index overwrites an earlier one); otherwise a change starts
+// (changingEnsemble = true) for the delayed ones and then these (toReplace
+// = delayed, putAll(failed)), from the current ensemble.
+func (g *gen) handleBookieFailure(nc *Client, failed Failures) {
 	if nc.Change != ChangeNone {
-		nc.DelayedFailed |= failed
+		nc.DelayedFailed = nc.DelayedFailed.PutAll(failed)
 		return
 	}
 	cf, _ := nc.CurrFragment()
-	if g.m.V.SkipChangeWithoutFailed && failed&cf.Ensemble == 0 {
+	toReplace := nc.DelayedFailed.PutAll(failed)
+	nc.DelayedFailed = 0
+	if g.m.V.SkipChangeWithoutFailed && toReplace.Matching(cf.Layout) == 0 {
+		// PR #4278: "if (!triggerLoop) { ... changingEnsemble = false; }"
+		// when no (index, bookie) of toReplace is in origEnsemble: the
+		// whole map is dropped.
 		return
 	}
-	nc.Change = ChangeUpdating
-	nc.ChangeFailed = nc.DelayedFailed | failed
-	nc.DelayedFailed = 0
+	nc.ChangeFailed = toReplace
 	nc.ChangeOrig, nc.ChangeOrigLay = cf.Ensemble, cf.Layout
 	g.ensembleChangeLoop(nc)
 }
 
 // ensembleChangeLoop counts the loop (numEnsembleChanges); beyond
 // maxNumEnsembleChanges the handle fails (handleUnrecoverableErrorDuringAdd).
+// Otherwise the MetadataUpdateLoop runs (ChangeUpdating) until
+// ClientUpdatesEnsembleMetadata.
 func (g *gen) ensembleChangeLoop(nc *Client) {
+	nc.Change = ChangeUpdating
 	nc.Changes++
 	if int(nc.Changes) > g.p.MaxEnsembleChanges {
 		nc.Changes--
@@ -221,36 +350,46 @@ func (g *gen) ensembleChangeLoop(nc *Client) {
 	}
 }
 
-// ClientUpdatesEnsembleMetadata is the MetadataUpdateLoop of
-// ensembleChangeLoop: if the ledger is still OPEN and a failed bookie is
-// still in its last ensemble, the failed bookies are replaced
-// (EnsembleUtils.replaceBookiesInEnsemble) in a fragment starting at
-// LAC+1 (replacing the last fragment if it starts there) and the metadata
-// is written with a compare-and-set; the handle takes the new metadata at
-// once (setLedgerMetadata), so adds sent from now on use the new ensemble.
-// A closed or recovering ledger, or no bookie to replace with, fails the
-// change (handleUnrecoverableErrorDuringAdd); with nothing left to
-// replace, the loop completes without writing.
+// ClientUpdatesEnsembleMetadata is ensembleChangeLoop's MetadataUpdateLoop.
+// Its predicate runs on the handle's own metadata (MetadataUpdateLoop.
+// writeLoop starts from getVersionedLedgerMetadata): the ledger OPEN and
+// some failure still at its index in the last ensemble
+// ("getLastEnsembleValue(metadata).get(e.getKey()).equals(e.getValue())").
+// If none is, the loop completes without writing, even when the store has
+// moved on; the window before it (the loop's start to its completion's
+// queueing) is the one #4261 needs. Otherwise the failures still at
+// their index are replaced (EnsembleUtils.replaceBookiesInEnsemble skips the
+// others: "Not changing failed bookie at index, already changed"; no
+// replacement is any failed bookie) in a fragment starting at LAC+1
+// (replacing the last fragment if it starts there), and the metadata is
+// written with a compare-and-set; the handle takes the new metadata at
+// once (setLedgerMetadata), so adds sent from now on use the new
+// ensemble. A version conflict re-reads the store, finds the ledger
+// IN_RECOVERY or CLOSED (recovery is the only other writer of metadata),
+// so the predicate fails and the completion fails the handle
+// (LedgerFencedException / LedgerClosedException); no bookie to replace
+// with fails it too (handleUnrecoverableErrorDuringAdd).
 func (g *gen) ClientUpdatesEnsembleMetadata(cid int) {
 	c := &g.s.Clients[cid]
 	if c.Change != ChangeUpdating {
 		return
 	}
 	a := clientAction(ClientUpdatesEnsembleMetadata, cid)
-	if g.s.MetaStatus != StatusOpen || c.MetaVersion != g.s.MetaVersion {
-		g.unrecoverable(g.begin(cid))
-		g.out(a)
-		return
-	}
 	cf, _ := c.CurrFragment()
-	failed := c.ChangeFailed & cf.Ensemble
+	failed := c.ChangeFailed.Matching(cf.Layout)
 	if failed == 0 {
 		g.begin(cid).Change = ChangeCompleting
 		g.out(a)
 		return
 	}
+	if g.s.MetaStatus != StatusOpen || c.MetaVersion != g.s.MetaVersion {
+		g.unrecoverable(g.begin(cid))
+		g.out(a)
+		return
+	}
+	exclude := c.ChangeFailed.Bookies()
 	try := func(sub Bookies) bool {
-		ens, lay, ok := g.newEnsemble(cf, sub)
+		ens, lay, ok := g.replaceFailed(cf, sub, exclude)
 		if !ok {
 			return false
 		}
@@ -286,58 +425,28 @@ func (g *gen) ClientCompletesEnsembleChange(cid int) {
 		return
 	}
 	a := clientAction(ClientCompletesEnsembleChange, cid)
+	deferred := g.deferredKeys(cid)
 	if c.DelayedFailed != 0 {
 		nc := g.begin(cid)
 		nc.ChangeFailed, nc.DelayedFailed = nc.DelayedFailed, 0
-		nc.Change = ChangeUpdating
 		g.ensembleChangeLoop(nc)
-		g.out(a)
+		g.sendKeys(a, deferred)
 		return
 	}
 	nc := g.begin(cid)
 	cf, _ := nc.CurrFragment()
-	orig, origLay := nc.ChangeOrig, nc.ChangeOrigLay
+	origLay := nc.ChangeOrigLay
 	nc.Change, nc.ChangeFailed, nc.ChangeOrig, nc.ChangeOrigLay = ChangeNone, 0, 0, 0
-	var keys []MsgKey
-	if g.p.Striped() {
-		keys = g.unsetStriped(cid, nc, cf, origLay)
-	} else {
-		keys = g.unsetUnstriped(cid, nc, cf, orig)
-	}
+	keys := append(deferred, g.unset(cid, nc, cf, origLay)...)
 	if g.m.V.CallbacksAfterUnset {
 		g.sendAddSuccessCallbacks(nc)
 	}
 	g.sendKeys(a, keys)
 }
 
-// unsetUnstriped is the unset loop with E = Qw: every op's write set is
-// the whole ensemble, so every replaced position is in it and no callback
-// runs inside the loop. Bookies keep their position, so the op's bookies
-// at the replaced positions are those not in both ensembles.
-func (g *gen) unsetUnstriped(cid int, nc *Client, cf Fragment, orig Bookies) []MsgKey {
-	kept := orig & cf.Ensemble
-	fresh := cf.Ensemble &^ orig
-	if fresh == 0 {
-		return nil
-	}
-	var keys []MsgKey
-	for i := range nc.PendingList() {
-		op := &nc.Pending[i]
-		id := op.Entry.ID
-		nc.Confirmed[id-1] &^= op.Ensemble &^ kept // ackSet.removeBookieAndCheck
-		op.Ensemble, op.FragmentID = cf.Ensemble, cf.ID
-		lac := g.opLAC(cid, id)
-		for b := 0; b < g.p.Bookies; b++ {
-			if fresh.Has(b) {
-				keys = append(keys, addRequest(cid, b, op.Entry, lac, 0, false))
-			}
-		}
-	}
-	return keys
-}
-
-// unsetStriped is the unset loop with striping, position by position as
-// LedgerHandle.unsetSuccessAndSendWriteRequest iterates: for each op of
+// unset is the unset loop, index by index as
+// LedgerHandle.unsetSuccessAndSendWriteRequest iterates the replaced
+// indexes (EnsembleUtils.diffEnsemble(origEnsemble, newEnsemble)): for each op of
 // pendingAddOps (a ConcurrentLinkedQueue, whose iterator has already
 // fetched the op after the current one: an op acknowledged inside the
 // loop is still visited if it was that one), for each replaced position
@@ -345,7 +454,7 @@ func (g *gen) unsetUnstriped(cid int, nc *Client, cf Fragment, orig Bookies) []M
 // the new ensemble; if the op's write set lacks the position, call
 // sendAddSuccessCallbacks (unless the variant defers it); else, if the op
 // is not yet acknowledged, drop the ack from that position and re-send.
-func (g *gen) unsetStriped(cid int, nc *Client, cf Fragment, origLay Layout) []MsgKey {
+func (g *gen) unset(cid int, nc *Client, cf Fragment, origLay Layout) []MsgKey {
 	var replaced []int
 	for pos := 0; pos < g.p.Ensemble; pos++ {
 		if origLay.At(pos) != cf.Layout.At(pos) {
@@ -365,13 +474,13 @@ func (g *gen) unsetStriped(cid int, nc *Client, cf Fragment, origLay Layout) []M
 				break
 			}
 		}
-		_, i, _ := g.opWriteSet(nc, cur)
+		_, i, _ := g.opEnsemble(nc, cur)
 		var before Layout
 		if i >= 0 {
 			before = nc.Pending[i].Layout
 		}
 		for _, pos := range replaced {
-			_, i, _ := g.opWriteSet(nc, cur)
+			_, i, _ := g.opEnsemble(nc, cur)
 			if i >= 0 {
 				nc.Pending[i].Ensemble, nc.Pending[i].Layout, nc.Pending[i].FragmentID = cf.Ensemble, cf.Layout, cf.ID
 			} else {
@@ -387,7 +496,7 @@ func (g *gen) unsetStriped(cid int, nc *Client, cf Fragment, origLay Layout) []M
 				continue // callbackTriggered
 			}
 			nc.Confirmed[cur-1] &^= 1 << uint(before.At(pos))
-			keys = append(keys, addRequest(cid, cf.Layout.At(pos), nc.Pending[i].Entry, g.opLAC(cid, cur), 0, false))
+			keys = append(keys, g.javaAddRequest(cid, cf.Layout.At(pos), cf.Layout, nc.Pending[i].Entry, g.opLAC(cid, cur)))
 		}
 		cur = next
 	}

@@ -46,6 +46,9 @@ const (
 //	bit   8    recovery    9    success    10   fence   11-12 code
 //	bits 13-16 entry id (entry.id, or entry_id of a read request)
 //	bits 17-20 entry data (0 = Nil)     21-24 lac     25-28 lafr (gwq)
+//	bits 29-31 index: the ensemble index a Java writer's add request was
+//	           sent for, and its response carries back (PendingAddOp's
+//	           bookieIndex ctx); 0 in every other record
 type MsgKey uint32
 
 const (
@@ -60,7 +63,8 @@ const (
 	shData     = 17
 	shLAC      = 21
 	shLAFR     = 25
-	msgKeyBits = 29
+	shIndex    = 29
+	msgKeyBits = 32
 )
 
 // Msg is one element of the message history.
@@ -78,6 +82,7 @@ type MsgFields struct {
 	Entry    Entry // entry (data 0 = Nil); for a ReadRequest, Entry.ID is entry_id
 	LAC      int8
 	LAFR     int8 // last add fully replicated (gwq variant only)
+	Index    int  // the ensemble index of a Java writer's add (--add-path java)
 }
 
 func b2u(b bool) MsgKey {
@@ -92,7 +97,7 @@ func (f MsgFields) Key() MsgKey {
 	return MsgKey(f.Type)<<shType | MsgKey(f.Bookie)<<shBookie | MsgKey(f.Cid)<<shCid |
 		b2u(f.Recovery)<<shRecovery | b2u(f.Success)<<shSuccess | b2u(f.Fence)<<shFence |
 		MsgKey(f.Code)<<shCode | MsgKey(f.Entry.ID)<<shEntryID | MsgKey(f.Entry.Data)<<shData |
-		MsgKey(f.LAC)<<shLAC | MsgKey(f.LAFR)<<shLAFR
+		MsgKey(f.LAC)<<shLAC | MsgKey(f.LAFR)<<shLAFR | MsgKey(f.Index)<<shIndex
 }
 
 // Fields unpacks the key.
@@ -108,6 +113,7 @@ func (k MsgKey) Fields() MsgFields {
 		Entry:    k.Entry(),
 		LAC:      int8(k >> shLAC & 15),
 		LAFR:     int8(k >> shLAFR & 15),
+		Index:    k.Index(),
 	}
 }
 
@@ -116,6 +122,7 @@ func (k MsgKey) Bookie() int    { return int(k >> shBookie & 7) }
 func (k MsgKey) Cid() int       { return int(k >> shCid & 3) }
 func (k MsgKey) Recovery() bool { return k>>shRecovery&1 == 1 }
 func (k MsgKey) Success() bool  { return k>>shSuccess&1 == 1 }
+func (k MsgKey) Index() int     { return int(k >> shIndex & 7) }
 func (k MsgKey) Entry() Entry {
 	return Entry{ID: int8(k >> shEntryID & 15), Data: int8(k >> shData & 15)}
 }

@@ -19,12 +19,12 @@ type Model struct {
 // variant, looked up by name), computed once: encode, Decode and Next
 // ask on every state.
 type derived struct {
-	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, striped bool
+	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, ordered bool
 }
 
 func derive(p Params) derived {
 	return derived{faulty: p.Faulty(), deferredCheck: p.DeferredCheck(), handles: p.HasHandles(), fencesCanBeLost: p.FencesCanBeLost(),
-		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), striped: p.Striped()}
+		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), ordered: p.Ordered()}
 }
 
 // NewModel fills in p's defaults, validates it and prepares the model.

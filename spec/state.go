@@ -66,12 +66,74 @@ type Fragment struct {
 // in bits 3i..3i+2.
 type Layout uint32
 
+// Index returns the position of bookie b in the first e positions of l,
+// or -1.
+func (l Layout) Index(b, e int) int {
+	for i := 0; i < e; i++ {
+		if l.At(i) == b {
+			return i
+		}
+	}
+	return -1
+}
+
 // At returns the bookie at position i.
 func (l Layout) At(i int) int { return int(l >> (3 * uint(i)) & 7) }
 
 // With returns the layout with bookie b at position i.
 func (l Layout) With(i, b int) Layout {
 	return l&^(7<<(3*uint(i))) | Layout(b)<<(3*uint(i))
+}
+
+// Failures is a map from ensemble index to bookie, as the Java client
+// keys its failed bookies (LedgerHandle's Map<Integer, BookieId>
+// failedBookies and delayedWriteFailedBookies): index i holds bookie b as
+// b+1 in bits 4i..4i+3, 0 when i is not in the map.
+type Failures uint32
+
+// At returns the bookie failed at index i and whether i is in the map.
+func (f Failures) At(i int) (int, bool) {
+	v := int(f >> (4 * uint(i)) & 15)
+	return v - 1, v != 0
+}
+
+// Put is Map.put(i, b): it overwrites what index i held.
+func (f Failures) Put(i, b int) Failures {
+	return f&^(15<<(4*uint(i))) | Failures(b+1)<<(4*uint(i))
+}
+
+// PutAll is Map.putAll(g): g's indexes overwrite f's.
+func (f Failures) PutAll(g Failures) Failures {
+	for i := 0; i < MaxBookies; i++ {
+		if b, ok := g.At(i); ok {
+			f = f.Put(i, b)
+		}
+	}
+	return f
+}
+
+// Bookies is the set of the map's values.
+func (f Failures) Bookies() Bookies {
+	var bs Bookies
+	for i := 0; i < MaxBookies; i++ {
+		if b, ok := f.At(i); ok {
+			bs |= 1 << uint(b)
+		}
+	}
+	return bs
+}
+
+// Matching is the set of bookies that the map names at the index where
+// lay still has them: the failures a MetadataUpdateLoop still acts on
+// (its predicate's getLastEnsembleValue(metadata).get(idx).equals(addr)).
+func (f Failures) Matching(lay Layout) Bookies {
+	var bs Bookies
+	for i := 0; i < MaxBookies; i++ {
+		if b, ok := f.At(i); ok && lay.At(i) == b {
+			bs |= 1 << uint(b)
+		}
+	}
+	return bs
 }
 
 // inPositionOrder lists the members of bs in the order of f's positions
@@ -138,12 +200,12 @@ type Client struct {
 	// it, Pending is LedgerHandle.pendingAddOps (each op's Ensemble and
 	// Layout are PendingAddOp.ensemble) and Confirmed[id] is the op's
 	// ackSet.
-	Change        uint8   // the ensemble change under way: ChangeNone, ChangeUpdating or ChangeCompleting
-	ChangeFailed  Bookies // the failedBookies of the running ensembleChangeLoop
-	ChangeOrig    Bookies // its origEnsemble
-	ChangeOrigLay Layout  // and that ensemble's layout, with striping
-	DelayedFailed Bookies // delayedWriteFailedBookies
-	Changes       int8    // numEnsembleChanges: ensembleChangeLoop calls so far
+	Change        uint8    // the ensemble change under way: ChangeNone, ChangeUpdating or ChangeCompleting
+	ChangeFailed  Failures // the failedBookies of the running ensembleChangeLoop
+	ChangeOrig    Bookies  // its origEnsemble
+	ChangeOrigLay Layout   // and that ensemble's layout
+	DelayedFailed Failures // delayedWriteFailedBookies
+	Changes       int8     // numEnsembleChanges: ensembleChangeLoop calls so far
 	// The ensemble each acknowledged op keeps (PendingAddOp.ensemble after
 	// its callback: late responses still reach the op), by entry id - 1;
 	// empty until the op is acknowledged.
@@ -429,6 +491,14 @@ func (s EntrySet) IDsEqualData() bool {
 
 // Striped reports whether entries are striped over a larger ensemble (E > Qw).
 func (p Params) Striped() bool { return p.Ensemble > p.WriteQuorum }
+
+// Ordered reports whether ensembles are ordered lists (fragments, pending
+// ops and recovery ensembles carry a Layout): with striping, and on the
+// Java add path, whose failures, acks and replacements are keyed by
+// ensemble index (LedgerHandle.handleBookieFailure's Map<Integer,
+// BookieId>, PendingAddOp's ackSet) even when E = Qw. Without either the
+// ensemble is a set, as in the TLA+ spec.
+func (p Params) Ordered() bool { return p.Striped() || p.JavaAddPath() }
 
 // WriteSet is the set of bookies of fragment f that store entry id. Without
 // striping (E = Qw) it is the whole ensemble. With striping it is the Qw

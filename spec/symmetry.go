@@ -108,6 +108,17 @@ func (pm *permutation) layout(l Layout, e int) Layout {
 	return out
 }
 
+// failures relabels the bookies of a failure map (indexes stay).
+func (pm *permutation) failures(f Failures) Failures {
+	var out Failures
+	for i := 0; i < MaxBookies; i++ {
+		if b, ok := f.At(i); ok {
+			out = out.Put(i, int(pm.bp[b]))
+		}
+	}
+	return out
+}
+
 // msg relabels the bookie and client fields of a message record in place,
 // without unpacking the other fields (this runs for every message of every
 // relabelling tried: it was a fifth of a symmetric search's time).
@@ -116,9 +127,9 @@ func (pm *permutation) msg(k MsgKey) MsgKey {
 	return k&^ids | MsgKey(pm.bp[k>>shBookie&7])<<shBookie | MsgKey(pm.cp[k>>shCid&3])<<shCid
 }
 
-func (pm *permutation) fragment(f Fragment, e int, striped bool) Fragment {
+func (pm *permutation) fragment(f Fragment, e int, ordered bool) Fragment {
 	f.Ensemble = pm.bookies(f.Ensemble)
-	if striped {
+	if ordered {
 		f.Layout = pm.layout(f.Layout, e)
 	}
 	return f
@@ -130,7 +141,7 @@ func (pm *permutation) fragment(f Fragment, e int, striped bool) Fragment {
 // client records themselves.
 func (m *Model) permute(dst, s *State, pm *permutation) {
 	p := m.P
-	striped := p.Striped()
+	ordered := p.Ordered()
 	msgs := dst.Msgs[:0]
 	*dst = *s
 	for b := 0; b < p.Bookies; b++ {
@@ -150,19 +161,19 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	dst.BHandle = pm.bookies(s.BHandle)
 	dst.BUnflushedFence = pm.bookies(s.BUnflushedFence)
 	for i := 0; i < int(s.NumMetaFragments); i++ {
-		dst.MetaFragments[i] = pm.fragment(s.MetaFragments[i], p.Ensemble, striped)
+		dst.MetaFragments[i] = pm.fragment(s.MetaFragments[i], p.Ensemble, ordered)
 	}
 	for c := 0; c < p.Clients; c++ {
 		src := &s.Clients[c]
 		nc := &dst.Clients[pm.cp[c]]
 		*nc = *src
 		for i := 0; i < int(src.NumFragments); i++ {
-			nc.Fragments[i] = pm.fragment(src.Fragments[i], p.Ensemble, striped)
+			nc.Fragments[i] = pm.fragment(src.Fragments[i], p.Ensemble, ordered)
 		}
 		for i := 0; i < int(src.NumPending); i++ {
 			op := src.Pending[i]
 			op.Ensemble = pm.bookies(op.Ensemble)
-			if striped {
+			if ordered {
 				op.Layout = pm.layout(op.Layout, p.Ensemble)
 			}
 			nc.Pending[i] = op
@@ -181,24 +192,24 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 		}
 		nc.Fenced = pm.bookies(src.Fenced)
 		nc.RecoveryEns = pm.bookies(src.RecoveryEns)
-		if striped {
+		if ordered {
 			nc.RecoveryLay = pm.layout(src.RecoveryLay, p.Ensemble)
 		}
 		for i := 0; i < int(src.NumResponses); i++ {
 			nc.ReadResponses[i] = pm.msg(src.ReadResponses[i])
 		}
 		slices.Sort(nc.ReadResponses[:nc.NumResponses])
-		nc.ChangeFailed = pm.bookies(src.ChangeFailed)
+		nc.ChangeFailed = pm.failures(src.ChangeFailed)
 		nc.ChangeOrig = pm.bookies(src.ChangeOrig)
-		nc.DelayedFailed = pm.bookies(src.DelayedFailed)
+		nc.DelayedFailed = pm.failures(src.DelayedFailed)
 		for e := 0; e < p.Entries; e++ {
 			nc.DoneEns[e] = pm.bookies(src.DoneEns[e])
 		}
 		// A layout not in use is 0 (b1 at every position), and stays so.
-		if striped && src.ChangeOrig != 0 {
+		if ordered && src.ChangeOrig != 0 {
 			nc.ChangeOrigLay = pm.layout(src.ChangeOrigLay, p.Ensemble)
 		}
-		for e := 0; striped && e < p.Entries; e++ {
+		for e := 0; ordered && e < p.Entries; e++ {
 			if src.DoneEns[e] != 0 {
 				nc.DoneLay[e] = pm.layout(src.DoneLay[e], p.Ensemble)
 			}
@@ -243,6 +254,13 @@ func (rl *relabeller) set(x Bookies) Bookies {
 	return rl.pm.bookies(x)
 }
 
+func (rl *relabeller) failures(f Failures) Failures {
+	if rl == nil {
+		return f
+	}
+	return rl.pm.failures(f)
+}
+
 func (rl *relabeller) layout(l Layout, e int) Layout {
 	if rl == nil {
 		return l
@@ -268,14 +286,14 @@ func (rl *relabeller) client(r int) int {
 
 // pending is c's pending ops relabelled, in their sorted order (valid
 // until the next call).
-func (rl *relabeller) pending(c *Client, striped bool, e int) []PendingAddOp {
+func (rl *relabeller) pending(c *Client, ordered bool, e int) []PendingAddOp {
 	if rl == nil {
 		return c.PendingList()
 	}
 	ops := rl.ops[:c.NumPending]
 	for i, op := range c.PendingList() {
 		op.Ensemble = rl.pm.bookies(op.Ensemble)
-		if striped {
+		if ordered {
 			op.Layout = rl.pm.layout(op.Layout, e)
 		}
 		j := i
@@ -536,7 +554,7 @@ func (c *Canonicalizer) signatures(s *State) {
 // fragment), a hash of i and of b's position in f (when striped),
 // shifted left by shift.
 func fragmentTerms(sig *[MaxBookies]uint64, f Fragment, i int, p Params, shift uint) {
-	if !p.Striped() {
+	if !p.Ordered() {
 		t := mix(uint64(i+1)<<8) << shift
 		for y := f.Ensemble; y != 0; y &= y - 1 {
 			sig[bits.TrailingZeros8(uint8(y))] += t

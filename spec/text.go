@@ -96,9 +96,9 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add(pre+"last_recoverable_entry", "%s", nilText(c.LastRecoverable))
 		if p.JavaAddPath() {
 			add(pre+"ensemble_change", "%s", changeNames[c.Change])
-			add(pre+"change_failed", "%s", FormatBookies(c.ChangeFailed))
+			add(pre+"change_failed", "%s", FormatFailures(c.ChangeFailed))
 			add(pre+"change_original", "%s", p.FormatEnsemble(c.ChangeOrig, c.ChangeOrigLay))
-			add(pre+"delayed_failed", "%s", FormatBookies(c.DelayedFailed))
+			add(pre+"delayed_failed", "%s", FormatFailures(c.DelayedFailed))
 			add(pre+"ensemble_changes", "%d", c.Changes)
 			done := make([]string, p.Entries)
 			for e := range done {
@@ -158,11 +158,11 @@ func (p Params) FormatFragments(fs []Fragment) string {
 	return "<<" + strings.Join(parts, ", ") + ">>"
 }
 
-// FormatEnsemble renders an ensemble: a set {b1,b2,b3} without striping;
-// with striping, the bookies in position order, <<b1,b4,b3>> (an empty
+// FormatEnsemble renders an ensemble: a set {b1,b2,b3} unless ordered;
+// ordered (striping, or the Java add path), the bookies in position order, <<b1,b4,b3>> (an empty
 // ensemble, one not in use, stays {}).
 func (p Params) FormatEnsemble(ens Bookies, lay Layout) string {
-	if !p.Striped() || ens == 0 {
+	if !p.Ordered() || ens == 0 {
 		return FormatBookies(ens)
 	}
 	parts := make([]string, p.Ensemble)
@@ -195,13 +195,17 @@ func (p Params) formatPending(ops []PendingAddOp) string {
 }
 
 // FormatMessage renders a message record with its direction, e.g.
-// "AddEntryRequest c1->b2 e1 lac=0".
+// "AddEntryRequest c1->b2 e1 lac=0". A Java writer's add sent for an
+// ensemble index other than 0 says so ("index=1").
 func FormatMessage(k MsgKey) string {
 	f := k.Fields()
 	c, b := fmt.Sprintf("c%d", f.Cid+1), fmt.Sprintf("b%d", f.Bookie+1)
 	rec := ""
 	if f.Recovery {
 		rec = " recovery"
+	}
+	if f.Index > 0 {
+		rec += fmt.Sprintf(" index=%d", f.Index)
 	}
 	switch f.Type {
 	case AddEntryRequest:

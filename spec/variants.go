@@ -73,7 +73,8 @@ type Variant struct {
 	// a replaced index (apache/bookkeeper PR #3041, open). Java add path.
 	CallbacksAfterUnset bool
 	// SkipChangeWithoutFailed: a bookie failure starts no ensemble change
-	// when none of the failed bookies is in the current ensemble
+	// when no (index, bookie) of the failures (the delayed ones and these)
+	// is in the current ensemble at that index; the failures are dropped
 	// (apache/bookkeeper PR #4278, open, for #4261). Java add path.
 	SkipChangeWithoutFailed bool
 
@@ -100,6 +101,7 @@ const (
 	VariantBothFenceFixes        = "await-preboot-check-durable-fence"
 	VariantCollectKeepsFence     = "collect-keeps-fence"
 	VariantSkipChangeNoFailed    = "skip-change-without-failed"
+	VariantUnsetWhileChanging    = "unset-while-changing"
 )
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -205,18 +207,26 @@ var Variants = []Variant{
 	{
 		Name:                VariantCallbacksAfterUnset,
 		Description:         "with --add-path java: the completion of an ensemble change unsets and re-sends every pending op first and calls sendAddSuccessCallbacks once, after the loop, instead of from inside it for an op whose write set lacks a replaced index (the candidate fix for #3005: an op later in the queue is then unset before it can be acknowledged on a replaced bookie's ack)",
-		Source:              "LedgerHandle.unsetSuccessAndSendWriteRequest / PendingAddOp.unsetSuccessAndSendWriteRequest as PR #3041 describes its change (\"check succeeded entries after unsetting all pending entries\")",
+		Source:              "PR #3041's diff (refs/pull/3041/merge 333f9536 against its base 6d003367): PendingAddOp.unsetSuccessAndSendWriteRequest returns without a callback when the write set lacks the index; LedgerHandle.unsetSuccessAndSendWriteRequest ends with one sendAddSuccessCallbacks()",
 		Issue:               "apache/bookkeeper PR #3041",
 		RecoveryReadsFence:  true,
 		CallbacksAfterUnset: true,
 	},
 	{
 		Name:                    VariantSkipChangeNoFailed,
-		Description:             "with --add-path java: a bookie failure none of whose bookies is in the current ensemble starts no ensemble change (the candidate fix for #4261: a late error from a replaced bookie then cannot start a change that replaces nothing and leaves completed adds waiting)",
-		Source:                  "LedgerHandle.handleBookieFailure as PR #4278's title states its change (\"No need to trigger ensembleChangeLoop if all failed bookies are not in current ensemble\")",
+		Description:             "with --add-path java: a bookie failure starts no ensemble change, and is dropped with the delayed ones, when none of them names the bookie the current ensemble has at its index (the candidate fix for #4261: a late error from a replaced bookie then cannot start a change that replaces nothing and leaves completed adds waiting)",
+		Source:                  "LedgerHandle.handleBookieFailure in PR #4278's diff (refs/pull/4278/merge db8a3066 against its base 55650aa7): toReplace = delayed + failed; triggerLoop only if origEnsemble.get(idx).equals(bookie) for some entry, else changingEnsemble = false",
 		Issue:                   "apache/bookkeeper PR #4278",
 		RecoveryReadsFence:      true,
 		SkipChangeWithoutFailed: true,
+	},
+	{
+		Name:                VariantUnsetWhileChanging,
+		Description:         "with --add-path java: the completion of an ensemble change unsets and re-sends every pending op while changingEnsemble is still set, then clears it and calls sendAddSuccessCallbacks once (the candidate fix for #4097, the same mechanism as #3005). On the ledger's ordered thread no failure can be delayed between its two locked sections, so it takes callbacks-after-unset's steps; its second loop from the ensemble already unset against (nextOrigEnsemble) is never reached",
+		Source:              "PR #4194's diff (refs/pull/4194/merge 2a77ca6f against its base 74109879): LedgerHandle.ensembleChangeLoop's completion calls unsetSuccessAndSendWriteRequest before changingEnsemble = false, then sendAddSuccessCallbacks(); PendingAddOp.unsetSuccessAndSendWriteRequest returns without a callback when the write set lacks the index",
+		Issue:               "apache/bookkeeper PR #4194",
+		RecoveryReadsFence:  true,
+		CallbacksAfterUnset: true,
 	},
 }
 

@@ -176,7 +176,7 @@ func msgField(name string, t *types.Type, doc string, has map[spec.MsgType]bool,
 // layoutList is a layout as a list of bookie names (empty without
 // striping). Layouts are rare (striping only) and allocate.
 func layoutList(v *view, l spec.Layout) ref.Val {
-	if v == nil || !v.p.Striped() {
+	if v == nil || !v.p.Ordered() {
 		return emptyList
 	}
 	vals := make([]ref.Val, v.p.Ensemble)
