@@ -24,7 +24,6 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	}{
 		{docTrace("findings/f-preboot-fix2.itf.json"), NotExecutable, "--variant await-preboot-check (a protocol change"},
 		{docTrace("bugs/bk-4701.itf.json"), NotExecutable, "BookieChecksAdd is the fence check"},
-		{docTrace("findings/f-stuck-writer-fix1.itf.json"), NotExecutable, "--variant skip-change-without-failed"},
 		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "no mapping for ClientChangesEnsemble"},
 		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--journal disabled"},
 	} {

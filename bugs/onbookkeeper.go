@@ -44,10 +44,6 @@ var Runs = []Run{
 		Says: "a candidate fix (await-preboot-check) is a change to BookKeeper's code, which the harness does not build; and --journal disabled as above"},
 	{Trace: "traces/findings/f-stale-acks.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, on the Java add path with striping (E = 3, Qw = Qa = 2): after the crash of b1 and the ensemble change that replaces it by b4, the writer acknowledges entries 0 and 1 while entry 1 is served only by b3 of the {b3,b4} the metadata names for it, and no write of entry 1 to b4 is in flight (the completion re-sends only entry 2): one copy where Qa = 2 was promised"},
-	{Trace: "traces/findings/f-stuck-writer.itf.json", Release: "4.18.2", Verdict: Diverged, Step: 16,
-		Says: "as the second reading of the Java code says: at the second ensemble change's retry (the late failure of b1 for the acknowledged entry 0), Java writes no metadata, since the failure names ensemble index 0, which no longer holds b1 (LedgerHandle keys failures by index); the model's trace replaces b1 again. At that point the writer's second add, acknowledged by b3 with Qa = 1, had not completed: whether Java's writer is stuck by a path of its own is the open question the model corrections ask next"},
-	{Trace: "traces/findings/f-stuck-writer-fix1.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
-		Says: "a candidate fix (skip-change-without-failed) is a change to BookKeeper's code, which the harness does not build"},
 
 	// Bugs: a historical bug on the release before its fix and on one after.
 	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.13.0", Verdict: Reproduced,
