@@ -252,6 +252,10 @@ func oracleConfigs() []oracleConfig {
 		with("java-add-path-striped-crash", func(p *spec.Params) {
 			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Crashes = spec.AddPathJava, 4, 3, 3, 1
 		}),
+		with("sequence-reads", func(p *spec.Params) { p.RecoveryRead = spec.RecoveryReadSequence }),
+		with("sequence-reads-striped-crash", func(p *spec.Params) {
+			p.RecoveryRead, p.Bookies, p.Ensemble, p.Crashes = spec.RecoveryReadSequence, 3, 3, 1
+		}),
 		// Bookie symmetry refused: clients only.
 		with("unavailable", func(p *spec.Params) { p.Unavailable = 1 }),
 		with("two-spares", func(p *spec.Params) { p.Bookies = 4 }),

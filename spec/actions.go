@@ -55,12 +55,14 @@ const (
 	ClientReceivesAddTimeout
 	ClientUpdatesEnsembleMetadata
 	ClientCompletesEnsembleChange
+	// Sequence recovery reads (--recovery-read sequence).
+	ClientSendsNextRecoveryRead
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = ClientCompletesEnsembleChange + 1
+const numActionKinds = ClientSendsNextRecoveryRead + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -198,6 +200,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		g.ClientStartsRecovery(cid)
 		g.ClientReceivesFencingReadLacResponse(cid)
 		g.ClientSendsRecoveryReadRequests(cid)
+		g.ClientSendsNextRecoveryRead(cid)
 		g.ClientReceivesRecoveryReadResponse(cid)
 		g.ClientWritesBackEntry(cid)
 		g.RecoveryClientReceivesAddConfirmedResponse(cid)
@@ -1125,14 +1128,70 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 	next := c.LAP + 1
 	a := clientAction(ClientSendsRecoveryReadRequests, cid)
 	a.Entry = next
-	g.sendToBookies(a, g.recoveryReadSet(c, next), func(b int) MsgKey {
-		return MsgFields{Type: ReadRequest, Bookie: b, Cid: cid, Entry: Entry{ID: next}, Fence: g.m.V.RecoveryReadsFence}.Key()
-	}, func() {
+	to := g.recoveryReadSet(c, next)
+	if g.p.SequenceReads() {
+		to = 1 << uint(g.recoveryReadOrder(c, next)[0])
+	}
+	g.sendToBookies(a, to, g.recoveryRead(cid, next), func() {
 		nc := g.begin(cid)
 		nc.RecoveryPhase = ReadWritePhase
 		nc.CurrReadEntry = next
 		nc.Fenced = 0
+		if g.p.SequenceReads() {
+			nc.ReadNext = 1
+		}
 	})
+}
+
+// recoveryRead makes the recovery read of entry id to a bookie.
+func (g *gen) recoveryRead(cid int, id int8) func(b int) MsgKey {
+	return func(b int) MsgKey {
+		return MsgFields{Type: ReadRequest, Bookie: b, Cid: cid, Entry: Entry{ID: id}, Fence: g.m.V.RecoveryReadsFence}.Key()
+	}
+}
+
+// ClientSendsNextRecoveryRead (--recovery-read sequence): the sequence
+// read of the current entry asks the next member of the write set, as
+// PendingReadOp.SequenceReadRequest.sendNextRead does after an error
+// with no read outstanding (logErrorAndReattemptRead) or when the
+// speculative timeout fires with no success heard (maybeSendSpeculativeRead,
+// after firstSpeculativeReadTimeout). The model takes it at any time
+// before the read is decided.
+func (g *gen) ClientSendsNextRecoveryRead(cid int) {
+	c := &g.s.Clients[cid]
+	if !g.p.SequenceReads() || c.Status != StatusInRecovery || c.RecoveryPhase != ReadWritePhase ||
+		c.CurrReadEntry == Nil || int(c.ReadNext) >= g.p.WriteQuorum {
+		return
+	}
+	id := c.CurrReadEntry
+	a := clientAction(ClientSendsNextRecoveryRead, cid)
+	a.Entry = id
+	b := g.recoveryReadOrder(c, id)[c.ReadNext]
+	g.sendToBookies(a, 1<<uint(b), g.recoveryRead(cid, id), func() {
+		g.begin(cid).ReadNext++
+	})
+}
+
+// recoveryReadOrder is the write set of a recovery read of entry id in
+// the order a sequence read asks it: DistributionSchedule's write set
+// (the Qw positions from id mod E, in the model's numbering), of the
+// fragment recoveryReadSet reads from.
+func (g *gen) recoveryReadOrder(c *Client, id int8) []int {
+	lay := c.RecoveryLay
+	frags := g.s.MetaFragmentList()
+	if n := len(frags); n > 1 && id < frags[n-1].First {
+		for i := n - 2; i >= 0; i-- {
+			if frags[i].First <= id {
+				lay = frags[i].Layout
+				break
+			}
+		}
+	}
+	out := make([]int, g.p.WriteQuorum)
+	for i := range out {
+		out[i] = lay.At((int(id) + i) % g.p.Ensemble)
+	}
+	return out
 }
 
 // recoveryReadSet is the write set a recovery read of entry id goes to.
@@ -1166,6 +1225,9 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 	cf, _ := c.CurrFragment()
 	readSet := g.recoveryReadSet(c, c.CurrReadEntry)
 	readEns := readSet | c.RecoveryEns // where this client's reads can be in flight
+	// A sequence read decides as its answers come, as PendingReadOp does;
+	// the spec decides only with no other read of the client in flight.
+	seq := g.p.SequenceReads()
 	for _, m := range g.s.Msgs {
 		k := m.Key
 		if k.Cid() != cid || m.Count < 1 || k.Type() != ReadResponse || k.Entry().ID != c.CurrReadEntry {
@@ -1196,30 +1258,30 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 		a := msgAction(ClientReceivesRecoveryReadResponse, k)
 		switch {
 		case anyOK: // ReadPositive
-			if !g.s.onlyReadInFlight(k, readEns) {
+			if !seq && !g.s.onlyReadInFlight(k, readEns) {
 				continue
 			}
 			nc := g.begin(cid)
-			nc.CurrReadEntry = Nil
+			nc.CurrReadEntry, nc.ReadNext = Nil, 0
 			nc.clearResponses()
 			nc.LAP = c.LAP + 1
 			nc.addPending(PendingAddOp{Entry: Entry{ID: c.LAP + 1, Data: k.Entry().Data}, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
 		case nse >= g.p.WriteQuorum-g.p.AckQuorum+1: // ReadNegative
-			if !g.s.onlyReadInFlight(k, readEns) {
+			if !seq && !g.s.onlyReadInFlight(k, readEns) {
 				continue
 			}
 			nc := g.begin(cid)
-			nc.CurrReadEntry = Nil
+			nc.CurrReadEntry, nc.ReadNext = Nil, 0
 			nc.clearResponses()
 			nc.RecoveryEns, nc.RecoveryLay = 0, 0
 			nc.LastRecoverable = k.Entry().ID - 1
-		case total+g.s.ReadTimeoutCount(cid, readSet) == g.p.WriteQuorum: // ReadUnknown
-			if !g.s.onlyReadInFlight(k, readEns) {
+		case g.readUnknown(cid, total, readSet): // ReadUnknown
+			if !seq && !g.s.onlyReadInFlight(k, readEns) {
 				continue
 			}
 			nc := g.begin(cid)
 			nc.Status = RecoveryAborted
-			nc.CurrReadEntry = Nil
+			nc.CurrReadEntry, nc.ReadNext = Nil, 0
 			nc.clearResponses()
 			nc.RecoveryEns, nc.RecoveryLay = 0, 0
 		default: // NotEnoughReadResponses
@@ -1228,6 +1290,20 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 		}
 		g.processed(a, k)
 	}
+}
+
+// readUnknown: every member of the read set failed without a decision
+// (total answers, none positive, fewer negatives than needed). The spec
+// counts a bookie with any lost read of the client as failed; a sequence
+// read fails only once it asked the whole write set
+// (sendNextRead: "the read has failed from all replicas") and counts the
+// lost reads of this entry.
+func (g *gen) readUnknown(cid, total int, readSet Bookies) bool {
+	c := &g.s.Clients[cid]
+	if !g.p.SequenceReads() {
+		return total+g.s.ReadTimeoutCount(cid, readSet) == g.p.WriteQuorum
+	}
+	return int(c.ReadNext) == g.p.WriteQuorum && total+g.s.entryReadTimeouts(cid, c.CurrReadEntry) == g.p.WriteQuorum
 }
 
 // notSentWrite: no recovery add of this entry was ever sent by cid.

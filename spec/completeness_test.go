@@ -57,6 +57,7 @@ func handlesOnly(m *spec.Model) bool   { return m.P.HasHandles() }
 func splitOnly(m *spec.Model) bool     { return m.V.SplitAddCheck }
 func deletionOnly(m *spec.Model) bool  { return m.P.DeleteLedger }
 func javaOnly(m *spec.Model) bool      { return m.P.JavaAddPath() }
+func sequenceOnly(m *spec.Model) bool  { return m.P.SequenceReads() }
 
 // Extents.
 func perBookie(m *spec.Model, _ reflect.Value) int { return m.P.Bookies }
@@ -230,6 +231,7 @@ var complFields = map[string]complField{
 	"Clients[].ReadResponses[]":      {flip: flipMsgKey},
 	"Clients[].RecoveryPhase":        {flip: flipInt(fixed(0), fixed(int(spec.ReadWritePhase)))},
 	"Clients[].LastRecoverable":      {flip: flipInt(fixed(-1), entries(1))},
+	"Clients[].ReadNext":             {present: sequenceOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.WriteQuorum })},
 	"Clients[].Change":               {present: javaOnly, flip: flipInt(fixed(0), fixed(int(spec.ChangeCompleting)))},
 	"Clients[].ChangeFailed":         {present: javaOnly, flip: flipFailures},
 	"Clients[].ChangeOrig":           {present: javaOnly, flip: flipBookies},
@@ -485,6 +487,10 @@ func complConfigs() []complConfig {
 		}),
 		with("partial-replacement-striped", func(p *spec.Params) { p.Ensemble, p.Crashes, p.PartialReplacement = 3, 2, true }),
 		with("close-rereads-delete", func(p *spec.Params) { p.CloseRereads, p.DeleteLedger = true, true }),
+		with("sequence-reads", func(p *spec.Params) { p.RecoveryRead = spec.RecoveryReadSequence }),
+		with("sequence-reads-striped-crash", func(p *spec.Params) {
+			p.RecoveryRead, p.Bookies, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Crashes = spec.RecoveryReadSequence, 3, 3, 2, 1, 1
+		}),
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}
 		}),

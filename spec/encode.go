@@ -87,6 +87,9 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 			dst = binary.AppendUvarint(dst, uint64(k))
 		}
 		dst = append(dst, c.RecoveryPhase, byte(c.LastRecoverable))
+		if m.has.sequenceReads {
+			dst = append(dst, byte(c.ReadNext))
+		}
 		if m.has.javaAddPath {
 			dst = append(dst, c.Change)
 			dst = binary.AppendUvarint(dst, uint64(rl.failures(c.ChangeFailed)))
@@ -297,6 +300,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		}
 		c.RecoveryPhase = uint8(r.small("recovery phase", 0, int(ReadWritePhase)))
 		c.LastRecoverable = r.small("last recoverable entry", -1, MaxEntries+1)
+		if m.has.sequenceReads {
+			c.ReadNext = r.small("replicas asked", 0, p.WriteQuorum)
+		}
 		if m.has.javaAddPath {
 			c.Change = uint8(r.small("ensemble change phase", 0, int(ChangeCompleting)))
 			c.ChangeFailed = r.failures("ensemble change failed bookies", p)

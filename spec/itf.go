@@ -189,6 +189,9 @@ func (m *vocabModel) clientsITF(s *State) any {
 		if p.HasLAFR() {
 			rec["lafr"] = int(c.LAFR)
 		}
+		if p.SequenceReads() {
+			rec["read_next"] = int(c.ReadNext)
+		}
 		if p.Ordered() {
 			rec["recovery_layout"] = m.layoutITF(c.RecoveryLay)
 		}
@@ -455,6 +458,9 @@ func (d itfDec) client1(v any, _ *State) Client {
 	c.NumResponses = int8(len(rs))
 	c.RecoveryPhase = uint8(d.Int(d.Field(m, "recovery_phase"), 0, 2))
 	c.LastRecoverable = d.NilInt(d.Field(m, "last_recoverable_entry"), MaxEntries+1)
+	if p.SequenceReads() {
+		c.ReadNext = d.Int(d.Field(m, "read_next"), 0, p.WriteQuorum)
+	}
 	if p.JavaAddPath() {
 		c.Change = vocab.Lookup(d.Decoder, changeNames, d.Str(d.Field(m, "ensemble_change")))
 		c.ChangeFailed = d.failures(d.Field(m, "change_failed"))

@@ -196,6 +196,20 @@ func (s *State) ReadTimeoutCount(cid int, ens Bookies) int {
 	return timedOut.Len()
 }
 
+// entryReadTimeouts is the number of bookies with a lost read request or
+// response of client cid for entry id.
+func (s *State) entryReadTimeouts(cid int, id int8) int {
+	var timedOut Bookies
+	for _, m := range s.Msgs {
+		if m.Count == -1 && m.Key.Cid() == cid && m.Key.Entry().ID == id {
+			if t := m.Key.Type(); t == ReadRequest || t == ReadResponse {
+				timedOut |= 1 << uint(m.Key.Bookie())
+			}
+		}
+	}
+	return timedOut.Len()
+}
+
 // ClearWriteTimeout sets every lost add request/response of cid with a
 // bookie in bs and the given recovery flag to 0.
 func (s *State) ClearWriteTimeout(cid int, bs Bookies, recovery bool) {

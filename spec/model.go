@@ -19,12 +19,12 @@ type Model struct {
 // variant, looked up by name), computed once: encode, Decode and Next
 // ask on every state.
 type derived struct {
-	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, ordered bool
+	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, ordered, sequenceReads bool
 }
 
 func derive(p Params) derived {
 	return derived{faulty: p.Faulty(), deferredCheck: p.DeferredCheck(), handles: p.HasHandles(), fencesCanBeLost: p.FencesCanBeLost(),
-		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), ordered: p.Ordered()}
+		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), ordered: p.Ordered(), sequenceReads: p.SequenceReads()}
 }
 
 // NewModel fills in p's defaults, validates it and prepares the model.
@@ -69,6 +69,8 @@ func (m *Model) RequiredActions() []ActionKind {
 	add(p.DiskFull > 0, BookieFillsDisk)
 	add(p.CorruptReads > 0, BookieFailsRead)
 	add(p.DeleteLedger, ClientDeletesLedger, BookieCollectsLedger)
+	// A second replica is asked only with Qw > 1 and a recovery.
+	add(p.SequenceReads() && p.WriteQuorum > 1 && p.Clients > 1, ClientSendsNextRecoveryRead)
 	out := req[:0]
 	for _, k := range req {
 		if m.excluded&(1<<uint(k)) == 0 {

@@ -91,6 +91,14 @@ type Params struct {
 	// as they are, which the open questions about ensemble changes need.
 	AddPath string `name:"add-path" omitzero:"true" unit:"MODE" help:"the writer's add path: spec (the TLA+ spec's, the default: one confirmed set per entry, an ensemble change as one step) or java (the Java client's: each PendingAddOp with its own ack set and ensemble, the pending queue completed in order by sendAddSuccessCallbacks and never while changingEnsemble is set, a timeout delivered to its op, delayedWriteFailedBookies, an ensemble change as a metadata update and then a completion that re-sends op by op; docs/model.md)"`
 
+	// RecoveryRead: how the recovery client reads an entry. The spec
+	// reads every member of the write set at once (PendingReadOp's
+	// parallel read, enableParallelRecoveryRead=true); BookKeeper's
+	// default is the sequence read (PendingReadOp.SequenceReadRequest):
+	// the first member of the write set, then the next after an error or
+	// a speculative timeout.
+	RecoveryRead string `name:"recovery-read" omitzero:"true" unit:"MODE" help:"how recovery reads an entry: parallel (the TLA+ spec's, the default here: every member of the write set at once, enableParallelRecoveryRead=true) or sequence (BookKeeper's default, PendingReadOp.SequenceReadRequest: the first member of the write set, then the next after an error or a speculative timeout; a decision needs no more than the replicas asked)"`
+
 	// MaxEnsembleChanges bounds the Java writer's ensemble changes as
 	// maxNumEnsembleChanges does (ensembleChangeLoop fails the handle
 	// beyond it). BookKeeper's default is unlimited; a re-send can be lost
@@ -128,6 +136,15 @@ const (
 	AddPathSpec = ""     // the TLA+ spec's writer
 	AddPathJava = "java" // PendingAddOp / LedgerHandle (javaclient.go)
 )
+
+// Recovery reads (Params.RecoveryRead); the zero value is the default.
+const (
+	RecoveryReadParallel = ""         // the spec's: every replica at once
+	RecoveryReadSequence = "sequence" // PendingReadOp.SequenceReadRequest
+)
+
+// SequenceReads reports whether recovery reads an entry replica by replica.
+func (p Params) SequenceReads() bool { return p.RecoveryRead == RecoveryReadSequence }
 
 // defaultMaxEnsembleChanges is --max-ensemble-changes when not given.
 const defaultMaxEnsembleChanges = 3
@@ -200,6 +217,9 @@ func (p *Params) EnsureDefaults() {
 	}
 	if p.AddPath == "spec" {
 		p.AddPath = AddPathSpec
+	}
+	if p.RecoveryRead == "parallel" {
+		p.RecoveryRead = RecoveryReadParallel
 	}
 	switch {
 	case !p.JavaAddPath():
@@ -334,6 +354,15 @@ func (p Params) Validate() error {
 		}
 	default:
 		probs.Add("add-path", "must be spec or java (got %q)", p.AddPath)
+	}
+	switch p.RecoveryRead {
+	case RecoveryReadParallel:
+	case RecoveryReadSequence:
+		if verr == nil && v.GuaranteedWriteQuorum {
+			probs.Add("recovery-read", "sequence cannot be combined with --variant %s, whose recovery is the tweaked spec's", v.Name)
+		}
+	default:
+		probs.Add("recovery-read", "must be parallel or sequence (got %q)", p.RecoveryRead)
 	}
 	return probs.Err()
 }

@@ -195,6 +195,10 @@ type Client struct {
 	ReadResponses   [MaxBookies]MsgKey // sorted set of ReadResponse records
 	RecoveryPhase   uint8
 	LastRecoverable int8 // last_recoverable_entry: Nil or an entry id
+	// ReadNext is how many members of the write set the sequence read of
+	// CurrReadEntry has asked (--recovery-read sequence: the
+	// SequenceReadRequest's nextReplicaIndexToReadFrom); 0 otherwise.
+	ReadNext int8
 
 	// The Java client's add path (--add-path java; javaclient.go). With
 	// it, Pending is LedgerHandle.pendingAddOps (each op's Ensemble and
@@ -496,9 +500,10 @@ func (p Params) Striped() bool { return p.Ensemble > p.WriteQuorum }
 // ops and recovery ensembles carry a Layout): with striping, and on the
 // Java add path, whose failures, acks and replacements are keyed by
 // ensemble index (LedgerHandle.handleBookieFailure's Map<Integer,
-// BookieId>, PendingAddOp's ackSet) even when E = Qw. Without either the
-// ensemble is a set, as in the TLA+ spec.
-func (p Params) Ordered() bool { return p.Striped() || p.JavaAddPath() }
+// BookieId>, PendingAddOp's ackSet) even when E = Qw, and with sequence
+// recovery reads, which ask the write set's members in order. Otherwise
+// the ensemble is a set, as in the TLA+ spec.
+func (p Params) Ordered() bool { return p.Striped() || p.JavaAddPath() || p.SequenceReads() }
 
 // WriteSet is the set of bookies of fragment f that store entry id. Without
 // striping (E = Qw) it is the whole ensemble. With striping it is the Qw

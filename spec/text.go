@@ -94,6 +94,9 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add(pre+"read_responses", "{%s}", strings.Join(rs, ", "))
 		add(pre+"recovery_phase", "%d", c.RecoveryPhase)
 		add(pre+"last_recoverable_entry", "%s", nilText(c.LastRecoverable))
+		if p.SequenceReads() {
+			add(pre+"read_next", "%d", c.ReadNext)
+		}
 		if p.JavaAddPath() {
 			add(pre+"ensemble_change", "%s", changeNames[c.Change])
 			add(pre+"change_failed", "%s", FormatFailures(c.ChangeFailed))

@@ -206,6 +206,10 @@ func actionInfo(k ActionKind) vocab.Action {
 		a.EnabledBy = "--data-integrity with --crashes and --journal disabled"
 	case k == ClientDeletesLedger || k == BookieCollectsLedger:
 		a.EnabledBy = "--delete-ledger"
+	case k == ClientReceivesAddTimeout || k == ClientUpdatesEnsembleMetadata || k == ClientCompletesEnsembleChange:
+		a.EnabledBy = "--add-path java"
+	case k == ClientSendsNextRecoveryRead:
+		a.EnabledBy = "--recovery-read sequence"
 	}
 	for _, v := range Variants {
 		for _, vk := range v.Actions {
