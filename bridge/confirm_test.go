@@ -116,12 +116,16 @@ func TestRealInterrupted(t *testing.T) {
 	}
 }
 
-// TestSequenceReadsRefused: a trace of the model's sequence recovery read
-// is refused before any JVM starts, naming the setting.
+// TestSequenceReadsRefused: a trace of the model's sequence recovery read,
+// or of its checkpoints, is refused before any JVM starts, naming the
+// setting.
 func TestSequenceReadsRefused(t *testing.T) {
 	step, why := unsupported(map[string]any{"recovery-read": "sequence"}, nil)
 	if step != 0 || !strings.Contains(why, "--recovery-read sequence") {
 		t.Errorf("unsupported = %d, %q; want step 0 naming --recovery-read sequence", step, why)
+	}
+	if step, why := unsupported(map[string]any{"checkpoints": true}, nil); step != 0 || !strings.Contains(why, "--checkpoints") {
+		t.Errorf("unsupported = %d, %q; want step 0 naming --checkpoints", step, why)
 	}
 	if step, why := unsupported(map[string]any{}, nil); step != -1 || why != "" {
 		t.Errorf("no settings: unsupported = %d, %q; want -1, \"\"", step, why)

@@ -48,6 +48,9 @@ func unsupported(params map[string]any, states []itfState) (int, string) {
 	if v, _ := params["journal"].(string); v != "" && v != "synced" {
 		why = append(why, "--journal "+v+" (journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not)")
 	}
+	if c, _ := params["checkpoints"].(bool); c {
+		why = append(why, "--checkpoints (the harness's bookies do not checkpoint by the clock and it has no checkpoint on demand yet)")
+	}
 	if v, _ := params["recovery-read"].(string); v != "" && v != "parallel" {
 		why = append(why, "--recovery-read "+v+" (the harness maps the spec's parallel recovery reads onto Java's sequence read; a trace of the sequence read itself is not mapped yet)")
 	}

@@ -71,6 +71,15 @@ func fenceLoss(variant string) check.ModelConfig {
 		Crashes: 1, RecoveryFromLAC: true, PartialReplacement: true, Variant: variant}, Symmetry: both}
 }
 
+// fenceLossDB is fenceLoss on DbLedgerStorage: what a crash keeps is the
+// ledger index as of its last effective checkpoint and the journal after
+// the mark (--checkpoints).
+func fenceLossDB(variant string) check.ModelConfig {
+	mc := fenceLoss(variant)
+	mc.Params.Checkpoints = true
+	return mc
+}
+
 // preBoot is the unawaited pre-boot check's question: E = Qw = Qa = 2,
 // journalWriteData=false with the data-integrity check, one crash before
 // any recovery starts (so that a fence lost in the crash, the question of
@@ -177,8 +186,39 @@ var Findings = []Finding{
 			Change: "every fencing read waits for the fence record before it answers (variant durable-fence-reply)",
 			Config: fenceLoss(spec.VariantDurableFenceReply),
 			Expect: regress.Expect{Status: "ok", Distinct: 1070757, Slow: true},
+		}, {
+			Name:   "durable fence reply, on DbLedgerStorage",
+			Change: "as above, with what a crash keeps as DbLedgerStorage keeps it (--checkpoints): b1 holds no entry, so its index has no key for the ledger until a checkpoint, and journal replay skips the keyless fence record as a deleted ledger's (variant durable-fence-reply)",
+			Config: fenceLossDB(spec.VariantDurableFenceReply),
+			Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16, Slow: true},
+		}, {
+			Name:   "durable and replayable fence, on DbLedgerStorage",
+			Change: "the durable reply and a fence record replayable without an index entry (the master key journalled with the fence; variant durable-fence-replayable, --checkpoints): a checkpoint with an empty write cache still moves the mark past the record without flushing the fenced flag, which the next section asks",
+			Config: fenceLossDB(spec.VariantDurableReplayable),
+			Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 17, Slow: true},
 		}},
-		Scope: "The spec's writer (the question does not involve the add path's detail); BookKeeper's rules on (--recovery-from-lac, --partial-replacement). The recovery reads are the spec's, every replica at once. With BookKeeper's default sequence read (--recovery-read sequence added to the command above) the question is answered by a 16-state trace that needs no lost message at all: recovery fences b2, asks it alone, and its one NoSuchEntry (Qw − Qa + 1 = 1) closes the ledger while the fencing read to b1 is still in flight; b2 crashes and restarts unfenced, and b1 and b2 acknowledge the old writer's add (667,817 orbits searched). The durable-fence-reply fix stays clean with sequence reads: 7,609,581 orbits, depth 31, exhaustive. What survives a crash is the model's journal: a fence whose record is written is kept. On DbLedgerStorage that is optimistic, so the fix's clean verdict does not carry over as it stands: a fence record carries no master key, and journal replay skips it as a deleted ledger when the ledger index has no entry for the ledger (BookieImpl's replay of METAENTRY_ID_FENCE_KEY, readMasterKey), which is b1's case here (no entry of the ledger) until a checkpoint with a non-empty write cache flushes the index; and a checkpoint with an empty write cache moves the journal's mark past the record without flushing the fenced flag (SingleDirectoryDbLedgerStorage.checkpoint; open PR #4843). bkcheck does not model the checkpoint yet.",
+		Scope: "The spec's writer (the question does not involve the add path's detail); BookKeeper's rules on (--recovery-from-lac, --partial-replacement). The recovery reads are the spec's, every replica at once. With BookKeeper's default sequence read (--recovery-read sequence added to the command above) the question is answered by a 16-state trace that needs no lost message at all: recovery fences b2, asks it alone, and its one NoSuchEntry (Qw − Qa + 1 = 1) closes the ledger while the fencing read to b1 is still in flight; b2 crashes and restarts unfenced, and b1 and b2 acknowledge the old writer's add (667,817 orbits searched). The durable-fence-reply fix stays clean with sequence reads: 7,609,581 orbits, depth 31, exhaustive. The master question and the first fix keep a fence whose record is written (the model's journal); on DbLedgerStorage (--checkpoints) that is optimistic, and the durable reply alone does not close it (the second fix): a fence record carries no master key, and journal replay skips it as a deleted ledger's when the ledger index has no entry for the ledger (BookieImpl's replay of METAENTRY_ID_FENCE_KEY, readMasterKey), b1's case here until a checkpoint flushes its index. With the record made replayable as well (the third), the empty-cache checkpoint of the next section still loses it; the three parts together are clean (the next section's fix).",
+	},
+	{
+		ID: "f-4843", Title: "A durable fence lost at a restart after a checkpoint with an empty write cache",
+		Upstream: "PR #4843 (open, 2026-07: \"DbLedgerStorage checkpoint losing ledger metadata when write cache is empty\"); PR #4844 (open) is a cousin",
+		Question: "On DbLedgerStorage, with a fence whose reply waited for its record and whose record can be replayed, does a checkpoint with an empty write cache, which moves the journal's mark past the record without flushing the fenced flag, let a crash or restart lose the fence, and an old writer reach Ack quorum after the ledger closed?",
+		Code:     "bookie/storage/ldb/SingleDirectoryDbLedgerStorage.checkpoint (\"if (writeCache.isEmpty() ...) return\" before LedgerMetadataIndex.flush), bookie/SyncThread.checkpoint (the journal's log mark moves all the same), LedgerMetadataIndex.setFenced (in memory until a flush), BookieImpl's journal replay",
+		Story:    "Yes. E = Qw = Qa = 2, bookies b1,b2, with the lost-fence section's first two fixes in place (variant durable-fence-replayable, --checkpoints). Recovery fences b1 and reads entry 1 from it: NoSuchEntry, which decides the entry does not exist; b1's fence record is durable. b1 checkpoints with an empty write cache (it holds no entry of this ledger, and none of another): SyncThread moves the journal's mark past the fence record, while checkpoint returned before flushing the ledger index. b1 crashes (a clean shutdown goes the same way: flush, then ledgerIndex.close without the pending updates) and restarts: the fence is in neither the index nor the replayed journal. The old writer's add is acknowledged by b1 and b2 (never fenced: its fencing read is still unprocessed) and recovery closes the ledger empty.\n\nReport for BookKeeper: preconditions: DbLedgerStorage, a fenced ledger with no entry in the write cache at the next checkpoint of that directory (an idle bookie, or one whose entries were flushed), a restart after it; consequence: a fenced ledger accepts the old writer's adds again; fix: PR #4843 (flush the ledger index on the empty-cache return), with the two fixes of the lost-fence section for a bookie that holds no entry.",
+		Master:   fenceLossDB(spec.VariantDurableReplayable),
+		Expect:   regress.Expect{Status: "violation", Invariant: noDivergence, Length: 17, Slow: true},
+		Fixes: []Fix{{
+			Name:   "PR #4843",
+			Change: "the empty-write-cache checkpoint flushes the ledger index too (its diff: refs/pull/4843/merge 9b4f81f4), with the durable and replayable fence (variant durable-fence-replayable-flushed)",
+			Config: fenceLossDB(spec.VariantDurableReplayFlushed),
+			Expect: regress.Expect{Status: "ok", Distinct: 20640374, Slow: true},
+		}, {
+			Name:   "PR #4843 alone",
+			Change: "the PR on master, without the other two parts (variant checkpoint-flushes-index)",
+			Config: fenceLossDB(spec.VariantCheckpointFlushes),
+			Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16, Slow: true},
+		}},
+		Scope: "--checkpoints models SingleDirectoryDbLedgerStorage's checkpoint at any moment (flushInterval is a clock) and one ledger directory; a checkpoint with a non-empty write cache is possible at any time (other ledgers' entries), an empty one only when this ledger has no entry waiting; the deletion of a collected ledger from the index is applied at once, not at the next checkpoint. PR #4843 alone leaves the lost-fence section's case: the fence of a bookie with no entry is answered before its record is durable, and its record is skipped at replay.",
 	},
 	{
 		ID: "f-preboot", Title: "With journalWriteData=false and data-integrity checking, a bookie serves before its pre-boot check has run", New: true,

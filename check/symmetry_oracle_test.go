@@ -253,6 +253,7 @@ func oracleConfigs() []oracleConfig {
 			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Crashes = spec.AddPathJava, 4, 3, 3, 1
 		}),
 		with("sequence-reads", func(p *spec.Params) { p.RecoveryRead = spec.RecoveryReadSequence }),
+		with("checkpoints", func(p *spec.Params) { p.Crashes, p.Checkpoints = 1, true }),
 		with("sequence-reads-striped-crash", func(p *spec.Params) {
 			p.RecoveryRead, p.Bookies, p.Ensemble, p.Crashes = spec.RecoveryReadSequence, 3, 3, 1
 		}),
@@ -277,6 +278,9 @@ func oracleConfigs() []oracleConfig {
 			}
 			if v.AwaitPreBootCheck {
 				p.Crashes, p.Journal, p.DataIntegrity = 1, spec.JournalDisabled, true
+			}
+			if v.CheckpointOnly() {
+				p.Crashes, p.Checkpoints = 1, true
 			}
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble = spec.AddPathJava, 4, 3

@@ -48,11 +48,13 @@ func _() {
 	_ = x[ClientUpdatesEnsembleMetadata-38]
 	_ = x[ClientCompletesEnsembleChange-39]
 	_ = x[ClientSendsNextRecoveryRead-40]
+	_ = x[BookieCheckpoints-41]
+	_ = x[BookieCheckpointsIdle-42]
 }
 
-const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedgerBookieRunsPreBootCheckClientReceivesAddTimeoutClientUpdatesEnsembleMetadataClientCompletesEnsembleChangeClientSendsNextRecoveryRead"
+const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedgerBookieRunsPreBootCheckClientReceivesAddTimeoutClientUpdatesEnsembleMetadataClientCompletesEnsembleChangeClientSendsNextRecoveryReadBookieCheckpointsBookieCheckpointsIdle"
 
-var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857, 879, 903, 932, 961, 988}
+var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857, 879, 903, 932, 961, 988, 1005, 1026}
 
 func (i ActionKind) String() string {
 	idx := int(i) - 1

@@ -57,12 +57,15 @@ const (
 	ClientCompletesEnsembleChange
 	// Sequence recovery reads (--recovery-read sequence).
 	ClientSendsNextRecoveryRead
+	// DbLedgerStorage checkpoints (--checkpoints).
+	BookieCheckpoints
+	BookieCheckpointsIdle
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = ClientSendsNextRecoveryRead + 1
+const numActionKinds = BookieCheckpointsIdle + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -176,6 +179,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 			g.BookieLosesDisk(b)
 			g.BookieRejoinsEmpty(b)
 			g.BookieSyncsJournal(b)
+			g.BookieCheckpoints(b)
 			g.BookieBecomesReadOnly(b)
 			g.BookieFillsDisk(b)
 		}

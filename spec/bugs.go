@@ -117,11 +117,18 @@ func (g *gen) BookieCollectsLedger(b int) {
 	g.n.BCollected |= bit
 	g.n.BEntries[b], g.n.BLAC[b], g.n.BLAFR[b] = 0, 0, 0
 	g.n.BUnflushed[b], g.n.BDurableLAC[b], g.n.BChecked[b] = 0, 0, 0
+	// The collection deletes the ledger from the index (applied at the
+	// next checkpoint; the model applies it now) and its journal records
+	// are replayed as a deleted ledger's.
+	g.forgetIndex(b)
 	switch {
 	case g.m.V.CollectKeepsFence && g.n.BFenced.Has(b):
 		// a tombstone written durably at the collection: the fence
 		// stays and survives a crash
 		g.n.BUnflushedFence &^= bit
+		if g.p.Checkpoints {
+			g.n.BIndexFenced |= bit
+		}
 	case !g.m.V.DeleteForgetsFence && g.n.BFenced.Has(b) && g.s.BHandle.Has(b):
 		g.n.BVolatileFence |= bit // remembered, in memory only
 	default:

@@ -47,17 +47,18 @@ type complField struct {
 
 // Presence predicates: the rules of spec/encode.go and traces/itf.go
 // stateVars.
-func gwqOnly(m *spec.Model) bool       { return m.V.GuaranteedWriteQuorum }
-func orderedOnly(m *spec.Model) bool   { return m.P.Ordered() }
-func faultyOnly(m *spec.Model) bool    { return m.P.Faulty() }
-func lossyOnly(m *spec.Model) bool     { return m.P.LossyJournal() }
-func fenceLossOnly(m *spec.Model) bool { return m.P.FencesCanBeLost() }
-func deferredOnly(m *spec.Model) bool  { return m.P.DeferredCheck() }
-func handlesOnly(m *spec.Model) bool   { return m.P.HasHandles() }
-func splitOnly(m *spec.Model) bool     { return m.V.SplitAddCheck }
-func deletionOnly(m *spec.Model) bool  { return m.P.DeleteLedger }
-func javaOnly(m *spec.Model) bool      { return m.P.JavaAddPath() }
-func sequenceOnly(m *spec.Model) bool  { return m.P.SequenceReads() }
+func gwqOnly(m *spec.Model) bool         { return m.V.GuaranteedWriteQuorum }
+func orderedOnly(m *spec.Model) bool     { return m.P.Ordered() }
+func faultyOnly(m *spec.Model) bool      { return m.P.Faulty() }
+func lossyOnly(m *spec.Model) bool       { return m.P.LossyJournal() }
+func fenceLossOnly(m *spec.Model) bool   { return m.P.FencesCanBeLost() }
+func deferredOnly(m *spec.Model) bool    { return m.P.DeferredCheck() }
+func handlesOnly(m *spec.Model) bool     { return m.P.HasHandles() }
+func splitOnly(m *spec.Model) bool       { return m.V.SplitAddCheck }
+func deletionOnly(m *spec.Model) bool    { return m.P.DeleteLedger }
+func javaOnly(m *spec.Model) bool        { return m.P.JavaAddPath() }
+func sequenceOnly(m *spec.Model) bool    { return m.P.SequenceReads() }
+func checkpointsOnly(m *spec.Model) bool { return m.P.Checkpoints }
 
 // Extents.
 func perBookie(m *spec.Model, _ reflect.Value) int { return m.P.Bookies }
@@ -193,6 +194,11 @@ var complFields = map[string]complField{
 	"BUnflushed":                     {present: lossyOnly, extent: perBookie},
 	"BUnflushed[]":                   {flip: flipEntrySet},
 	"BUnflushedFence":                {present: fenceLossOnly, flip: flipBookies},
+	"BIndexKey":                      {present: checkpointsOnly, flip: flipBookies},
+	"BIndexFenced":                   {present: checkpointsOnly, flip: flipBookies},
+	"BKeyRecord":                     {present: checkpointsOnly, flip: flipBookies},
+	"BFenceRecord":                   {present: checkpointsOnly, flip: flipBookies},
+	"BCacheDirty":                    {present: checkpointsOnly, flip: flipBookies},
 	"BDurableLAC":                    {present: lossyOnly, extent: perBookie},
 	"BDurableLAC[]":                  {flip: flipInt(fixed(0), entries(0))},
 	"BChecked":                       {present: splitOnly, extent: perBookie},
@@ -488,6 +494,10 @@ func complConfigs() []complConfig {
 		with("partial-replacement-striped", func(p *spec.Params) { p.Ensemble, p.Crashes, p.PartialReplacement = 3, 2, true }),
 		with("close-rereads-delete", func(p *spec.Params) { p.CloseRereads, p.DeleteLedger = true, true }),
 		with("sequence-reads", func(p *spec.Params) { p.RecoveryRead = spec.RecoveryReadSequence }),
+		with("checkpoints", func(p *spec.Params) { p.Crashes, p.Checkpoints = 1, true }),
+		with("checkpoints-delete-flushes", func(p *spec.Params) {
+			p.Crashes, p.Checkpoints, p.DeleteLedger, p.Variant = 1, true, true, spec.VariantDurableReplayFlushed
+		}),
 		with("sequence-reads-striped-crash", func(p *spec.Params) {
 			p.RecoveryRead, p.Bookies, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Crashes = spec.RecoveryReadSequence, 3, 3, 2, 1, 1
 		}),
@@ -513,6 +523,9 @@ func complConfigs() []complConfig {
 			}
 			if v.AwaitPreBootCheck {
 				p.Crashes, p.Journal, p.DataIntegrity = 1, spec.JournalDisabled, true
+			}
+			if v.CheckpointOnly() {
+				p.Crashes, p.Checkpoints = 1, true
 			}
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble, p.Entries = spec.AddPathJava, 4, 3, 3

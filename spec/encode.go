@@ -137,6 +137,9 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	if m.has.fencesCanBeLost {
 		dst = append(dst, byte(rl.set(s.BUnflushedFence)))
 	}
+	if p.Checkpoints {
+		dst = append(dst, byte(rl.set(s.BIndexKey)), byte(rl.set(s.BIndexFenced)), byte(rl.set(s.BKeyRecord)), byte(rl.set(s.BFenceRecord)), byte(rl.set(s.BCacheDirty)))
+	}
 	if m.has.lossyJournal {
 		for r := 0; r < p.Bookies; r++ {
 			b := rl.bookie(r)
@@ -350,6 +353,13 @@ func (m *Model) Decode(enc []byte, s *State) error {
 	}
 	if m.has.fencesCanBeLost {
 		s.BUnflushedFence = r.bookies("unflushed fences", p.Bookies)
+	}
+	if p.Checkpoints {
+		s.BIndexKey = r.bookies("index keys", p.Bookies)
+		s.BIndexFenced = r.bookies("index fences", p.Bookies)
+		s.BKeyRecord = r.bookies("key records", p.Bookies)
+		s.BFenceRecord = r.bookies("fence records", p.Bookies)
+		s.BCacheDirty = r.bookies("dirty write caches", p.Bookies)
 	}
 	if m.has.lossyJournal {
 		for b := 0; b < p.Bookies && r.Err() == nil; b++ {

@@ -43,6 +43,11 @@ func (g *gen) BookieCrashes(b int) {
 		g.n.BFenced &^= bit
 		g.n.BUnflushedFence &^= bit
 	}
+	if g.p.Checkpoints {
+		if !g.checkpointedFence(b) {
+			g.n.BFenced &^= bit
+		}
+	}
 	if g.p.LossyJournal() {
 		g.n.BEntries[b] &^= g.n.BUnflushed[b]
 		g.n.BLAC[b] = g.n.BDurableLAC[b]
@@ -117,6 +122,7 @@ func (g *gen) wipe(b int) {
 	g.n.BUnflushed[b], g.n.BDurableLAC[b] = 0, 0
 	g.n.BFenced &^= bit
 	g.n.BUnflushedFence &^= bit
+	g.forgetIndex(b)
 	g.n.BLimbo &^= bit
 	g.n.BChecked[b] = 0
 	g.n.BVolatileFence &^= bit
@@ -186,6 +192,9 @@ func (g *gen) BookieSyncsJournal(b int) {
 		return
 	}
 	g.begin(-1)
+	if g.s.BUnflushedFence.Has(b) {
+		g.fenceRecordDurable(b)
+	}
 	g.n.BUnflushedFence &^= bit
 	if lossy {
 		g.n.BUnflushed[b] = 0
@@ -199,6 +208,14 @@ func (g *gen) BookieSyncsJournal(b int) {
 func (g *gen) noteStored(b int, e Entry) {
 	if g.p.LossyJournal() {
 		g.n.BUnflushed[b] = g.n.BUnflushed[b].Add(e)
+	}
+	if g.p.Checkpoints {
+		// BookieImpl.addEntryInternal journals a METAENTRY_ID_LEDGER_KEY
+		// record before the ledger's first entry since the bookie started
+		// (masterKeyCache); the entry waits in the write cache.
+		bit := Bookies(1) << uint(b)
+		g.n.BKeyRecord |= bit
+		g.n.BCacheDirty |= bit
 	}
 }
 
@@ -227,6 +244,102 @@ func (g *gen) noteFenced(b int, withData bool) {
 		g.n.BUnflushedFence |= bit
 	}
 	g.n.BFenced |= bit
+	if !g.n.BUnflushedFence.Has(b) {
+		g.fenceRecordDurable(b)
+	}
+}
+
+// forgetIndex clears, with --checkpoints, what bookie b's ledger index and
+// journal hold of the ledger (a wiped disk, a collected ledger).
+func (g *gen) forgetIndex(b int) {
+	bit := Bookies(1) << uint(b)
+	g.n.BIndexKey &^= bit
+	g.n.BIndexFenced &^= bit
+	g.n.BKeyRecord &^= bit
+	g.n.BFenceRecord &^= bit
+	g.n.BCacheDirty &^= bit
+}
+
+// fenceRecordDurable notes, with --checkpoints, that bookie b's fence
+// record is now durable in its journal, after the log mark; with the
+// variant fence-journals-key it carries the master key too.
+func (g *gen) fenceRecordDurable(b int) {
+	if !g.p.Checkpoints {
+		return
+	}
+	bit := Bookies(1) << uint(b)
+	g.n.BFenceRecord |= bit
+	if g.m.V.FenceJournalsKey {
+		g.n.BKeyRecord |= bit
+	}
+}
+
+// BookieCheckpoints (--checkpoints): bookie b's SyncThread checkpoints its
+// ledger directory (every flushInterval). SingleDirectoryDbLedgerStorage.
+// checkpoint flushes the write cache and then the ledger index
+// (LedgerMetadataIndex.flush: the master key and fenced flag of every
+// ledger it knows in memory become durable) and SyncThread moves the
+// journal's log mark past every durable record, fence and key records
+// included. The write cache holds the entries of every ledger of the
+// directory, so the flush can happen whenever the bookie is up (another
+// ledger's entries); with an empty write cache, which needs this ledger's
+// entries flushed already, the checkpoint returns early without flushing
+// the index, and the mark still moves (BookieCheckpointsIdle), unless
+// PR #4843 (checkpoint-flushes-index) flushes it there too.
+func (g *gen) BookieCheckpoints(b int) {
+	g.checkpoint(BookieCheckpoints, b, true)
+	if !g.s.BCacheDirty.Has(b) {
+		g.checkpoint(BookieCheckpointsIdle, b, g.m.V.CheckpointFlushesIndex)
+	}
+}
+
+// checkpoint emits bookie b's checkpoint, flushing the ledger index or
+// not, if it changes anything.
+func (g *gen) checkpoint(kind ActionKind, b int, flush bool) {
+	if !g.p.Checkpoints || g.s.BDown.Has(b) {
+		return
+	}
+	bit := Bookies(1) << uint(b)
+	key, fenced := g.s.BIndexKey, g.s.BIndexFenced
+	if flush {
+		// The index knows the ledger in memory if the bookie stored an
+		// entry or fenced it since it started, or loaded it at start.
+		if g.s.BEntries[b] != 0 || g.s.BFenced.Has(b) {
+			key |= bit
+		}
+		fenced = fenced&^bit | g.s.BFenced&bit
+	}
+	unflushedFence := g.s.BUnflushedFence
+	if flush && g.s.BFenced.Has(b) {
+		unflushedFence &^= bit // the fenced flag is durable in the index now
+	}
+	same := key == g.s.BIndexKey && fenced == g.s.BIndexFenced && unflushedFence == g.s.BUnflushedFence &&
+		(g.s.BKeyRecord|g.s.BFenceRecord)&bit == 0 && (!flush || !g.s.BCacheDirty.Has(b))
+	if same {
+		return
+	}
+	g.begin(-1)
+	g.n.BIndexKey, g.n.BIndexFenced, g.n.BUnflushedFence = key, fenced, unflushedFence
+	g.n.BKeyRecord &^= bit
+	g.n.BFenceRecord &^= bit
+	if flush {
+		g.n.BCacheDirty &^= bit
+	}
+	g.out(Action{Kind: kind, Client: -1, Bookie: int8(b)})
+}
+
+// checkpointedFence is, with --checkpoints, whether bookie b's fence
+// survives a restart: the index holds it, or journal replay finds a fence
+// record after the mark and the ledger's master key, in a key record
+// after the mark (masterKeyCache) or in the index; else BookieImpl's
+// replay takes the record for a deleted ledger's and skips it
+// (readMasterKey: NoLedgerException).
+func (g *gen) checkpointedFence(b int) bool {
+	bit := Bookies(1) << uint(b)
+	if g.n.BIndexFenced.Has(b) {
+		return true
+	}
+	return g.n.BFenceRecord.Has(b) && (g.n.BIndexKey|g.n.BKeyRecord)&bit != 0
 }
 
 // BookieBecomesReadOnly: bookie b turns read-only (its disks passed the

@@ -105,7 +105,7 @@ type Footprints struct {
 func (m *Model) Footprints() (*Footprints, bool) {
 	p := m.P
 	v := m.V
-	if p.Faulty() || p.HasHandles() || p.JavaAddPath() || p.DeleteLedger || p.DataIntegrity || p.CloseRereads || p.SequenceReads() ||
+	if p.Faulty() || p.HasHandles() || p.JavaAddPath() || p.DeleteLedger || p.DataIntegrity || p.CloseRereads || p.SequenceReads() || p.Checkpoints ||
 		v.SplitAddCheck || v.DeleteForgetsFence || v.CallbacksAfterUnset || v.SkipChangeWithoutFailed {
 		return nil, false
 	}
@@ -401,7 +401,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		BookieRestarts, BookieRejoinsEmpty, BookieBecomesReadOnly, ClientReceivesAddErrorResponse,
 		ClientFailsToCreateLedger, BookieSendsAddReadOnlyResponse, BookieLosesDisk, BookieSyncsJournal,
 		BookieFillsDisk, BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
-		ClientCompletesEnsembleChange, ClientSendsNextRecoveryRead:
+		ClientCompletesEnsembleChange, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
 		// Not declared (Footprints refuses the options that have them):
 		// the transition may read and write everything.
 		for i := range x.r {

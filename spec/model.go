@@ -71,6 +71,10 @@ func (m *Model) RequiredActions() []ActionKind {
 	add(p.DeleteLedger, ClientDeletesLedger, BookieCollectsLedger)
 	// A second replica is asked only with Qw > 1 and a recovery.
 	add(p.SequenceReads() && p.WriteQuorum > 1 && p.Clients > 1, ClientSendsNextRecoveryRead)
+	// An idle checkpoint moves the mark past a record the busy one has not
+	// already: a fence record, which needs a recovery.
+	add(p.Checkpoints, BookieCheckpoints)
+	add(p.Checkpoints && p.Clients > 1, BookieCheckpointsIdle)
 	out := req[:0]
 	for _, k := range req {
 		if m.excluded&(1<<uint(k)) == 0 {

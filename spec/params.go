@@ -91,6 +91,14 @@ type Params struct {
 	// as they are, which the open questions about ensemble changes need.
 	AddPath string `name:"add-path" omitzero:"true" unit:"MODE" help:"the writer's add path: spec (the TLA+ spec's, the default: one confirmed set per entry, an ensemble change as one step) or java (the Java client's: each PendingAddOp with its own ack set and ensemble, the pending queue completed in order by sendAddSuccessCallbacks and never while changingEnsemble is set, a timeout delivered to its op, delayedWriteFailedBookies, an ensemble change as a metadata update and then a completion that re-sends op by op; docs/model.md)"`
 
+	// Checkpoints: what survives a crash is DbLedgerStorage's: the ledger
+	// index (master key, fenced flag) as of its last effective checkpoint
+	// (SingleDirectoryDbLedgerStorage.checkpoint) and the journal after
+	// the log mark; a fence record carries no master key, so its replay
+	// needs the key from a key record after the mark or from the index
+	// (BookieImpl's journal replay). Without it a journalled fence is kept.
+	Checkpoints bool `name:"checkpoints" omitzero:"true" help:"with --crashes: bookies checkpoint as DbLedgerStorage does (BookieCheckpoints: the ledger index, master key and fenced flag, becomes durable only at a checkpoint, and not at all when the write cache is empty, while the journal's mark moves past the fence record; BookieImpl's replay skips a fence record of a ledger it has no key for); what survives a crash is the index at its last effective checkpoint and the journal after the mark (not given: a journalled fence survives)"`
+
 	// RecoveryRead: how the recovery client reads an entry. The spec
 	// reads every member of the write set at once (PendingReadOp's
 	// parallel read, enableParallelRecoveryRead=true); BookKeeper's
@@ -217,6 +225,9 @@ func (p *Params) EnsureDefaults() {
 	}
 	if p.AddPath == "spec" {
 		p.AddPath = AddPathSpec
+	}
+	if p.Crashes == 0 {
+		p.Checkpoints = false
 	}
 	if p.RecoveryRead == "parallel" {
 		p.RecoveryRead = RecoveryReadParallel
@@ -354,6 +365,12 @@ func (p Params) Validate() error {
 		}
 	default:
 		probs.Add("add-path", "must be spec or java (got %q)", p.AddPath)
+	}
+	if verr == nil && v.CheckpointOnly() && !p.Checkpoints {
+		probs.Add("variant", "%s changes what a checkpoint keeps: it needs --checkpoints (and --crashes)", v.Name)
+	}
+	if p.Checkpoints && p.Journal != JournalSynced {
+		probs.Add("checkpoints", "needs --journal synced (the journal then holds every entry and fence record the mark has not passed)")
 	}
 	switch p.RecoveryRead {
 	case RecoveryReadParallel:

@@ -281,7 +281,7 @@ func TestActionKindNames(t *testing.T) {
 		"BookieChecksAdd", "BookieFailsRead", "ClientDeletesLedger", "BookieCollectsLedger",
 		"BookieRunsPreBootCheck",
 		"ClientReceivesAddTimeout", "ClientUpdatesEnsembleMetadata", "ClientCompletesEnsembleChange",
-		"ClientSendsNextRecoveryRead",
+		"ClientSendsNextRecoveryRead", "BookieCheckpoints", "BookieCheckpointsIdle",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

@@ -346,6 +346,16 @@ type State struct {
 	BUnflushedFence Bookies // fenced, fence record not yet durable (no-sync)
 	BDurableLAC     [MaxBookies]int8
 
+	// DbLedgerStorage durability (--checkpoints): per bookie, what its
+	// ledger index holds durably (the ledger with its master key; the
+	// fenced flag), what its journal holds after the log mark (a master
+	// key record, METAENTRY_ID_LEDGER_KEY, written by the first add; a
+	// durable fence record, METAENTRY_ID_FENCE_KEY), and whether its write
+	// cache holds entries of the ledger (a checkpoint then flushes).
+	BIndexKey, BIndexFenced  Bookies
+	BKeyRecord, BFenceRecord Bookies
+	BCacheDirty              Bookies
+
 	// Variant split-add-check: normal adds a bookie found not fenced and
 	// has not stored yet.
 	BChecked [MaxBookies]EntrySet

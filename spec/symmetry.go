@@ -160,6 +160,9 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	dst.BCheckPending = pm.bookies(s.BCheckPending)
 	dst.BHandle = pm.bookies(s.BHandle)
 	dst.BUnflushedFence = pm.bookies(s.BUnflushedFence)
+	dst.BIndexKey, dst.BIndexFenced = pm.bookies(s.BIndexKey), pm.bookies(s.BIndexFenced)
+	dst.BKeyRecord, dst.BFenceRecord = pm.bookies(s.BKeyRecord), pm.bookies(s.BFenceRecord)
+	dst.BCacheDirty = pm.bookies(s.BCacheDirty)
 	for i := 0; i < int(s.NumMetaFragments); i++ {
 		dst.MetaFragments[i] = pm.fragment(s.MetaFragments[i], p.Ensemble, ordered)
 	}
@@ -482,7 +485,7 @@ func (c *Canonicalizer) signatures(s *State) {
 		mask &^= 3 << shCid
 	}
 	var flags [MaxBookies]uint64
-	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle} {
+	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle, s.BIndexKey, s.BIndexFenced, s.BKeyRecord, s.BFenceRecord, s.BCacheDirty} {
 		for x := set; x != 0; x &= x - 1 {
 			flags[bits.TrailingZeros8(uint8(x))] += 1 << (24 + uint(i))
 		}

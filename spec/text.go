@@ -61,6 +61,13 @@ func (p Params) Rows(s *State) []vocab.Row {
 	if p.FencesCanBeLost() {
 		add("b_unflushed_fence", "%s", FormatBookies(s.BUnflushedFence))
 	}
+	if p.HasCheckpoints() {
+		add("b_index_key", "%s", FormatBookies(s.BIndexKey))
+		add("b_index_fenced", "%s", FormatBookies(s.BIndexFenced))
+		add("b_key_record", "%s", FormatBookies(s.BKeyRecord))
+		add("b_fence_record", "%s", FormatBookies(s.BFenceRecord))
+		add("b_cache_dirty", "%s", FormatBookies(s.BCacheDirty))
+	}
 	lafr := p.HasLAFR()
 	if lafr {
 		for b := 0; b < p.Bookies; b++ {

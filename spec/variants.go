@@ -67,6 +67,14 @@ type Variant struct {
 	// for runPreBootCheck), instead of starting it and serving meanwhile.
 	// A candidate fix.
 	AwaitPreBootCheck bool
+	// CheckpointFlushesIndex: a checkpoint with an empty write cache
+	// flushes the ledger index before the journal's mark moves
+	// (apache/bookkeeper PR #4843, open). Needs --checkpoints.
+	CheckpointFlushesIndex bool
+	// FenceJournalsKey: the fence record can be replayed without an index
+	// entry for the ledger (its master key journalled with it). A
+	// candidate fix; needs --checkpoints.
+	FenceJournalsKey bool
 	// CallbacksAfterUnset: the completion of an ensemble change re-sends
 	// every pending op first and calls sendAddSuccessCallbacks once after
 	// the loop, instead of from inside it for an op whose write set lacks
@@ -102,6 +110,9 @@ const (
 	VariantCollectKeepsFence     = "collect-keeps-fence"
 	VariantSkipChangeNoFailed    = "skip-change-without-failed"
 	VariantUnsetWhileChanging    = "unset-while-changing"
+	VariantCheckpointFlushes     = "checkpoint-flushes-index"
+	VariantDurableReplayable     = "durable-fence-replayable"
+	VariantDurableReplayFlushed  = "durable-fence-replayable-flushed"
 )
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -228,7 +239,36 @@ var Variants = []Variant{
 		RecoveryReadsFence:  true,
 		CallbacksAfterUnset: true,
 	},
+	{
+		Name:                   VariantCheckpointFlushes,
+		Description:            "with --checkpoints: a checkpoint with an empty write cache flushes the ledger index (fenced flag, master key) before the journal's mark moves past the fence record (the candidate fix for a fence lost at a restart after such a checkpoint)",
+		Source:                 "PR #4843's diff (refs/pull/4843/merge 9b4f81f4 against master 9590a97): SingleDirectoryDbLedgerStorage.checkpoint's empty-write-cache return now calls flushLedgerIndex()",
+		Issue:                  "apache/bookkeeper PR #4843",
+		RecoveryReadsFence:     true,
+		CheckpointFlushesIndex: true,
+	},
+	{
+		Name:               VariantDurableReplayable,
+		Description:        "with --checkpoints: durable-fence-reply, and a fence record replayable without an index entry for the ledger (the master key journalled with the fence): two parts of a fix for fences lost by a crash",
+		Source:             "durable-fence-reply, plus BookieImpl's replay of METAENTRY_ID_FENCE_KEY finding the key in the record (today it takes it from masterKeyCache or the index, and skips the record as a deleted ledger without one)",
+		RecoveryReadsFence: true,
+		DurableFenceReply:  true,
+		FenceJournalsKey:   true,
+	},
+	{
+		Name:                   VariantDurableReplayFlushed,
+		Description:            "with --checkpoints: durable-fence-replayable and checkpoint-flushes-index (PR #4843): the three parts of a fix for fences lost by a crash on DbLedgerStorage",
+		Source:                 "durable-fence-replayable, plus PR #4843's diff (refs/pull/4843/merge 9b4f81f4)",
+		RecoveryReadsFence:     true,
+		DurableFenceReply:      true,
+		FenceJournalsKey:       true,
+		CheckpointFlushesIndex: true,
+	},
 }
+
+// CheckpointOnly reports whether the variant changes only what
+// --checkpoints models (and so needs it).
+func (v Variant) CheckpointOnly() bool { return v.CheckpointFlushesIndex || v.FenceJournalsKey }
 
 // JavaOnly reports whether the variant changes the Java client's add path
 // (and so needs --add-path java).

@@ -29,6 +29,10 @@ func (p Params) HasChecked() bool { return p.variant().SplitAddCheck }
 // b_volatile_fence.
 func (p Params) HasDeletion() bool { return p.DeleteLedger }
 
+// HasCheckpoints: DbLedgerStorage's checkpoints decide what a crash keeps
+// (--checkpoints).
+func (p Params) HasCheckpoints() bool { return p.Checkpoints }
+
 // HasHandles: whether a bookie holds a handle for the ledger matters
 // (b_handle): to split-add-check, whose race needs an add that finds no
 // handle, and to ledger deletion, whose fix (PR #4462) remembers a fence
@@ -126,6 +130,21 @@ var stateVars = []stateVar{
 	{Var: vocab.Var{Name: "b_unflushed_fence", Shape: vocab.BookieSet, Doc: "the bookies whose fence record is not yet durable in their journal", When: "--crashes (with a synced or disabled journal: fences answered without data)"}, present: Params.FencesCanBeLost, since: true,
 		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BUnflushedFence) },
 		decode: func(d itfDec, v any, s *State) { s.BUnflushedFence = d.bookies(v) }},
+	{Var: vocab.Var{Name: "b_index_key", Shape: vocab.BookieSet, Doc: "the bookies whose ledger index holds the ledger durably (its master key), as of their last effective checkpoint", When: "--checkpoints"}, present: Params.HasCheckpoints, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BIndexKey) },
+		decode: func(d itfDec, v any, s *State) { s.BIndexKey = d.bookies(v) }},
+	{Var: vocab.Var{Name: "b_index_fenced", Shape: vocab.BookieSet, Doc: "the bookies whose ledger index holds the fenced flag durably", When: "--checkpoints"}, present: Params.HasCheckpoints, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BIndexFenced) },
+		decode: func(d itfDec, v any, s *State) { s.BIndexFenced = d.bookies(v) }},
+	{Var: vocab.Var{Name: "b_key_record", Shape: vocab.BookieSet, Doc: "the bookies whose journal holds a master-key record of the ledger after its log mark", When: "--checkpoints"}, present: Params.HasCheckpoints, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BKeyRecord) },
+		decode: func(d itfDec, v any, s *State) { s.BKeyRecord = d.bookies(v) }},
+	{Var: vocab.Var{Name: "b_fence_record", Shape: vocab.BookieSet, Doc: "the bookies whose journal holds a durable fence record of the ledger after its log mark", When: "--checkpoints"}, present: Params.HasCheckpoints, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BFenceRecord) },
+		decode: func(d itfDec, v any, s *State) { s.BFenceRecord = d.bookies(v) }},
+	{Var: vocab.Var{Name: "b_cache_dirty", Shape: vocab.BookieSet, Doc: "the bookies whose write cache holds entries of the ledger not yet flushed by a checkpoint", When: "--checkpoints"}, present: Params.HasCheckpoints, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BCacheDirty) },
+		decode: func(d itfDec, v any, s *State) { s.BCacheDirty = d.bookies(v) }},
 	{Var: vocab.Var{Name: "meta_deleted", Doc: "whether the ledger's metadata is deleted", When: "--delete-ledger"}, present: Params.HasDeletion,
 		itf:    func(_ *vocabModel, s *State) any { return s.MetaDeleted },
 		decode: func(d itfDec, v any, s *State) { s.MetaDeleted = d.Bool(v) }},
@@ -210,6 +229,8 @@ func actionInfo(k ActionKind) vocab.Action {
 		a.EnabledBy = "--add-path java"
 	case k == ClientSendsNextRecoveryRead:
 		a.EnabledBy = "--recovery-read sequence"
+	case k == BookieCheckpoints || k == BookieCheckpointsIdle:
+		a.EnabledBy = "--checkpoints"
 	}
 	for _, v := range Variants {
 		for _, vk := range v.Actions {

@@ -25,6 +25,8 @@ func TestViewMatchesITF(t *testing.T) {
 	split.Variant = "split-add-check"
 	deferred := spec.DefaultParams() // b_check_pending
 	deferred.Crashes, deferred.Journal, deferred.DataIntegrity = 1, spec.JournalDisabled, true
+	checkpointed := spec.DefaultParams() // b_index_key and the other checkpoint sets
+	checkpointed.Crashes, checkpointed.Checkpoints = 1, true
 	itfVars := map[string]bool{}
 	fields := map[string]map[string]bool{} // record type -> ITF keys seen
 	note := func(rt string, obj any) {
@@ -39,7 +41,7 @@ func TestViewMatchesITF(t *testing.T) {
 			fields[rt][k] = true
 		}
 	}
-	for _, p := range []spec.Params{striped, faulty, deleting, split, deferred} {
+	for _, p := range []spec.Params{striped, faulty, deleting, split, deferred, checkpointed} {
 		p.EnsureDefaults()
 		// The states of random walks, as the steps of one trace (the
 		// actions do not matter to the encoding of states).
