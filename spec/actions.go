@@ -1134,7 +1134,7 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 	a.Entry = next
 	to := g.recoveryReadSet(c, next)
 	if g.p.SequenceReads() {
-		to = 1 << uint(g.recoveryReadOrder(c, next)[0])
+		to = 1 << uint(g.recoveryReplica(c, next, 0))
 	}
 	g.sendToBookies(a, to, g.recoveryRead(cid, next), func() {
 		nc := g.begin(cid)
@@ -1170,32 +1170,19 @@ func (g *gen) ClientSendsNextRecoveryRead(cid int) {
 	id := c.CurrReadEntry
 	a := clientAction(ClientSendsNextRecoveryRead, cid)
 	a.Entry = id
-	b := g.recoveryReadOrder(c, id)[c.ReadNext]
+	b := g.recoveryReplica(c, id, int(c.ReadNext))
 	g.sendToBookies(a, 1<<uint(b), g.recoveryRead(cid, id), func() {
 		g.begin(cid).ReadNext++
 	})
 }
 
-// recoveryReadOrder is the write set of a recovery read of entry id in
-// the order a sequence read asks it: DistributionSchedule's write set
-// (the Qw positions from id mod E, in the model's numbering), of the
-// fragment recoveryReadSet reads from.
-func (g *gen) recoveryReadOrder(c *Client, id int8) []int {
-	lay := c.RecoveryLay
-	frags := g.s.MetaFragmentList()
-	if n := len(frags); n > 1 && id < frags[n-1].First {
-		for i := n - 2; i >= 0; i-- {
-			if frags[i].First <= id {
-				lay = frags[i].Layout
-				break
-			}
-		}
-	}
-	out := make([]int, g.p.WriteQuorum)
-	for i := range out {
-		out[i] = lay.At((int(id) + i) % g.p.Ensemble)
-	}
-	return out
+// recoveryReplica is the r-th member of entry id's write set in the
+// order a sequence read asks it: DistributionSchedule's write set (the Qw
+// positions from id mod E, in the model's numbering), of the fragment
+// recoveryReadSet reads from.
+func (g *gen) recoveryReplica(c *Client, id int8, r int) int {
+	_, lay := g.recoveryEnsemble(c, id)
+	return lay.At((int(id) + r) % g.p.Ensemble)
 }
 
 // recoveryReadSet is the write set a recovery read of entry id goes to.
@@ -1206,15 +1193,23 @@ func (g *gen) recoveryReadOrder(c *Client, id int8) []int {
 // recovery reads only when it starts below the last fragment (variant
 // no-lac-floor); there the model reads as BookKeeper does.
 func (g *gen) recoveryReadSet(c *Client, id int8) Bookies {
+	ens, lay := g.recoveryEnsemble(c, id)
+	return g.p.writeSet(id, ens, lay)
+}
+
+// recoveryEnsemble is the ensemble (and layout) a recovery read of entry
+// id goes to: the fragment holding id below the last fragment, else the
+// recovery ensemble.
+func (g *gen) recoveryEnsemble(c *Client, id int8) (Bookies, Layout) {
 	frags := g.s.MetaFragmentList()
 	if n := len(frags); n > 1 && id < frags[n-1].First {
 		for i := n - 2; i >= 0; i-- {
 			if frags[i].First <= id {
-				return g.p.WriteSet(id, frags[i])
+				return frags[i].Ensemble, frags[i].Layout
 			}
 		}
 	}
-	return g.p.writeSet(id, c.RecoveryEns, c.RecoveryLay)
+	return c.RecoveryEns, c.RecoveryLay
 }
 
 // ClientReceivesRecoveryReadResponse: one positive read makes the entry

@@ -158,6 +158,20 @@ func TestUsageListsEveryProblem(t *testing.T) {
 	if code, _, errOut := runArgs(t, "check", "--max-ensemble-changes", "5"); code != exitUsage || !strings.Contains(errOut, `--max-ensemble-changes: has no effect with these settings (given "5")`) {
 		t.Errorf("--max-ensemble-changes without --add-path java: exit %d, %s", code, errOut)
 	}
+	// The recovery read and checkpoint settings: a bad mode, a journal the
+	// checkpoint model does not cover, a variant that needs --checkpoints.
+	code, _, errOut = runArgs(t, "check", "--recovery-read", "bogus", "--crashes", "1", "--checkpoints", "--journal", "no-sync")
+	if code != exitUsage {
+		t.Fatalf("recovery read and checkpoints: exit %d", code)
+	}
+	for _, want := range []string{`--recovery-read: must be parallel or sequence (got "bogus")`, "--checkpoints: needs --journal synced"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code, _, errOut := runArgs(t, "check", "--variant", "checkpoint-flushes-index"); code != exitUsage || !strings.Contains(errOut, "checkpoint-flushes-index changes what a checkpoint keeps: it needs --checkpoints") {
+		t.Errorf("--variant checkpoint-flushes-index without --checkpoints: exit %d, %s", code, errOut)
+	}
 	if code, _, errOut := runArgs(t, "simulate", "--trace-out", ""); code != exitUsage || !strings.Contains(errOut, "--trace-out: is empty") {
 		t.Errorf("simulate --trace-out '': exit %d, %s", code, errOut)
 	}
