@@ -82,6 +82,7 @@ func (c ModelConfig) Validate() error {
 		}
 		c.validatePOR(&probs)
 	}
+	c.validateFair(&probs)
 	return probs.Err()
 }
 

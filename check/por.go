@@ -24,7 +24,7 @@ func (c ModelConfig) validatePOR(probs *schema.Problems) {
 	if !c.POR {
 		return
 	}
-	if len(c.Eventually)+len(c.Probe)+len(c.Constraint) > 0 {
+	if len(c.Eventually)+len(c.Probe)+len(c.Constraint)+len(c.Fair) > 0 {
 		probs.Add("por", "keeps terminal states and invariant violations, not what --eventually, --probe or --constraint ask about")
 	}
 	m, err := spec.NewModel(c.Params)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/liveness"
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
@@ -253,6 +254,10 @@ type PropertyResult struct {
 	// Graph is, for an eventually property, the figures of the pass over
 	// the behaviour graph (states paired with the properties pending).
 	Graph *explorer.Stats
+	// Cycles is, when the pass looked for fair cycles too (package
+	// liveness: a model that may have cycles, or --fair), its figures:
+	// edges, components, memory. nil otherwise.
+	Cycles *liveness.Stats
 }
 
 // Property statuses.
@@ -415,7 +420,18 @@ func searchOptions(cfg Config) explorer.Options {
 // for any number of workers.
 //
 // b is the model with its properties cel, for any model of the registry.
+//
+// When b says its graph may have cycles (Cyclic), or the run has
+// weak-fairness constraints (--fair), the pass is livenessPass instead
+// (liveness.go), which finds fair cycles as well as terminal states.
 func eventuallyPass(ctx context.Context, cfg Config, rep *Report, results map[string]*PropertyResult, b Bound, cel *celProps) error {
+	fair, err := cfg.Fairness()
+	if err != nil {
+		return err
+	}
+	if len(fair) > 0 || mayCycle(b) {
+		return livenessPass(ctx, cfg, rep, results, b, cel, fair)
+	}
 	em := &eventuallyModel{base: b, cel: cel}
 	res, err := explorer.Run(ctx, em, searchOptions(cfg))
 	if err != nil {
@@ -627,28 +643,82 @@ func (em *eventuallyModel) decodeTrace(v *explorer.ViolationInfo) (*traces.Trace
 
 // replayCEL is Replay for the trace of a CEL property (the trace records
 // its kind and expression): every step a transition of the model, the last
-// state terminal for a terminal or eventually property, and the property's
-// values along the trace as its kind requires (properties.CheckTrace, in
-// the current model's typed view or another model's ITF view).
+// state terminal for a terminal property, and the property's values along
+// the trace as its kind requires (properties.CheckTrace, in the current
+// model's typed view or another model's ITF view). An eventually
+// property's counterexample ends in a state without a transition other
+// than stuttering, or, a lasso (Loop), in the state it returns to, with
+// the property owed throughout the cycle and the cycle fair as its
+// fairness witnesses say (checkLasso).
 func replayCEL(tr *traces.Trace) error {
+	eventually := tr.Kind == properties.Eventually.String()
+	if tr.Loop != 0 && !eventually {
+		return &ReplayError{Step: len(tr.Steps), Reason: "only an eventually property's counterexample returns to an earlier state"}
+	}
 	plain := *tr
 	plain.Kind, plain.Invariant, plain.Expression = "", "", ""
-	plain.Deadlock = tr.Kind == properties.Terminal.String() || tr.Kind == properties.Eventually.String()
+	plain.Deadlock = tr.Kind == properties.Terminal.String()
+	plain.Terminal = plain.Terminal && !eventually // checked below, stuttering aside
 	if err := Replay(&plain); err != nil {
 		return err
 	}
-	var step int
-	var err error
-	if p, current := spec.ParamsOf(tr.Model); current {
-		step, err = specprops.CheckTrace(tr, p)
-	} else {
-		step, err = properties.CheckTrace(tr, nil)
+	checkOwed := func(t *traces.Trace) (int, error) {
+		if p, current := spec.ParamsOf(t.Model); current {
+			return specprops.CheckTrace(t, p)
+		}
+		return properties.CheckTrace(t, nil)
 	}
-	if err != nil {
+	if step, err := checkOwed(tr); err != nil {
 		if step == 0 {
 			return fmt.Errorf("the trace's property: %w", err)
 		}
 		return &ReplayError{Step: step, Reason: err.Error()}
 	}
+	if !eventually {
+		return nil
+	}
+	b, err := bindTrace(tr)
+	if err != nil {
+		return err
+	}
+	if tr.Loop != 0 {
+		return checkLasso(tr, b, checkOwed)
+	}
+	// The behaviour stutters in the last state: it has no other move.
+	n := len(tr.Steps)
+	enc := b.EncodeState(tr.Steps[n-1].State)
+	exp := b.NewExpander()
+	if err := exp.Load(enc); err != nil {
+		return &ReplayError{Step: n, Reason: err.Error()}
+	}
+	succ := 0
+	exp.Successors(func(_ explorer.Action, next, _ []byte) {
+		if string(next) != string(enc) {
+			succ++
+		}
+	})
+	if succ != 0 {
+		return &ReplayError{Step: n, Reason: fmt.Sprintf("the last state has %d successors, the trace says none", succ)}
+	}
 	return nil
+}
+
+// bindTrace binds the model and parameters a trace records, without
+// properties.
+func bindTrace(tr *traces.Trace) (Bound, error) {
+	info, err := LookupModel(tr.Model.Descriptor().Name)
+	if err != nil {
+		return nil, err
+	}
+	c := info.config(tr.Model)
+	c.Invariants = []string{}
+	c.EnsureDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("the trace's model: %w", err)
+	}
+	b, err := info.bind(c)
+	if err != nil {
+		return nil, fmt.Errorf("the trace's model: %w", err)
+	}
+	return b, nil
 }

@@ -31,6 +31,7 @@ var v413Settings = map[string]bool{
 	// CEL properties of every kind, over the model's ITF values
 	// (properties.CompileModel).
 	"invariant": true, "terminal": true, "probe": true, "eventually": true,
+	"fair": true, // weak fairness for the eventually properties (liveness.go)
 }
 
 // Params413 is the v4.13 model's parameter set: the settings both models
@@ -67,6 +68,7 @@ func (c ModelConfig) validate413() error {
 	if _, err := spec413.LookupInvariants(c.Invariants); err != nil {
 		probs.Add("invariants", "%v", err)
 	}
+	c.validateFair(&probs)
 	return probs.Err()
 }
 

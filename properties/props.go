@@ -10,9 +10,12 @@
 //   - invariant: the expression holds in every reachable state;
 //   - terminal: it holds in every terminal state (one without successor);
 //   - eventually: every behaviour passes through a state where it holds.
-//     The model's reachable graph has no cycle, so every behaviour ends in
-//     a terminal state, and a counterexample is a path from the initial
-//     state to a terminal state along which it never holds;
+//     When the model's reachable graph has no cycle every behaviour ends
+//     in a terminal state, and a counterexample is a path from the initial
+//     state to a terminal state along which it never holds; when it may
+//     have cycles (or --fair is given) a counterexample may also be a
+//     lasso, a path into a cycle repeated forever that is fair to the
+//     weak-fairness constraints (package liveness);
 //   - probe: "can this happen?": found (with the shortest trace to a state
 //     where it holds) or not reachable.
 //
@@ -87,10 +90,17 @@ type Settings struct {
 	Terminal   schema.Repeated `name:"terminal" unit:"NAME=EXPR" group:"properties" help:"a CEL expression that must hold in every terminal state, one without successor (repeatable)"`
 	Eventually schema.Repeated `name:"eventually" unit:"NAME=EXPR" group:"properties" help:"a CEL expression every behaviour must reach, or P ~> Q: whenever P holds, Q holds then or later; fails when a path to a terminal state never satisfies it (repeatable)"`
 	Probe      schema.Repeated `name:"probe" unit:"NAME=EXPR" group:"properties" help:"a CEL question: is a state where it holds reachable? Answered found (with the shortest trace) or not reachable; never a failure (repeatable)"`
+	// Fair are weak-fairness constraints for the eventually properties:
+	// action names (the model's vocabulary) or FairAll. Not a property:
+	// Empty and Defs leave it out.
+	Fair       schema.Repeated `name:"fair" unit:"ACTION" group:"properties" help:"weak fairness of an action (bkcheck actions lists them), or all: one constraint per action; a behaviour that keeps it enabled forever takes it infinitely often. Only with --eventually: a cycle that never satisfies an eventually property is then a counterexample only if fair (repeatable; docs/properties.md)"`
 	Constraint schema.Repeated `name:"constraint" unit:"NAME=EXPR" group:"properties" help:"a CEL state constraint, as TLC's CONSTRAINT: a state where it fails is checked but the search does not go on from it (nor counts it as terminal); results are then about the constrained model (repeatable)"`
 }
 
-// Empty reports whether no property is given.
+// FairAll is the --fair value that makes every action weakly fair.
+const FairAll = "all"
+
+// Empty reports whether no property is given (--fair is not one).
 func (s Settings) Empty() bool {
 	return len(s.Invariant)+len(s.Terminal)+len(s.Eventually)+len(s.Probe)+len(s.Constraint) == 0
 }

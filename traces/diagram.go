@@ -36,6 +36,8 @@ func RenderMermaid(w io.Writer, t *Trace) error {
 		what = "deadlock, no successor"
 	case t.Kind == "probe":
 		what = "satisfies the probe " + t.Invariant
+	case t.Kind == "eventually" && t.Loop > 0:
+		what = fmt.Sprintf("back to state %d, the cycle repeats forever, %s never holds", t.Loop, t.Invariant)
 	case t.Kind == "eventually":
 		what = "no successor, " + t.Invariant + " never held"
 	case t.Terminal:

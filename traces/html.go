@@ -116,6 +116,12 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	case prop.Kind == "":
 		prop.Kind = "invariant"
 	}
+	if t.Loop > 0 {
+		prop.Why = append(prop.Why, fmt.Sprintf("the behaviour returns to state %d and repeats the cycle forever", t.Loop))
+		for _, f := range t.Fairness {
+			prop.Why = append(prop.Why, "the cycle is fair: "+f.String())
+		}
+	}
 	if ex := t.Explanation; ex != nil {
 		if ex.Equivalent {
 			prop.Expression, prop.Equivalent = ex.Expression, true

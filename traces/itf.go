@@ -20,7 +20,10 @@ import (
 // variables mbt::actionTaken and mbt::nondetPicks, as Quint does. Which
 // variables a state has, and how each is written, is the model's
 // (vocab.Model.ITF); #meta names the model ("model", absent for
-// vocab.DefaultModel) and its parameters.
+// vocab.DefaultModel) and its parameters. A lasso (Trace.Loop) has the
+// ADR's optional top-level "loop": the 0-based index of the state the
+// last state equals (the behaviour repeats the states after it forever),
+// and #meta.fairness says how its cycle is fair.
 
 // ErrITF is wrapped by every error about malformed ITF input.
 var ErrITF = vocab.ErrITF
@@ -55,6 +58,7 @@ type itfMeta struct {
 	Model       string          `json:"model,omitempty"`      // absent: vocab.DefaultModel
 	Error       string          `json:"error,omitempty"`      // the model failed on the last state (Trace.Error)
 	Checked     []string        `json:"invariants,omitempty"` // with Error: the invariants the run checked
+	Fairness    []FairStep      `json:"fairness,omitempty"`   // a lasso's cycle: how it is fair to each --fair action
 }
 
 // stateVars lists the variables of a trace of m, in declaration order.
@@ -76,13 +80,16 @@ func EncodeITF(w io.Writer, t *Trace) error {
 	meta := itfMeta{
 		Format: "ITF", FormatDesc: "https://apalache-mc.org/docs/adr/015adr-trace.html", Source: "bkcheck",
 		Version: Version, Params: params, Invariant: t.Invariant, Statement: t.Statement,
-		Deadlock: t.Deadlock, Terminal: t.Terminal, Kind: t.Kind, Expression: t.Expression, Error: t.Error, Checked: t.Checked,
+		Deadlock: t.Deadlock, Terminal: t.Terminal, Kind: t.Kind, Expression: t.Expression, Error: t.Error, Checked: t.Checked, Fairness: t.Fairness,
 		Description: fmt.Sprintf("%s of %d states found by bkcheck on %s", map[bool]string{false: "counterexample", true: "witness"}[t.Kind == "probe"], len(t.Steps), m.Params()),
 	}
 	if name := m.Descriptor().Name; name != vocab.DefaultModel {
 		meta.Model = name
 	}
 	doc := map[string]any{"#meta": meta, "params": []string{}, "vars": stateVars(m)}
+	if t.Loop > 0 {
+		doc["loop"] = t.Loop - 1
+	}
 	states := make([]any, len(t.Steps))
 	for i, st := range t.Steps {
 		s := m.ITF(st.State)
@@ -142,11 +149,26 @@ func DecodeITF(r io.Reader, resolve Resolver) (*Trace, error) {
 	}
 	d := &vocab.Decoder{}
 	t := &Trace{Model: m, Invariant: meta.Invariant, Statement: meta.Statement, Deadlock: meta.Deadlock, Terminal: meta.Terminal,
-		Kind: meta.Kind, Expression: meta.Expression, Error: meta.Error, Checked: meta.Checked}
+		Kind: meta.Kind, Expression: meta.Expression, Error: meta.Error, Checked: meta.Checked, Fairness: meta.Fairness}
 	switch t.Kind {
 	case "", "invariant", "terminal", "eventually", "probe":
 	default:
 		return nil, fmt.Errorf("%w: #meta.kind is %q, not invariant, terminal, eventually or probe", ErrITF, t.Kind)
+	}
+	if l, ok := raw["loop"]; ok {
+		var loop int
+		if err := json.Unmarshal(l, &loop); err != nil || loop < 0 || loop >= len(states)-1 {
+			return nil, fmt.Errorf("%w: loop: want the index of a state before the last, got %s", ErrITF, l)
+		}
+		if t.Kind != "eventually" {
+			return nil, fmt.Errorf("%w: loop: only an eventually property's counterexample is a lasso (#meta.kind is %q)", ErrITF, t.Kind)
+		}
+		t.Loop = loop + 1
+	}
+	for _, f := range t.Fairness {
+		if t.Loop == 0 || f.Step < t.Loop || f.Step > len(states) {
+			return nil, fmt.Errorf("%w: #meta.fairness: %s: step %d is not in the cycle", ErrITF, f.Constraint, f.Step)
+		}
 	}
 	for i, sv := range states {
 		d.At(fmt.Sprintf("states[%d]", i), func() {

@@ -25,11 +25,16 @@ type Text struct {
 	Kind        string
 	Expression  string
 	Explanation string
+	// Loop and Fairness are a lasso's (Trace.Loop, Trace.Fairness).
+	Loop     int
+	Fairness []FairStep
 }
 
 // What says what the last state is: a violation, a deadlock or a probe's
 // witness.
-func (t *Text) What() string { return what(t.Kind, t.Invariant, t.Error, t.Deadlock, t.Terminal) }
+func (t *Text) What() string {
+	return what(t.Kind, t.Invariant, t.Error, t.Deadlock, t.Terminal, t.Loop)
+}
 
 // TextStep is one state of a Text and the action that led to it.
 type TextStep struct {
@@ -70,6 +75,15 @@ func (t *Text) Render(w io.Writer) error {
 			fmt.Fprintf(&b, "     %s = %s\n", v.Name, v.Value)
 		}
 		prev = st.Vars
+	}
+	if t.Loop > 0 {
+		fmt.Fprintf(&b, "\n-- the behaviour returns to state %d and repeats forever --\n", t.Loop)
+		if len(t.Fairness) > 0 {
+			b.WriteString("The cycle is weakly fair to every action of --fair:\n")
+			for _, f := range t.Fairness {
+				fmt.Fprintf(&b, "  %s\n", f)
+			}
+		}
 	}
 	if t.Explanation != "" {
 		b.WriteString("\n")

@@ -50,6 +50,33 @@ type Trace struct {
 	// fail (hold, for a probe); nil when unknown. It is derived from the
 	// states, never read from a file.
 	Explanation *Explanation
+
+	// Loop is, for an eventually property's counterexample that is a
+	// cycle (a lasso), the number (1-based) of the state the last state
+	// equals: the behaviour goes on from there, repeating the steps after
+	// it forever, and the property is owed in every state of the cycle.
+	// 0 for a finite counterexample.
+	Loop int
+	// Fairness says, for a lasso, how its cycle is fair to each
+	// weak-fairness constraint of the run (--fair), in the run's order.
+	Fairness []FairStep
+}
+
+// FairStep is how a lasso's cycle satisfies one weak-fairness constraint
+// (WF of an action): the action is taken at a step of the cycle, or it is
+// disabled in one of the cycle's states. Either recurs forever.
+type FairStep struct {
+	Constraint string `json:"constraint"` // the action's name
+	Step       int    `json:"step"`       // 1-based state number, within the cycle
+	Taken      bool   `json:"taken"`      // Step's action is it; else it is disabled in state Step
+}
+
+// String says it in words.
+func (f FairStep) String() string {
+	if f.Taken {
+		return fmt.Sprintf("WF(%s): taken at step %d", f.Constraint, f.Step)
+	}
+	return fmt.Sprintf("WF(%s): disabled in state %d", f.Constraint, f.Step)
 }
 
 // Explanation is why a property fails (or, for a probe, holds) in the last
@@ -71,9 +98,11 @@ type Explanation struct {
 }
 
 // What says in words what the last state of t shows.
-func (t *Trace) What() string { return what(t.Kind, t.Invariant, t.Error, t.Deadlock, t.Terminal) }
+func (t *Trace) What() string {
+	return what(t.Kind, t.Invariant, t.Error, t.Deadlock, t.Terminal, t.Loop)
+}
 
-func what(kind, invariant, failure string, deadlock, terminal bool) string {
+func what(kind, invariant, failure string, deadlock, terminal bool, loop int) string {
 	switch {
 	case failure != "":
 		return "is where the model failed: " + failure
@@ -81,6 +110,8 @@ func what(kind, invariant, failure string, deadlock, terminal bool) string {
 		return "is a deadlock (no successor)"
 	case kind == "probe":
 		return "satisfies the probe " + invariant + " (a witness)"
+	case kind == "eventually" && loop > 0:
+		return fmt.Sprintf("returns to state %d: the behaviour repeats the cycle forever and never satisfies %s", loop, invariant)
 	case kind == "eventually":
 		return "has no successor, and the behaviour never satisfies " + invariant
 	case terminal:
@@ -118,7 +149,7 @@ func RenderText(w io.Writer, t *Trace) error { return t.Text().Render(w) }
 // Text is the trace in readable form: each state as its variables.
 func (t *Trace) Text() *Text {
 	tt := &Text{Params: t.Model.Params(), Invariant: t.Invariant, Statement: t.Statement, Deadlock: t.Deadlock, Terminal: t.Terminal, Error: t.Error,
-		Kind: t.Kind, Expression: t.Expression, Explanation: ExplanationText(t)}
+		Kind: t.Kind, Expression: t.Expression, Explanation: ExplanationText(t), Loop: t.Loop, Fairness: t.Fairness}
 	for _, st := range t.Steps {
 		ts := TextStep{Initial: st.Initial, Vars: t.Model.Rows(st.State)}
 		if !st.Initial {

@@ -89,6 +89,9 @@ func (r *reporter) propertiesText(rep *check.Report) {
 		if p.Graph != nil {
 			line += fmt.Sprintf("; behaviour graph: %d (state, pending) pairs, depth %d", p.Graph.Distinct, p.Graph.Depth)
 		}
+		if c := p.Cycles; c != nil {
+			line += fmt.Sprintf(", %d edges, %d cyclic components (fair cycles checked; %.0f MiB)", c.Edges, c.SCCs, float64(c.PeakBytes)/(1<<20))
+		}
 		fmt.Fprintln(w, line)
 	}
 	for _, p := range rep.Properties {
