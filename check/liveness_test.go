@@ -170,6 +170,14 @@ func TestFairRun(t *testing.T) {
 	if err := Replay(rep.Trace); err != nil {
 		t.Errorf("replay: %v", err)
 	}
+	// The same trace claimed as a lasso back to its first state: the last
+	// state is not the first, so replay refuses it.
+	lasso := *rep.Trace
+	lasso.Terminal, lasso.Loop = false, 1
+	var re *ReplayError
+	if err := Replay(&lasso); !errors.As(err, &re) || !strings.Contains(err.Error(), "the last state is not state 1") {
+		t.Errorf("replay of a false lasso: %v", err)
+	}
 }
 
 // BenchmarkLivenessAutoRecovery is the liveness pass on a cyclic model:
