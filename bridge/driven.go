@@ -51,6 +51,9 @@ func unsupported(params map[string]any, states []itfState) (int, string) {
 	if c, _ := params["checkpoints"].(bool); c {
 		why = append(why, "--checkpoints (the harness's bookies do not checkpoint by the clock and it has no checkpoint on demand yet)")
 	}
+	if c, _ := params["autorecovery"].(bool); c {
+		why = append(why, "--autorecovery (the harness runs no Auditor or ReplicationWorker yet)")
+	}
 	if v, _ := params["recovery-read"].(string); v != "" && v != "parallel" {
 		why = append(why, "--recovery-read "+v+" (the harness maps the spec's parallel recovery reads onto Java's sequence read; a trace of the sequence read itself is not mapped yet)")
 	}

@@ -50,11 +50,20 @@ func _() {
 	_ = x[ClientSendsNextRecoveryRead-40]
 	_ = x[BookieCheckpoints-41]
 	_ = x[BookieCheckpointsIdle-42]
+	_ = x[AuditorMarksLedgerUnderreplicated-43]
+	_ = x[AuditorChecksLedger-44]
+	_ = x[WorkerAcquiresLedger-45]
+	_ = x[WorkerReplicatesFragment-46]
+	_ = x[WorkerUpdatesEnsemble-47]
+	_ = x[WorkerDefersLedger-48]
+	_ = x[WorkerMarksLedgerReplicated-49]
+	_ = x[WorkerReleasesLedger-50]
+	_ = x[WorkerGraceExpires-51]
 }
 
-const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedgerBookieRunsPreBootCheckClientReceivesAddTimeoutClientUpdatesEnsembleMetadataClientCompletesEnsembleChangeClientSendsNextRecoveryReadBookieCheckpointsBookieCheckpointsIdle"
+const _ActionKind_name = "BookieSendsAddConfirmedResponseBookieSendsAddFencedResponseBookieSendsFencingReadLacResponseBookieSendsReadResponseClientCreatesLedgerClientSendsAddEntryRequestsClientReceivesAddConfirmedResponseClientReceivesAddFencedResponseClientChangesEnsembleClientResendsPendingAddOpClientClosesLedgerSuccessClientClosesLedgerFailClientStartsRecoveryClientReceivesFencingReadLacResponseClientSendsRecoveryReadRequestsClientReceivesRecoveryReadResponseClientWritesBackEntryRecoveryClientReceivesAddConfirmedResponseRecoveryClientChangesEnsembleRecoveryClientSendsPendingAddOpRecoveryClientClosesLedgerBookieCrashesBookieRestartsBookieRejoinsEmptyBookieBecomesReadOnlyClientReceivesAddErrorResponseClientFailsToCreateLedgerBookieSendsAddReadOnlyResponseBookieLosesDiskBookieSyncsJournalBookieFillsDiskBookieChecksAddBookieFailsReadClientDeletesLedgerBookieCollectsLedgerBookieRunsPreBootCheckClientReceivesAddTimeoutClientUpdatesEnsembleMetadataClientCompletesEnsembleChangeClientSendsNextRecoveryReadBookieCheckpointsBookieCheckpointsIdleAuditorMarksLedgerUnderreplicatedAuditorChecksLedgerWorkerAcquiresLedgerWorkerReplicatesFragmentWorkerUpdatesEnsembleWorkerDefersLedgerWorkerMarksLedgerReplicatedWorkerReleasesLedgerWorkerGraceExpires"
 
-var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857, 879, 903, 932, 961, 988, 1005, 1026}
+var _ActionKind_index = [...]uint16{0, 31, 59, 92, 115, 134, 161, 195, 226, 247, 272, 297, 319, 339, 375, 406, 440, 461, 503, 532, 563, 589, 602, 616, 634, 655, 685, 710, 740, 755, 773, 788, 803, 818, 837, 857, 879, 903, 932, 961, 988, 1005, 1026, 1059, 1078, 1098, 1122, 1143, 1161, 1188, 1208, 1226}
 
 func (i ActionKind) String() string {
 	idx := int(i) - 1

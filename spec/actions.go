@@ -60,12 +60,22 @@ const (
 	// DbLedgerStorage checkpoints (--checkpoints).
 	BookieCheckpoints
 	BookieCheckpointsIdle
+	// AutoRecovery (--autorecovery; autorecovery.go).
+	AuditorMarksLedgerUnderreplicated
+	AuditorChecksLedger
+	WorkerAcquiresLedger
+	WorkerReplicatesFragment
+	WorkerUpdatesEnsemble
+	WorkerDefersLedger
+	WorkerMarksLedgerReplicated
+	WorkerReleasesLedger
+	WorkerGraceExpires
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = BookieCheckpointsIdle + 1
+const numActionKinds = WorkerGraceExpires + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -107,13 +117,21 @@ func (a Action) String() string {
 	if a.Kind == ClientFailsToCreateLedger {
 		s += " NotEnoughBookies"
 	}
-	if a.Entry > 0 {
+	switch {
+	case a.Entry > 0 && (a.Kind == WorkerReplicatesFragment || a.Kind == WorkerUpdatesEnsemble):
+		s += fmt.Sprintf(" fragment@e%d", a.Entry)
+	case a.Entry > 0:
 		s += fmt.Sprintf(" e%d", a.Entry)
 	}
 	if a.Lost != 0 {
-		if a.Kind == ClientChangesEnsemble || a.Kind == RecoveryClientChangesEnsemble || a.Kind == ClientUpdatesEnsembleMetadata {
+		switch a.Kind {
+		case ClientChangesEnsemble, RecoveryClientChangesEnsemble, ClientUpdatesEnsembleMetadata:
 			s += " replaced:" + FormatBookies(a.Lost)
-		} else {
+		case WorkerReplicatesFragment:
+			s += " to:" + FormatBookies(a.Lost)
+		case AuditorMarksLedgerUnderreplicated, AuditorChecksLedger:
+			s += " missing:" + FormatBookies(a.Lost)
+		default:
 			s += " lost:" + FormatBookies(a.Lost)
 		}
 	}
@@ -211,6 +229,9 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		g.RecoveryClientChangesEnsemble(cid)
 		g.RecoveryClientSendsPendingAddOp(cid)
 		g.RecoveryClientClosesLedger(cid)
+	}
+	if p.AutoRecovery {
+		g.autoRecoveryActions()
 	}
 }
 
@@ -659,7 +680,7 @@ func (g *gen) ClientCreatesLedger(cid int) {
 	// The status test is implied in the reference spec (only a client that
 	// withdrew has a Nil version and a non-Nil status, after the ledger
 	// existed); it matters once creation can fail.
-	if g.s.MetaStatus != StatusNil || g.s.Clients[cid].MetaVersion != Nil || g.s.Clients[cid].Status != StatusNil {
+	if g.s.MetaStatus != StatusNil || g.s.Clients[cid].MetaVersion != Nil || g.s.Clients[cid].Status != StatusNil || cid == g.p.AdminClient() {
 		return
 	}
 	ens, ok := g.SelectEnsemble(0, 0)
@@ -1048,12 +1069,21 @@ func (g *gen) ClientClosesLedgerFail(cid int) {
 // ClientStartsRecovery: a client that never touched the ledger marks it
 // IN_RECOVERY and sends fencing LAC reads to the last fragment's ensemble.
 func (g *gen) ClientStartsRecovery(cid int) {
+	if cid == g.p.AdminClient() {
+		return // the ReplicationWorker's client recovers when its grace period ends
+	}
+	g.startRecovery(ClientStartsRecovery, cid, nil)
+}
+
+// startRecovery is ClientStartsRecovery's step for client cid, labelled
+// kind, with also done to the successor (nil: nothing).
+func (g *gen) startRecovery(kind ActionKind, cid int, also func()) {
 	c := &g.s.Clients[cid]
 	if c.Status != StatusNil || (g.s.MetaStatus != StatusOpen && g.s.MetaStatus != StatusInRecovery) {
 		return
 	}
 	last := g.s.MetaFragments[g.s.NumMetaFragments-1]
-	a := clientAction(ClientStartsRecovery, cid)
+	a := clientAction(kind, cid)
 	g.sendToBookies(a, last.Ensemble, func(b int) MsgKey { return MsgFields{Type: FenceRequest, Bookie: b, Cid: cid}.Key() }, func() {
 		nc := g.begin(cid)
 		g.n.MetaStatus = StatusInRecovery
@@ -1065,6 +1095,9 @@ func (g *gen) ClientStartsRecovery(cid int) {
 		nc.Fragments = g.s.MetaFragments
 		nc.RecoveryEns = last.Ensemble
 		nc.RecoveryLay = last.Layout
+		if also != nil {
+			also()
+		}
 	})
 }
 

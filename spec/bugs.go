@@ -91,7 +91,7 @@ func (g *gen) BookieFailsRead() {
 // deletes it from the metadata store, as Pulsar does with ledgers it no
 // longer needs (a topic's empty last ledger after a takeover).
 func (g *gen) ClientDeletesLedger(cid int) {
-	if g.s.MetaStatus != StatusClosed || g.s.MetaDeleted || g.s.Clients[cid].Status != StatusClosed {
+	if g.s.MetaStatus != StatusClosed || g.s.MetaDeleted || g.s.Clients[cid].Status != StatusClosed || cid == g.p.AdminClient() {
 		return
 	}
 	g.begin(cid)

@@ -59,6 +59,7 @@ func deletionOnly(m *spec.Model) bool    { return m.P.DeleteLedger }
 func javaOnly(m *spec.Model) bool        { return m.P.JavaAddPath() }
 func sequenceOnly(m *spec.Model) bool    { return m.P.SequenceReads() }
 func checkpointsOnly(m *spec.Model) bool { return m.P.Checkpoints }
+func autoRecoveryOnly(m *spec.Model) bool { return m.P.AutoRecovery }
 
 // Extents.
 func perBookie(m *spec.Model, _ reflect.Value) int { return m.P.Bookies }
@@ -147,6 +148,22 @@ func flipFailures(m *spec.Model, rng *rand.Rand, v reflect.Value) {
 // flipMsgKey toggles one bit of a record's payload (recovery, success,
 // fence, code, entry, lac, lafr, index), leaving its type, bookie and
 // client.
+// flipTried toggles one fragment position of the worker's tried set.
+func flipTried(_ *spec.Model, rng *rand.Rand, v reflect.Value) {
+	v.SetUint(v.Uint() ^ 1<<uint(rng.IntN(10)))
+}
+
+// flipMapping changes the new bookie one old bookie maps to (or adds it).
+func flipMapping(m *spec.Model, rng *rand.Rand, v reflect.Value) {
+	f := spec.Failures(v.Uint())
+	b := rng.IntN(m.P.Bookies)
+	t, ok := f.At(b)
+	if !ok {
+		t = -1
+	}
+	v.SetUint(uint64(f.Put(b, (t+1)%m.P.Bookies)))
+}
+
 func flipMsgKey(_ *spec.Model, rng *rand.Rand, v reflect.Value) {
 	v.SetUint(v.Uint() ^ 1<<uint(8+rng.IntN(32-8)))
 }
@@ -199,6 +216,11 @@ var complFields = map[string]complField{
 	"BKeyRecord":                     {present: checkpointsOnly, flip: flipBookies},
 	"BFenceRecord":                   {present: checkpointsOnly, flip: flipBookies},
 	"BCacheDirty":                    {present: checkpointsOnly, flip: flipBookies},
+	"URMissing":                      {present: autoRecoveryOnly, flip: flipBookies},
+	"RWPhase":                        {present: autoRecoveryOnly, flip: flipInt(fixed(0), fixed(int(spec.RWRecovering)))},
+	"RWTried":                        {present: autoRecoveryOnly, flip: flipTried},
+	"RWFirst":                        {present: autoRecoveryOnly, flip: flipInt(fixed(0), entries(1))},
+	"RWMap":                          {present: autoRecoveryOnly, flip: flipMapping},
 	"BDurableLAC":                    {present: lossyOnly, extent: perBookie},
 	"BDurableLAC[]":                  {flip: flipInt(fixed(0), entries(0))},
 	"BChecked":                       {present: splitOnly, extent: perBookie},
@@ -500,6 +522,10 @@ func complConfigs() []complConfig {
 		}),
 		with("sequence-reads-striped-crash", func(p *spec.Params) {
 			p.RecoveryRead, p.Bookies, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Crashes = spec.RecoveryReadSequence, 3, 3, 2, 1, 1
+		}),
+		with("autorecovery", func(p *spec.Params) { p.Bookies, p.Crashes, p.AutoRecovery = 3, 1, true }),
+		with("autorecovery-disk-loss-no-periodic-check", func(p *spec.Params) {
+			p.Bookies, p.DiskLoss, p.AutoRecovery, p.AuditorPeriodicCheck = 3, 1, true, "off"
 		}),
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}

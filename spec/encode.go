@@ -140,6 +140,10 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	if p.Checkpoints {
 		dst = append(dst, byte(rl.set(s.BIndexKey)), byte(rl.set(s.BIndexFenced)), byte(rl.set(s.BKeyRecord)), byte(rl.set(s.BFenceRecord)), byte(rl.set(s.BCacheDirty)))
 	}
+	if p.AutoRecovery {
+		dst = append(dst, byte(rl.set(s.URMissing)), s.RWPhase, byte(s.RWTried), byte(s.RWTried>>8), byte(s.RWFirst))
+		dst = binary.AppendUvarint(dst, uint64(rl.mapping(s.RWMap)))
+	}
 	if m.has.lossyJournal {
 		for r := 0; r < p.Bookies; r++ {
 			b := rl.bookie(r)
@@ -360,6 +364,20 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.BKeyRecord = r.bookies("key records", p.Bookies)
 		s.BFenceRecord = r.bookies("fence records", p.Bookies)
 		s.BCacheDirty = r.bookies("dirty write caches", p.Bookies)
+	}
+	if p.AutoRecovery {
+		s.URMissing = r.bookies("under-replicated mark", p.Bookies)
+		s.RWPhase = uint8(r.small("worker phase", 0, int(RWRecovering)))
+		lo := r.Byte()
+		hi := r.small("worker tried fragments", 0, 1<<(maxFragments-8)-1)
+		s.RWTried = uint16(lo) | uint16(hi)<<8
+		s.RWFirst = r.small("worker fragment", 0, MaxEntries+1)
+		s.RWMap = Failures(r.Uvarint())
+		for b := p.Bookies; b < MaxBookies; b++ {
+			if _, ok := s.RWMap.At(b); ok {
+				r.fail("worker map names an unknown bookie")
+			}
+		}
 	}
 	if m.has.lossyJournal {
 		for b := 0; b < p.Bookies && r.Err() == nil; b++ {

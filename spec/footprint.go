@@ -105,7 +105,7 @@ type Footprints struct {
 func (m *Model) Footprints() (*Footprints, bool) {
 	p := m.P
 	v := m.V
-	if p.Faulty() || p.HasHandles() || p.JavaAddPath() || p.DeleteLedger || p.DataIntegrity || p.CloseRereads || p.SequenceReads() || p.Checkpoints ||
+	if p.Faulty() || p.HasHandles() || p.JavaAddPath() || p.DeleteLedger || p.DataIntegrity || p.CloseRereads || p.SequenceReads() || p.Checkpoints || p.AutoRecovery ||
 		v.SplitAddCheck || v.DeleteForgetsFence || v.CallbacksAfterUnset || v.SkipChangeWithoutFailed {
 		return nil, false
 	}

@@ -49,6 +49,28 @@ func (m *vocabModel) failuresITF(f Failures) any {
 	return vocab.Map(kvs...)
 }
 
+// mappingITF is a map from bookie to bookie (State.RWMap).
+func (m *vocabModel) mappingITF(f Failures) any {
+	var kvs [][2]any
+	for b := 0; b < m.P.Bookies; b++ {
+		if t, ok := f.At(b); ok {
+			kvs = append(kvs, [2]any{bookieName(b), bookieName(t)})
+		}
+	}
+	return vocab.Map(kvs...)
+}
+
+// triedITF is a set of fragment positions (from 1).
+func triedITF(t uint16) any {
+	xs := []any{}
+	for i := 0; i < maxFragments; i++ {
+		if t&(1<<uint(i)) != 0 {
+			xs = append(xs, i+1)
+		}
+	}
+	return map[string]any{"#set": xs}
+}
+
 // perBookie is a function of the bookies with value f(b).
 func (m *vocabModel) perBookie(f func(b int) any) map[string]any {
 	kvs := make([][2]any, m.P.Bookies)
@@ -258,6 +280,24 @@ func (d itfDec) perBookieInts(v any, dst *[MaxBookies]int8) {
 	for _, kv := range d.perBookie(v) {
 		dst[d.bookie(kv[0])] = d.Int(kv[1], 0, MaxEntries)
 	}
+}
+
+func (d itfDec) mapping(v any) Failures {
+	var f Failures
+	for _, kv := range d.Pairs(v) {
+		f = f.Put(d.bookie(kv[0]), d.bookie(kv[1]))
+	}
+	return f
+}
+
+func (d itfDec) tried(v any) uint16 {
+	var t uint16
+	for _, x := range d.Tagged(v, "#set") {
+		if i := d.Int(x, 1, maxFragments); i >= 1 {
+			t |= 1 << uint(i-1)
+		}
+	}
+	return t
 }
 
 func (d itfDec) failures(v any) Failures {

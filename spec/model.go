@@ -75,6 +75,8 @@ func (m *Model) RequiredActions() []ActionKind {
 	// already: a fence record, which needs a recovery.
 	add(p.Checkpoints, BookieCheckpoints)
 	add(p.Checkpoints && p.Clients > 1, BookieCheckpointsIdle)
+	// A lost bookie is what the Auditor audits and the worker repairs.
+	add(p.AutoRecovery && (p.Crashes > 0 || p.DiskLoss > 0), AuditorMarksLedgerUnderreplicated, WorkerAcquiresLedger)
 	out := req[:0]
 	for _, k := range req {
 		if m.excluded&(1<<uint(k)) == 0 {

@@ -112,6 +112,13 @@ type Params struct {
 	// beyond it). BookKeeper's default is unlimited; a re-send can be lost
 	// again and again, so the model needs a bound, and a search is
 	// exhaustive for clients configured with it.
+	// AutoRecovery: BookKeeper's AutoRecovery runs (an Auditor and a
+	// ReplicationWorker; autorecovery.go). Its timers are "may fire"
+	// actions; the Auditor's periodic check of every ledger can be
+	// switched off as auditorPeriodicCheckInterval=0 does.
+	AutoRecovery         bool   `name:"autorecovery" omitzero:"true" help:"AutoRecovery runs (autoRecoveryDaemonEnabled=true, or an AutoRecoveryMain process; BookKeeper's default is off): an Auditor marks the ledger under-replicated when a bookie it names is lost (lostBookieRecoveryDelay, any time after) or its periodic check finds a fragment a bookie lacks, and a ReplicationWorker copies closed fragments to new bookies with recovery adds, swaps them into the metadata, marks the ledger replicated, and recovers an open ledger whose last segment lost a bookie after openLedgerRereplicationGracePeriod; the last client is the worker's admin client (needs --clients 2 or more, E = Qw, --add-path spec and --recovery-read parallel)"`
+	AuditorPeriodicCheck string `name:"auditor-periodic-check" omitzero:"true" unit:"MODE" help:"with --autorecovery: on (auditorPeriodicCheckInterval=604800, BookKeeper's default: AuditorCheckAllLedgersTask runs LedgerChecker on the ledger, reading each bookie's first and last entry of each fragment) or off (auditorPeriodicCheckInterval=0: only lost bookies mark ledgers)"`
+
 	MaxEnsembleChanges int `name:"max-ensemble-changes" omitzero:"true" unit:"N" help:"with --add-path java: ensemble changes the writer may start before it gives up the ledger, as maxNumEnsembleChanges=N makes LedgerHandle.ensembleChangeLoop do (BookKeeper's default is unlimited; not given: 3)"`
 }
 
@@ -228,6 +235,9 @@ func (p *Params) EnsureDefaults() {
 	}
 	if p.Crashes == 0 {
 		p.Checkpoints = false
+	}
+	if !p.AutoRecovery || p.AuditorPeriodicCheck == "on" {
+		p.AuditorPeriodicCheck = ""
 	}
 	if p.RecoveryRead == "parallel" {
 		p.RecoveryRead = RecoveryReadParallel
@@ -381,8 +391,25 @@ func (p Params) Validate() error {
 	default:
 		probs.Add("recovery-read", "must be parallel or sequence (got %q)", p.RecoveryRead)
 	}
+	if p.AutoRecovery {
+		if p.Clients < 2 {
+			probs.Add("autorecovery", "needs --clients 2 or more: the last client is the ReplicationWorker's admin client, which recovers the ledger")
+		}
+		if p.Ordered() {
+			probs.Add("autorecovery", "needs E = Qw, --add-path spec and --recovery-read parallel (the worker's replacement of bookies in an ordered ensemble is not modelled yet)")
+		}
+	}
+	switch p.AuditorPeriodicCheck {
+	case "", "off":
+	default:
+		probs.Add("auditor-periodic-check", "must be on or off (got %q)", p.AuditorPeriodicCheck)
+	}
 	return probs.Err()
 }
+
+// PeriodicCheck: the Auditor runs AuditorCheckAllLedgersTask
+// (--autorecovery with auditorPeriodicCheckInterval > 0).
+func (p Params) PeriodicCheck() bool { return p.AutoRecovery && p.AuditorPeriodicCheck != "off" }
 
 // String renders p as settings: the core parameters always, the
 // extensions when they are on.

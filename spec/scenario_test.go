@@ -282,6 +282,9 @@ func TestActionKindNames(t *testing.T) {
 		"BookieRunsPreBootCheck",
 		"ClientReceivesAddTimeout", "ClientUpdatesEnsembleMetadata", "ClientCompletesEnsembleChange",
 		"ClientSendsNextRecoveryRead", "BookieCheckpoints", "BookieCheckpointsIdle",
+		"AuditorMarksLedgerUnderreplicated", "AuditorChecksLedger", "WorkerAcquiresLedger", "WorkerReplicatesFragment",
+		"WorkerUpdatesEnsemble", "WorkerDefersLedger", "WorkerMarksLedgerReplicated", "WorkerReleasesLedger",
+		"WorkerGraceExpires",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

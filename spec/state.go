@@ -373,6 +373,18 @@ type State struct {
 	// crash or the garbage collection (split-add-check, --delete-ledger).
 	BHandle Bookies
 
+	// AutoRecovery (--autorecovery; autorecovery.go): the ledger's
+	// under-replication znode (urL) with the missing bookies it was
+	// marked with, 0 when not marked; the ReplicationWorker's phase, the
+	// fragments (by index) its rereplicate run has tried, and the copy it
+	// has made and not yet swapped into the metadata: the fragment's first
+	// entry and which new bookie replaces which old one.
+	URMissing Bookies
+	RWPhase   uint8
+	RWTried   uint16
+	RWFirst   int8
+	RWMap     Failures // old bookie b -> new bookie, At(b)
+
 	Clients [MaxClients]Client
 }
 

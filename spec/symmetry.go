@@ -75,6 +75,9 @@ func (s *Symmetry) UnmarshalText(b []byte) error {
 // rule applies; permuting positions themselves is not a symmetry (an
 // entry's write set depends on them) and is not offered.
 func (p Params) CheckSymmetry(s Symmetry) error {
+	if s.Clients && p.AutoRecovery {
+		return fmt.Errorf("client symmetry is unsound with --autorecovery: the last client, c%d, is the ReplicationWorker's admin client (use bookies symmetry)", p.Clients)
+	}
 	if s.Bookies && p.Unavailable > 0 {
 		return fmt.Errorf("bookie symmetry is unsound with unavailable bookies: they are fixed ones (b%d..b%d)", p.Bookies-p.Unavailable+1, p.Bookies)
 	}
@@ -114,6 +117,18 @@ func (pm *permutation) failures(f Failures) Failures {
 	for i := 0; i < MaxBookies; i++ {
 		if b, ok := f.At(i); ok {
 			out = out.Put(i, int(pm.bp[b]))
+		}
+	}
+	return out
+}
+
+// mapping relabels a map from bookie to bookie (State.RWMap): keys and
+// values both.
+func (pm *permutation) mapping(f Failures) Failures {
+	var out Failures
+	for i := 0; i < MaxBookies; i++ {
+		if b, ok := f.At(i); ok {
+			out = out.Put(int(pm.bp[i]), int(pm.bp[b]))
 		}
 	}
 	return out
@@ -163,6 +178,8 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	dst.BIndexKey, dst.BIndexFenced = pm.bookies(s.BIndexKey), pm.bookies(s.BIndexFenced)
 	dst.BKeyRecord, dst.BFenceRecord = pm.bookies(s.BKeyRecord), pm.bookies(s.BFenceRecord)
 	dst.BCacheDirty = pm.bookies(s.BCacheDirty)
+	dst.URMissing = pm.bookies(s.URMissing)
+	dst.RWMap = pm.mapping(s.RWMap)
 	for i := 0; i < int(s.NumMetaFragments); i++ {
 		dst.MetaFragments[i] = pm.fragment(s.MetaFragments[i], p.Ensemble, ordered)
 	}
@@ -262,6 +279,13 @@ func (rl *relabeller) failures(f Failures) Failures {
 		return f
 	}
 	return rl.pm.failures(f)
+}
+
+func (rl *relabeller) mapping(f Failures) Failures {
+	if rl == nil {
+		return f
+	}
+	return rl.pm.mapping(f)
 }
 
 func (rl *relabeller) layout(l Layout, e int) Layout {
@@ -485,7 +509,7 @@ func (c *Canonicalizer) signatures(s *State) {
 		mask &^= 3 << shCid
 	}
 	var flags [MaxBookies]uint64
-	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle, s.BIndexKey, s.BIndexFenced, s.BKeyRecord, s.BFenceRecord, s.BCacheDirty} {
+	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle, s.BIndexKey, s.BIndexFenced, s.BKeyRecord, s.BFenceRecord, s.BCacheDirty, s.URMissing} {
 		for x := set; x != 0; x &= x - 1 {
 			flags[bits.TrailingZeros8(uint8(x))] += 1 << (24 + uint(i))
 		}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/bkcheck/bkcheck/vocab"
@@ -67,6 +68,13 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add("b_key_record", "%s", FormatBookies(s.BKeyRecord))
 		add("b_fence_record", "%s", FormatBookies(s.BFenceRecord))
 		add("b_cache_dirty", "%s", FormatBookies(s.BCacheDirty))
+	}
+	if p.HasAutoRecovery() {
+		add("ur_missing", "%s", FormatBookies(s.URMissing))
+		add("rw_phase", "%s", rwPhaseNames[s.RWPhase])
+		add("rw_tried", "%s", formatTried(s.RWTried))
+		add("rw_fragment", "%d", s.RWFirst)
+		add("rw_replacements", "%s", formatMapping(s.RWMap))
 	}
 	lafr := p.HasLAFR()
 	if lafr {
@@ -256,4 +264,26 @@ func FormatMessage(k MsgKey) string {
 		return fmt.Sprintf("ReadResponse %s->%s e%d %s", b, c, f.Entry.ID, code)
 	}
 	return fmt.Sprintf("message %#x", uint32(k))
+}
+
+// formatTried renders fragment positions (from 1) as {1,3}.
+func formatTried(t uint16) string {
+	var parts []string
+	for i := 0; i < maxFragments; i++ {
+		if t&(1<<uint(i)) != 0 {
+			parts = append(parts, strconv.Itoa(i+1))
+		}
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// formatMapping renders a map from bookie to bookie as {b1: b3}.
+func formatMapping(f Failures) string {
+	var parts []string
+	for b := 0; b < MaxBookies; b++ {
+		if t, ok := f.At(b); ok {
+			parts = append(parts, fmt.Sprintf("b%d: b%d", b+1, t+1))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

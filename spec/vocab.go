@@ -33,6 +33,10 @@ func (p Params) HasDeletion() bool { return p.DeleteLedger }
 // (--checkpoints).
 func (p Params) HasCheckpoints() bool { return p.Checkpoints }
 
+// HasAutoRecovery: the Auditor and the ReplicationWorker run
+// (--autorecovery): ur_missing and the worker's rw_ variables.
+func (p Params) HasAutoRecovery() bool { return p.AutoRecovery }
+
 // HasHandles: whether a bookie holds a handle for the ledger matters
 // (b_handle): to split-add-check, whose race needs an add that finds no
 // handle, and to ledger deletion, whose fix (PR #4462) remembers a fence
@@ -145,6 +149,21 @@ var stateVars = []stateVar{
 	{Var: vocab.Var{Name: "b_cache_dirty", Shape: vocab.BookieSet, Doc: "the bookies whose write cache holds entries of the ledger not yet flushed by a checkpoint", When: "--checkpoints"}, present: Params.HasCheckpoints, since: true,
 		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.BCacheDirty) },
 		decode: func(d itfDec, v any, s *State) { s.BCacheDirty = d.bookies(v) }},
+	{Var: vocab.Var{Name: "ur_missing", Shape: vocab.BookieSet, Doc: "the ledger's under-replication mark (its urL znode): the missing bookies it was marked with; empty when not marked", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.URMissing) },
+		decode: func(d itfDec, v any, s *State) { s.URMissing = d.bookies(v) }},
+	{Var: vocab.Var{Name: "rw_phase", Doc: "the ReplicationWorker: idle, locked (holds the ledger's lock), copied (a fragment copied, its ensemble not yet updated), deferred (lock held until the grace period ends) or recovering (its admin client recovers the ledger)", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
+		itf:    func(_ *vocabModel, s *State) any { return rwPhaseNames[s.RWPhase] },
+		decode: func(d itfDec, v any, s *State) { s.RWPhase = vocab.Lookup(d.Decoder, rwPhaseNames, d.Str(v)) }},
+	{Var: vocab.Var{Name: "rw_tried", Doc: "the fragments (by position in meta_fragments, from 1) the worker's current rereplicate run has tried", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
+		itf:    func(_ *vocabModel, s *State) any { return triedITF(s.RWTried) },
+		decode: func(d itfDec, v any, s *State) { s.RWTried = d.tried(v) }},
+	{Var: vocab.Var{Name: "rw_fragment", Doc: "the first entry of the fragment the worker copied and has not yet swapped into the metadata (0: none)", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
+		itf:    func(_ *vocabModel, s *State) any { return int(s.RWFirst) },
+		decode: func(d itfDec, v any, s *State) { s.RWFirst = d.Int(v, 0, MaxEntries+1) }},
+	{Var: vocab.Var{Name: "rw_replacements", Doc: "which new bookie replaces which old one in that fragment (the copy's oldBookie2NewBookie)", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.mappingITF(s.RWMap) },
+		decode: func(d itfDec, v any, s *State) { s.RWMap = d.mapping(v) }},
 	{Var: vocab.Var{Name: "meta_deleted", Doc: "whether the ledger's metadata is deleted", When: "--delete-ledger"}, present: Params.HasDeletion,
 		itf:    func(_ *vocabModel, s *State) any { return s.MetaDeleted },
 		decode: func(d itfDec, v any, s *State) { s.MetaDeleted = d.Bool(v) }},
@@ -231,6 +250,10 @@ func actionInfo(k ActionKind) vocab.Action {
 		a.EnabledBy = "--recovery-read sequence"
 	case k == BookieCheckpoints || k == BookieCheckpointsIdle:
 		a.EnabledBy = "--checkpoints"
+	case k == AuditorChecksLedger:
+		a.EnabledBy = "--autorecovery (with --auditor-periodic-check on)"
+	case k >= AuditorMarksLedgerUnderreplicated:
+		a.EnabledBy = "--autorecovery"
 	}
 	for _, v := range Variants {
 		for _, vk := range v.Actions {

@@ -288,6 +288,7 @@ var typedVariables = []variable{
 	{"b_collected", bookieList, "--delete-ledger: bookies whose garbage collector removed the ledger (entries and fence)", func(v *view) ref.Val { return bookieSet(v.s.BCollected) }, "b_collected"},
 	{"b_volatile_fence", bookieList, "--delete-ledger: bookies whose fence is only in memory (lost when the ledger is collected)", func(v *view) ref.Val { return bookieSet(v.s.BVolatileFence) }, "b_volatile_fence"},
 	{"b_checked", types.NewMapType(types.StringType, types.NewListType(entryType.t)), "split-add-check: bookie -> entries it accepted but has not yet written", func(v *view) ref.Val { return &v.maps[mkChecked] }, ""},
+	{"ur_missing", bookieList, "--autorecovery: the ledger's under-replication mark, the missing bookies it was marked with (empty: not marked)", func(v *view) ref.Val { return bookieSet(v.s.URMissing) }, "ur_missing"},
 	// Constants.
 	{"params", paramsType.t, "the parameters of the run (params.write_quorum, ...)", func(v *view) ref.Val { return &v.paramsRec }, ""},
 	{"Nil", types.IntType, "-1: the value of an integer the spec sets to Nil", func(*view) ref.Val { return intVal(-1) }, ""},

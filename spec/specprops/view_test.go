@@ -27,6 +27,8 @@ func TestViewMatchesITF(t *testing.T) {
 	deferred.Crashes, deferred.Journal, deferred.DataIntegrity = 1, spec.JournalDisabled, true
 	checkpointed := spec.DefaultParams() // b_index_key and the other checkpoint sets
 	checkpointed.Crashes, checkpointed.Checkpoints = 1, true
+	recovering := spec.DefaultParams() // ur_missing and the worker's variables
+	recovering.Bookies, recovering.Crashes, recovering.AutoRecovery = 3, 1, true
 	itfVars := map[string]bool{}
 	fields := map[string]map[string]bool{} // record type -> ITF keys seen
 	note := func(rt string, obj any) {
@@ -41,7 +43,7 @@ func TestViewMatchesITF(t *testing.T) {
 			fields[rt][k] = true
 		}
 	}
-	for _, p := range []spec.Params{striped, faulty, deleting, split, deferred, checkpointed} {
+	for _, p := range []spec.Params{striped, faulty, deleting, split, deferred, checkpointed, recovering} {
 		p.EnsureDefaults()
 		// The states of random walks, as the steps of one trace (the
 		// actions do not matter to the encoding of states).
