@@ -257,6 +257,11 @@ func oracleConfigs() []oracleConfig {
 		with("sequence-reads-striped-crash", func(p *spec.Params) {
 			p.RecoveryRead, p.Bookies, p.Ensemble, p.Crashes = spec.RecoveryReadSequence, 3, 3, 1
 		}),
+		// Client symmetry refused (the last client is the worker's): bookies only.
+		with("autorecovery", func(p *spec.Params) { p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery = 3, 2, 1, true }),
+		with("autorecovery-disk-loss-reformat", func(p *spec.Params) {
+			p.Bookies, p.AckQuorum, p.DiskLoss, p.Reformat, p.AutoRecovery = 3, 2, 1, 1, true
+		}),
 		// Bookie symmetry refused: clients only.
 		with("unavailable", func(p *spec.Params) { p.Unavailable = 1 }),
 		with("two-spares", func(p *spec.Params) { p.Bookies = 4 }),

@@ -499,17 +499,32 @@ func (g *gen) WorkerGraceExpires() {
 	g.out(workerAction(WorkerGraceExpires))
 }
 
-// WorkerReleasesLedger, after the grace period's recovery: the admin
-// client's recovery has ended (the ledger closed, or the recovery aborted)
-// and the timer task releases the lock. (The same action kind ends a
-// rereplicate run that leaves bad fragments: workerEndsRereplicate.)
+// WorkerReleasesLedger, after the grace period's recovery: admin.openLedger
+// has returned and the timer task releases the lock. It returns when the
+// admin client's recovery has ended (the ledger closed, or the recovery
+// aborted), or has failed: its fencing can no longer reach quorum
+// coverage because the bookies it has not heard from are down (their
+// reads fail at once, ReadLastConfirmedOp completes with an error); the
+// admin client's recovery then stops (RECOVERY_ABORTED), leaving the
+// ledger IN_RECOVERY as a failed LedgerRecoveryOp does. (The same action
+// kind ends a rereplicate run that leaves bad fragments:
+// workerEndsRereplicate.)
 func (g *gen) WorkerReleasesLedger() {
 	if g.s.RWPhase != RWRecovering {
 		return
 	}
-	c := &g.s.Clients[g.p.AdminClient()]
-	if c.Status != RecoveryAborted && c.Status != StatusClosed && g.s.MetaStatus != StatusClosed {
+	admin := g.p.AdminClient()
+	c := &g.s.Clients[admin]
+	failed := c.Status == StatusInRecovery && c.RecoveryPhase == FencingPhase &&
+		!g.p.HasQuorumCoverage(c.Fenced|c.RecoveryEns&^g.s.BDown, c.RecoveryEns.Len())
+	if !failed && c.Status != RecoveryAborted && c.Status != StatusClosed && g.s.MetaStatus != StatusClosed {
 		return
 	}
-	g.endRun(WorkerReleasesLedger, false)
+	g.begin(-1)
+	g.n.RWPhase = RWIdle
+	g.n.RWTried = 0
+	if failed {
+		g.n.Clients[admin].Status = RecoveryAborted
+	}
+	g.out(workerAction(WorkerReleasesLedger))
 }

@@ -47,18 +47,18 @@ type complField struct {
 
 // Presence predicates: the rules of spec/encode.go and traces/itf.go
 // stateVars.
-func gwqOnly(m *spec.Model) bool         { return m.V.GuaranteedWriteQuorum }
-func orderedOnly(m *spec.Model) bool     { return m.P.Ordered() }
-func faultyOnly(m *spec.Model) bool      { return m.P.Faulty() }
-func lossyOnly(m *spec.Model) bool       { return m.P.LossyJournal() }
-func fenceLossOnly(m *spec.Model) bool   { return m.P.FencesCanBeLost() }
-func deferredOnly(m *spec.Model) bool    { return m.P.DeferredCheck() }
-func handlesOnly(m *spec.Model) bool     { return m.P.HasHandles() }
-func splitOnly(m *spec.Model) bool       { return m.V.SplitAddCheck }
-func deletionOnly(m *spec.Model) bool    { return m.P.DeleteLedger }
-func javaOnly(m *spec.Model) bool        { return m.P.JavaAddPath() }
-func sequenceOnly(m *spec.Model) bool    { return m.P.SequenceReads() }
-func checkpointsOnly(m *spec.Model) bool { return m.P.Checkpoints }
+func gwqOnly(m *spec.Model) bool          { return m.V.GuaranteedWriteQuorum }
+func orderedOnly(m *spec.Model) bool      { return m.P.Ordered() }
+func faultyOnly(m *spec.Model) bool       { return m.P.Faulty() }
+func lossyOnly(m *spec.Model) bool        { return m.P.LossyJournal() }
+func fenceLossOnly(m *spec.Model) bool    { return m.P.FencesCanBeLost() }
+func deferredOnly(m *spec.Model) bool     { return m.P.DeferredCheck() }
+func handlesOnly(m *spec.Model) bool      { return m.P.HasHandles() }
+func splitOnly(m *spec.Model) bool        { return m.V.SplitAddCheck }
+func deletionOnly(m *spec.Model) bool     { return m.P.DeleteLedger }
+func javaOnly(m *spec.Model) bool         { return m.P.JavaAddPath() }
+func sequenceOnly(m *spec.Model) bool     { return m.P.SequenceReads() }
+func checkpointsOnly(m *spec.Model) bool  { return m.P.Checkpoints }
 func autoRecoveryOnly(m *spec.Model) bool { return m.P.AutoRecovery }
 
 // Extents.
