@@ -64,6 +64,25 @@ func stuck(variant string) check.ModelConfig {
 	}
 }
 
+// endlessRecovery is #4872's question: Qw = 1, the one replica's bookie
+// loses its disk for good, AutoRecovery on; does the ledger ever leave
+// the under-replicated list, with every action weakly fair?
+func endlessRecovery() check.ModelConfig {
+	return check.ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1,
+		DiskLoss: 1, AutoRecovery: true}, Invariants: []string{"none"},
+		Settings: properties.Settings{Eventually: []string{"repaired=size(ur_missing) > 0 ~> size(ur_missing) == 0"}, Fair: []string{properties.FairAll}}}
+}
+
+// belowQw asks whether AutoRecovery, its checker reading percentage of
+// each fragment, repairs an entry a bookie missed inside a fragment.
+func belowQw(percentage int) check.ModelConfig {
+	return check.ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 3, Inflight: 3,
+		AutoRecovery: true, AuditorVerification: percentage, Exclude: []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp"}},
+		Invariants: []string{"none"}, Symmetry: spec.Symmetry{Bookies: true},
+		Settings: properties.Settings{Constraint: []string{"AtMost1Lost=size(messages.filter(m, m.count == -1)) <= 1"},
+			Terminal: []string{`ReachesQw=meta_status != "STATUS_CLOSED" || seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`}}}
+}
+
 // fenceLoss is the lost-fence question: E = Qw = Qa = 2, one crash with
 // the default journal, BookKeeper's rules on.
 func fenceLoss(variant string) check.ModelConfig {
@@ -219,6 +238,26 @@ var Findings = []Finding{
 			Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16, Slow: true},
 		}},
 		Scope: "--checkpoints models SingleDirectoryDbLedgerStorage's checkpoint at any moment (flushInterval is a clock) and one ledger directory; a checkpoint with a non-empty write cache is possible at any time (other ledgers' entries), an empty one only when this ledger has no entry waiting; the deletion of a collected ledger from the index is applied at once, not at the next checkpoint. PR #4843 alone leaves the lost-fence section's case: the fence of a bookie with no entry is answered before its record is durable, and its record is skipped at replay.",
+	},
+	{
+		ID: "f-4872", Title: "AutoRecovery retries for ever a ledger whose only replica is lost (Qw = 1)",
+		Upstream: "apache/bookkeeper#4872 (open, 2026-08: \"Prevent endless AutoRecovery retries for single-replica ledgers\"); PR #4873 (open)",
+		Question: "With Qw = 1 and the one bookie holding an acknowledged entry lost for good, does AutoRecovery ever stop working on the ledger, under any fairness?",
+		Code:     "replication/ReplicationWorker.rereplicate (a fragment whose entries no bookie can serve fails with BKLedgerRecoveryException; the re-check still finds it bad; deferLedgerLockReleaseOfFailedLedger releases the lock to be tried again), Auditor.auditBookies (marks the ledger again while the bookie is lost)",
+		Story:    "No: it loops for ever. E = Qw = Qa = 1, bookies b1,b2, AutoRecovery on. The writer's entry 1 is acknowledged by b1, b1 loses its disk (cookie validation keeps it down), the Auditor marks the ledger with b1 missing, and the writer closes the ledger. The worker takes the lock, finds the closed fragment bad, cannot read entry 1 from any bookie, re-checks, and releases the lock; it takes it again, and the behaviour returns to the state after the close and repeats for ever. The lasso holds under weak fairness of every action (--fair all): nothing in BookKeeper ends the loop. When the bookie only crashed, the same loop exists but is unfair to its restart: with --fair BookieRestarts the ledger is always eventually marked replicated (708 (state, pending) pairs, exhaustive).\n\nReport for BookKeeper: preconditions: Qw = 1 (or every replica of an entry lost), AutoRecovery on; consequence: the ledger stays in the under-replicated list and the worker retries it for ever (backoff, then lockReleaseOfFailedLedgerGracePeriod); fix: declare such a ledger unrecoverable (PR #4873's proposal). The PR's diff could not be fetched (no refs/pull/4873 in the mirror of apache/bookkeeper), so the fix is not modelled: bkcheck models fixes from their diffs only.",
+		Master:   endlessRecovery(),
+		Expect:   regress.Expect{Status: "violation", Invariant: "repaired", Length: 11},
+		Scope:    "One ledger, one Auditor, one worker; the timers (the audit delay, the worker's backoff) are may-fire actions; the worker's run steps (acquire, copy, release) are each one step. The property is CEL, repaired = size(ur_missing) > 0 ~> size(ur_missing) == 0, decided by the fair-cycle search over the (state, pending) graph (docs/properties.md): 355 pairs, 608 edges, 19 cyclic components, exhaustive. docs/model.md lists what the AutoRecovery model leaves out.",
+	},
+	{
+		ID: "f-ar-below-qw", Title: "AutoRecovery's periodic check never repairs an acknowledged entry left below Qw inside a fragment", New: true,
+		Upstream: "apache/bookkeeper#3887 (open) and PR #3917's discussion of what LedgerChecker reads; docs/guarantees.md's question whether acknowledged entries reach Qw copies",
+		Question: "With AutoRecovery on and its defaults, does an acknowledged entry of a closed ledger that a bookie of its write set missed ever get its Qw copies?",
+		Code:     "client/LedgerChecker.verifyLedgerFragment (with auditorLedgerVerificationPercentage = 0, the default, only each bookie's first and last stored entry of a fragment is read), replication/AuditorCheckAllLedgersTask, AuditorReplicasCheckTask (reports NUM_LEDGERS_HAVING_LESS_THAN_WQ_REPLICAS_OF_AN_ENTRY, never marks a ledger)",
+		Story:    "No, not when the missed entry is inside a fragment. E = Qw = 2, Qa = 1, bookies b1,b2, entries 1 to 3 in flight together. The write of entry 2 to b1 is lost; b2 acknowledges all three and the writer closes the ledger at 3 without an ensemble change (its timeout has not fired). b1 holds entries 1 and 3, b2 all three. The Auditor's periodic check reads b1's first and last entry of the fragment, 1 and 3, finds both, and never marks the ledger; no bookie is lost, so the bookie audit never does either. Nothing else can happen: entry 2 stays on one bookie for good. The replicas check (auditorReplicasCheckInterval, off by default) would count it in a metric but does not mark the ledger, so it does not repair it either.\n\nReport for BookKeeper: preconditions: Qa < Qw, one lost write inside a fragment (the writer goes on without an ensemble change), AutoRecovery with its default auditorLedgerVerificationPercentage = 0; consequence: the entry survives one bookie fault fewer than Qw promises, with no alarm but a metric; remedy: auditorLedgerVerificationPercentage = 100, or the replicas check marking what it finds.",
+		Master:   belowQw(0),
+		Expect:   regress.Expect{Status: "violation", Invariant: "ReachesQw", Length: 14},
+		Scope:    "The spec's writer; the ensemble change and resends left out (--exclude-actions), and the behaviours that lose at most one message (a state constraint): the question is whether AutoRecovery repairs a hole, not how the hole arises, which docs/guarantees.md asks. The property is a terminal-state property (in a state where nothing, AutoRecovery included, can happen any more, every entry of a closed ledger has Qw copies), so a violation is an entry below Qw for good. With three bookies and auditorLedgerVerificationPercentage = 100 (--auditor-verification-percentage 100, which finds the hole) the search did not finish: 122,754,432 states, depth 39, 5 minutes, 17 GiB, not exhaustive; the remedy is therefore not checked here.",
 	},
 	{
 		ID: "f-preboot", Title: "With journalWriteData=false and data-integrity checking, a bookie serves before its pre-boot check has run", New: true,

@@ -71,13 +71,15 @@ func (g *gen) readLAC() (lac int8, ok bool) {
 }
 
 // checkLedger is LedgerChecker.checkLedger with
-// auditorLedgerVerificationPercentage = 0 (the default): each fragment
+// auditorLedgerVerificationPercentage = 0 (the default; 100 with
+// --auditor-verification-percentage 100: every entry): each fragment
 // ends where the next begins, the last at the handle's LAC (an open
 // ledger's last fragment, when the LAC is not past its start, only if its
 // first entry may exist: some bookie of its write set does not answer
 // NoSuchEntry); a bookie of a fragment is bad if it is unavailable or
 // lacks the first or the last entry it should store there
-// (verifyLedgerFragment reads only those two). Only fragments with a bad
+// (verifyLedgerFragment reads only those two; with 100, "Verify the
+// entire fragment", every one it should store). Only fragments with a bad
 // bookie are returned.
 func (g *gen) checkLedger(lac int8) []checkedFragment {
 	s := g.s
@@ -107,15 +109,20 @@ func (g *gen) checkLedger(lac int8) []checkedFragment {
 				continue
 			}
 			firstStored, lastStored := Nil, Nil
+			missing := false // with percentage 100: some entry it should store
 			for id := f.First; id <= last; id++ {
 				if g.p.WriteSet(id, f).Has(b) {
 					if firstStored == Nil {
 						firstStored = id
 					}
 					lastStored = id
+					missing = missing || !s.BEntries[b].HasID(id)
 				}
 			}
-			if firstStored != Nil && (!s.BEntries[b].HasID(firstStored) || !s.BEntries[b].HasID(lastStored)) {
+			if firstStored == Nil {
+				continue
+			}
+			if !s.BEntries[b].HasID(firstStored) || !s.BEntries[b].HasID(lastStored) || g.p.AuditorVerification == 100 && missing {
 				bad |= 1 << uint(b)
 			}
 		}

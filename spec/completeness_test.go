@@ -527,6 +527,9 @@ func complConfigs() []complConfig {
 		with("autorecovery-disk-loss-no-periodic-check", func(p *spec.Params) {
 			p.Bookies, p.DiskLoss, p.AutoRecovery, p.AuditorPeriodicCheck = 3, 1, true, "off"
 		}),
+		with("autorecovery-verify-all", func(p *spec.Params) {
+			p.Bookies, p.Reformat, p.AutoRecovery, p.AuditorVerification = 3, 1, true, 100
+		}),
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}
 		}),
