@@ -83,6 +83,14 @@ func belowQw(percentage int) check.ModelConfig {
 			Terminal: []string{`ReachesQw=meta_status != "STATUS_CLOSED" || seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`}}}
 }
 
+// inconsistentRange is PR #4551's question: can the worker's thread die
+// on an empty last fragment? WorkerRuns is an invariant over rw_phase.
+func inconsistentRange(variant string) check.ModelConfig {
+	return check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 2, Inflight: 2,
+		DiskLoss: 1, Crashes: 1, ReliableNetwork: true, AutoRecovery: true, Variant: variant}, Invariants: []string{"none"},
+		Settings: properties.Settings{Invariant: []string{`WorkerRuns=rw_phase != "stopped"`}}}
+}
+
 // fenceLoss is the lost-fence question: E = Qw = Qa = 2, one crash with
 // the default journal, BookKeeper's rules on.
 func fenceLoss(variant string) check.ModelConfig {
@@ -244,10 +252,10 @@ var Findings = []Finding{
 		Upstream: "apache/bookkeeper#4872 (open, 2026-08: \"Prevent endless AutoRecovery retries for single-replica ledgers\"); PR #4873 (open)",
 		Question: "With Qw = 1 and the one bookie holding an acknowledged entry lost for good, does AutoRecovery ever stop working on the ledger, under any fairness?",
 		Code:     "replication/ReplicationWorker.rereplicate (a fragment whose entries no bookie can serve fails with BKLedgerRecoveryException; the re-check still finds it bad; deferLedgerLockReleaseOfFailedLedger releases the lock to be tried again), Auditor.auditBookies (marks the ledger again while the bookie is lost)",
-		Story:    "No: it loops for ever. E = Qw = Qa = 1, bookies b1,b2, AutoRecovery on. The writer's entry 1 is acknowledged by b1, b1 loses its disk (cookie validation keeps it down), the Auditor marks the ledger with b1 missing, and the writer closes the ledger. The worker takes the lock, finds the closed fragment bad, cannot read entry 1 from any bookie, re-checks, and releases the lock; it takes it again, and the behaviour returns to the state after the close and repeats for ever. The lasso holds under weak fairness of every action (--fair all): nothing in BookKeeper ends the loop. When the bookie only crashed, the same loop exists but is unfair to its restart: with --fair BookieRestarts the ledger is always eventually marked replicated (708 (state, pending) pairs, exhaustive).\n\nReport for BookKeeper: preconditions: Qw = 1 (or every replica of an entry lost), AutoRecovery on; consequence: the ledger stays in the under-replicated list and the worker retries it for ever (backoff, then lockReleaseOfFailedLedgerGracePeriod); fix: declare such a ledger unrecoverable (PR #4873's proposal). The PR's diff could not be fetched (no refs/pull/4873 in the mirror of apache/bookkeeper), so the fix is not modelled: bkcheck models fixes from their diffs only.",
+		Story:    "No: it loops for ever. E = Qw = Qa = 1, bookies b1,b2, AutoRecovery on. The writer's entry 1 is acknowledged by b1, b1 loses its disk (cookie validation keeps it down), the Auditor marks the ledger with b1 missing, and the writer closes the ledger. The worker takes the lock, finds the closed fragment bad, cannot read entry 1 from any bookie (it goes into unableToReadEntriesForReplication), re-checks, and releases the lock; it takes it again, tryReadingFaultyEntries fails to read entry 1 again and skips the fragment, the lock is released, and the behaviour repeats these two runs for ever. The lasso holds under weak fairness of every action (--fair all): nothing in BookKeeper ends the loop. When the bookie only crashed, the same loop exists but is unfair to its restart: with --fair BookieRestarts the ledger is always eventually marked replicated (708 (state, pending) pairs, exhaustive).\n\nReport for BookKeeper: preconditions: Qw = 1 (or every replica of an entry lost), AutoRecovery on; consequence: the ledger stays in the under-replicated list and the worker retries it for ever (backoff, then lockReleaseOfFailedLedgerGracePeriod); fix: declare such a ledger unrecoverable (PR #4873's proposal). The PR's diff could not be fetched (no refs/pull/4873 in the mirror of apache/bookkeeper), so the fix is not modelled: bkcheck models fixes from their diffs only.",
 		Master:   endlessRecovery(),
-		Expect:   regress.Expect{Status: "violation", Invariant: "repaired", Length: 11},
-		Scope:    "One ledger, one Auditor, one worker; the timers (the audit delay, the worker's backoff) are may-fire actions; the worker's run steps (acquire, copy, release) are each one step. The property is CEL, repaired = size(ur_missing) > 0 ~> size(ur_missing) == 0, decided by the fair-cycle search over the (state, pending) graph (docs/properties.md): 355 pairs, 608 edges, 19 cyclic components, exhaustive. docs/model.md lists what the AutoRecovery model leaves out.",
+		Expect:   regress.Expect{Status: "violation", Invariant: "repaired", Length: 13},
+		Scope:    "One ledger, one Auditor, one worker; the timers (the audit delay, the worker's backoff) are may-fire actions; the worker's run steps (acquire, copy, release) are each one step. The property is CEL, repaired = size(ur_missing) > 0 ~> size(ur_missing) == 0, decided by the fair-cycle search over the (state, pending) graph (docs/properties.md): 361 pairs, 614 edges, 19 cyclic components, exhaustive. docs/model.md lists what the AutoRecovery model leaves out.",
 	},
 	{
 		ID: "f-ar-below-qw", Title: "AutoRecovery's periodic check never repairs an acknowledged entry left below Qw inside a fragment", New: true,
@@ -258,6 +266,22 @@ var Findings = []Finding{
 		Master:   belowQw(0),
 		Expect:   regress.Expect{Status: "violation", Invariant: "ReachesQw", Length: 14},
 		Scope:    "The spec's writer; the ensemble change and resends left out (--exclude-actions), and the behaviours that lose at most one message (a state constraint): the question is whether AutoRecovery repairs a hole, not how the hole arises, which docs/guarantees.md asks. The property is a terminal-state property (in a state where nothing, AutoRecovery included, can happen any more, every entry of a closed ledger has Qw copies), so a violation is an entry below Qw for good. With three bookies and auditorLedgerVerificationPercentage = 100 (--auditor-verification-percentage 100, which finds the hole) the search did not finish: 122,754,432 states, depth 39, 5 minutes, 17 GiB, not exhaustive; the remedy is therefore not checked here.",
+	},
+	{
+		ID: "f-4551", Title: "The ReplicationWorker's thread dies on a closed ledger's empty last fragment",
+		Upstream: "PR #4551 (open, 2025-02: \"fix IllegalArgumentException('inconsistent range')\")",
+		Question: "Can AutoRecovery reach a closed ledger whose last fragment starts past its last entry, with a bookie of it lost, after a replication of the ledger failed to read an entry, so that tryReadingFaultyEntries asks for an inconsistent range and the worker stops?",
+		Code:     "replication/ReplicationWorker.tryReadingFaultyEntries (unableToReadEntriesForReplication.subSet(first, true, last, true)), ReplicationWorker.run (catches InterruptedException, BKException, NonRecoverableReplicationException and UnavailableException only), AutoRecoveryMain.AutoRecoveryDeathWatcher (shuts AutoRecovery down when the worker is not running), client/LedgerChecker.checkLedger (a closed ledger's last fragment [first, lastEntryId] even when empty)",
+		Story:    "Yes, with no lost message. E = Qw = Qa = 1, bookies b1..b3. The writer's entry 1 is acknowledged by b1 and entry 2 is sent to it; b1 crashes, the writer replaces it by b2 (a fragment from entry 2) and closes the ledger at 1: the last fragment is empty. b2 loses its disk. The Auditor marks the ledger with both missing; the worker cannot read entry 1 anywhere, so it goes into unableToReadEntriesForReplication; for the empty fragment tryReadingFaultyEntries asks the set for subSet(2, true, 1, true), which throws IllegalArgumentException(\"inconsistent range\"). ReplicationWorker.run does not catch it: the worker's thread dies and the death watcher shuts AutoRecovery down; no ledger of the cluster is repaired until an operator restarts it (and the restarted worker can reach the same state). With PR #4551 the empty fragment is handled (nothing to copy, b2 swapped out) and the worker never stops.\n\nReport for BookKeeper: preconditions: a closed ledger whose last ensemble holds no entry (an ensemble change followed by a close at the earlier LAC) with a bookie of it lost, and an entry of the ledger the worker could not read before; consequence: AutoRecovery stops on the whole cluster; fix: PR #4551 (checked), or catching RuntimeException in ReplicationWorker.run.",
+		Master:   inconsistentRange(""),
+		Expect:   regress.Expect{Status: "violation", Invariant: "WorkerRuns", Length: 14},
+		Fixes: []Fix{{
+			Name:   "PR #4551",
+			Change: "tryReadingFaultyEntries returns true for a fragment whose first entry is past its last (its diff: refs/pull/4551/head 9c1acb5a; variant skip-inconsistent-range)",
+			Config: inconsistentRange(spec.VariantSkipInconsistentRange),
+			Expect: regress.Expect{Status: "ok", Distinct: 220176},
+		}},
+		Scope: "A reliable network (the trace needs no lost message; messages to a crashed bookie are still lost). With message loss the fix is clean too: 53,717,425 states, depth 49, 94 s, exhaustive; master's trace is the same 14 states. One Auditor and one worker; a supervisor restarting AutoRecovery is not modelled. docs/model.md lists what the AutoRecovery model leaves out.",
 	},
 	{
 		ID: "f-preboot", Title: "With journalWriteData=false and data-integrity checking, a bookie serves before its pre-boot check has run", New: true,

@@ -70,12 +70,13 @@ const (
 	WorkerMarksLedgerReplicated
 	WorkerReleasesLedger
 	WorkerGraceExpires
+	WorkerDiesOnInconsistentRange
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = WorkerGraceExpires + 1
+const numActionKinds = WorkerDiesOnInconsistentRange + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -118,7 +119,7 @@ func (a Action) String() string {
 		s += " NotEnoughBookies"
 	}
 	switch {
-	case a.Entry > 0 && (a.Kind == WorkerReplicatesFragment || a.Kind == WorkerUpdatesEnsemble):
+	case a.Entry > 0 && (a.Kind == WorkerReplicatesFragment || a.Kind == WorkerUpdatesEnsemble || a.Kind == WorkerDiesOnInconsistentRange):
 		s += fmt.Sprintf(" fragment@e%d", a.Entry)
 	case a.Entry > 0:
 		s += fmt.Sprintf(" e%d", a.Entry)

@@ -26,10 +26,16 @@ const (
 	RWCopied                  // copied a fragment to new bookies; its ensemble update not yet written
 	RWDeferred                // deferLedgerLockRelease: lock held until the grace period ends
 	RWRecovering              // the grace period ended: admin.openLedger is recovering the ledger
+	RWStopped                 // the worker's thread died; the death watcher shut AutoRecovery down
 )
 
+// cacheSet is the bit of State.RWCache that says the worker's
+// unableToReadEntriesForReplication holds a set for the ledger (possibly
+// empty: entries read later are removed, the set stays).
+const cacheSet uint16 = 1 << 15
+
 // rwPhaseNames are the phases' names in traces.
-var rwPhaseNames = map[uint8]string{RWIdle: "idle", RWLocked: "locked", RWCopied: "copied", RWDeferred: "deferred", RWRecovering: "recovering"}
+var rwPhaseNames = map[uint8]string{RWIdle: "idle", RWLocked: "locked", RWCopied: "copied", RWDeferred: "deferred", RWRecovering: "recovering", RWStopped: "stopped"}
 
 // AdminClient is the client the ReplicationWorker's BookKeeperAdmin
 // recovers the ledger with (the last one): it never creates the ledger
@@ -182,6 +188,9 @@ func (g *gen) named() Bookies {
 }
 
 func (g *gen) autoRecoveryActions() {
+	if g.s.RWPhase == RWStopped {
+		return // AutoRecoveryDeathWatcher shut the Auditor down with the worker
+	}
 	g.AuditorMarksLedgerUnderreplicated()
 	if g.p.PeriodicCheck() {
 		g.AuditorChecksLedger()
@@ -277,6 +286,20 @@ func (g *gen) WorkerReplicatesFragment() {
 		}
 		f := g.s.MetaFragments[cf.index]
 		last := g.fragmentLast(cf.index)
+		tried := g.s.RWTried | 1<<uint(cf.index)
+		cache, ok := g.tryReadingFaultyEntries(f, last)
+		if !ok {
+			continue // the worker's thread died (WorkerDiesOnInconsistentRange)
+		}
+		a := workerAction(WorkerReplicatesFragment)
+		a.Entry = f.First
+		if cache&^cacheSet&rangeBits(f.First, last) != 0 {
+			// "Failed to read faulty entries, so giving up replicating ledgerFragment"
+			g.begin(-1)
+			g.n.RWTried, g.n.RWCache = tried, cache
+			g.out(a)
+			continue
+		}
 		var copies EntrySet
 		readable := true
 		for id := f.First; id <= last; id++ {
@@ -285,15 +308,15 @@ func (g *gen) WorkerReplicatesFragment() {
 			}
 			e, ok := g.readEntry(id, g.p.WriteSet(id, f))
 			if !ok {
+				// onReadEntryFailureCallback: unableToReadEntriesForReplication
 				readable = false
-				break
+				cache |= cacheSet | 1<<uint(id-1)
+				continue
 			}
 			copies = copies.Add(e)
 		}
 		eligible := g.p.allBookies() &^ g.s.BDown &^ g.s.BReadOnly &^ g.s.BDiskFull &^ f.Ensemble
 		k := cf.bad.Len()
-		a := workerAction(WorkerReplicatesFragment)
-		a.Entry = f.First
 		emitted := false
 		if readable {
 			for sub := eligible; sub != 0; sub = (sub - 1) & eligible {
@@ -302,7 +325,7 @@ func (g *gen) WorkerReplicatesFragment() {
 				}
 				emitted = true
 				g.begin(-1)
-				g.n.RWTried |= 1 << uint(cf.index)
+				g.n.RWTried, g.n.RWCache = tried, cache
 				g.n.RWPhase = RWCopied
 				g.n.RWFirst = f.First
 				g.n.RWMap = pairUp(cf.bad, sub)
@@ -322,10 +345,58 @@ func (g *gen) WorkerReplicatesFragment() {
 		}
 		if !emitted {
 			g.begin(-1)
-			g.n.RWTried |= 1 << uint(cf.index)
+			g.n.RWTried, g.n.RWCache = tried, cache
 			g.out(a)
 		}
 	}
+}
+
+// tryReadingFaultyEntries is ReplicationWorker.tryReadingFaultyEntries
+// on fragment f (entries f.First..last): with a set for the ledger in
+// unableToReadEntriesForReplication, the entries of it in the fragment
+// are read again through the handle, and those read are removed. It
+// returns the cache as it leaves it. On master, a fragment past the
+// closed ledger's last entry (f.First > last) makes
+// ConcurrentSkipListSet.subSet throw IllegalArgumentException
+// ("inconsistent range"), which no catch of ReplicationWorker.run stops:
+// the worker's thread dies, the lock is released by rereplicate's
+// finally, and AutoRecoveryDeathWatcher shuts AutoRecovery down; ok is
+// false and that step is emitted here. PR #4551 (variant
+// skip-inconsistent-range) returns true for such a fragment.
+func (g *gen) tryReadingFaultyEntries(f Fragment, last int8) (cache uint16, ok bool) {
+	cache = g.s.RWCache
+	if cache&cacheSet == 0 {
+		return cache, true
+	}
+	if f.First > last {
+		if g.m.V.SkipInconsistentRange {
+			return cache, true
+		}
+		g.begin(-1)
+		g.n.RWPhase = RWStopped
+		g.n.RWTried = 0
+		a := workerAction(WorkerDiesOnInconsistentRange)
+		a.Entry = f.First
+		g.out(a)
+		return cache, false
+	}
+	for id := f.First; id <= last; id++ {
+		if cache&(1<<uint(id-1)) != 0 {
+			if _, ok := g.readEntry(id, g.p.WriteSet(id, f)); ok {
+				cache &^= 1 << uint(id-1)
+			}
+		}
+	}
+	return cache, true
+}
+
+// rangeBits are the bits of entries first..last in State.RWCache.
+func rangeBits(first, last int8) uint16 {
+	var bs uint16
+	for id := first; id <= last; id++ {
+		bs |= 1 << uint(id-1)
+	}
+	return bs
 }
 
 // fragmentLast is the last entry of meta fragment i as the checker bounds

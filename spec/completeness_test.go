@@ -153,6 +153,18 @@ func flipTried(_ *spec.Model, rng *rand.Rand, v reflect.Value) {
 	v.SetUint(v.Uint() ^ 1<<uint(rng.IntN(10)))
 }
 
+// flipCache toggles whether the worker holds a set of unreadable
+// entries, or one entry of it.
+func flipCache(m *spec.Model, rng *rand.Rand, v reflect.Value) {
+	const set = 1 << 15
+	c := v.Uint()
+	if c&set == 0 {
+		v.SetUint(set | 1<<uint(rng.IntN(m.P.Entries)))
+		return
+	}
+	v.SetUint(c ^ 1<<uint(rng.IntN(m.P.Entries)))
+}
+
 // flipMapping changes the new bookie one old bookie maps to (or adds it).
 func flipMapping(m *spec.Model, rng *rand.Rand, v reflect.Value) {
 	f := spec.Failures(v.Uint())
@@ -217,10 +229,11 @@ var complFields = map[string]complField{
 	"BFenceRecord":                   {present: checkpointsOnly, flip: flipBookies},
 	"BCacheDirty":                    {present: checkpointsOnly, flip: flipBookies},
 	"URMissing":                      {present: autoRecoveryOnly, flip: flipBookies},
-	"RWPhase":                        {present: autoRecoveryOnly, flip: flipInt(fixed(0), fixed(int(spec.RWRecovering)))},
+	"RWPhase":                        {present: autoRecoveryOnly, flip: flipInt(fixed(0), fixed(int(spec.RWStopped)))},
 	"RWTried":                        {present: autoRecoveryOnly, flip: flipTried},
 	"RWFirst":                        {present: autoRecoveryOnly, flip: flipInt(fixed(0), entries(1))},
 	"RWMap":                          {present: autoRecoveryOnly, flip: flipMapping},
+	"RWCache":                        {present: autoRecoveryOnly, flip: flipCache},
 	"BDurableLAC":                    {present: lossyOnly, extent: perBookie},
 	"BDurableLAC[]":                  {flip: flipInt(fixed(0), entries(0))},
 	"BChecked":                       {present: splitOnly, extent: perBookie},
@@ -555,6 +568,9 @@ func complConfigs() []complConfig {
 			}
 			if v.CheckpointOnly() {
 				p.Crashes, p.Checkpoints = 1, true
+			}
+			if v.AutoRecoveryOnly() {
+				p.Bookies, p.WriteQuorum, p.AckQuorum, p.Entries, p.DiskLoss, p.Crashes, p.AutoRecovery = 3, 1, 1, 2, 1, 1, true
 			}
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble, p.Entries = spec.AddPathJava, 4, 3, 3

@@ -143,6 +143,7 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	if p.AutoRecovery {
 		dst = append(dst, byte(rl.set(s.URMissing)), s.RWPhase, byte(s.RWTried), byte(s.RWTried>>8), byte(s.RWFirst))
 		dst = binary.AppendUvarint(dst, uint64(rl.mapping(s.RWMap)))
+		dst = binary.AppendUvarint(dst, uint64(s.RWCache))
 	}
 	if m.has.lossyJournal {
 		for r := 0; r < p.Bookies; r++ {
@@ -367,7 +368,7 @@ func (m *Model) Decode(enc []byte, s *State) error {
 	}
 	if p.AutoRecovery {
 		s.URMissing = r.bookies("under-replicated mark", p.Bookies)
-		s.RWPhase = uint8(r.small("worker phase", 0, int(RWRecovering)))
+		s.RWPhase = uint8(r.small("worker phase", 0, int(RWStopped)))
 		lo := r.Byte()
 		hi := r.small("worker tried fragments", 0, 1<<(maxFragments-8)-1)
 		s.RWTried = uint16(lo) | uint16(hi)<<8
@@ -377,6 +378,10 @@ func (m *Model) Decode(enc []byte, s *State) error {
 			if _, ok := s.RWMap.At(b); ok {
 				r.fail("worker map names an unknown bookie")
 			}
+		}
+		s.RWCache = uint16(r.Uvarint())
+		if s.RWCache&^cacheSet>>uint(p.Entries) != 0 || s.RWCache&^cacheSet != 0 && s.RWCache&cacheSet == 0 {
+			r.fail("worker's unreadable entries out of range")
 		}
 	}
 	if m.has.lossyJournal {

@@ -60,6 +60,20 @@ func (m *vocabModel) mappingITF(f Failures) any {
 	return vocab.Map(kvs...)
 }
 
+// unreadableITF is the worker's set of unreadable entries, or Nil.
+func unreadableITF(c uint16) any {
+	if c&cacheSet == 0 {
+		return "Nil"
+	}
+	xs := []any{}
+	for i := 0; i < MaxEntries; i++ {
+		if c&(1<<uint(i)) != 0 {
+			xs = append(xs, i+1)
+		}
+	}
+	return map[string]any{"#set": xs}
+}
+
 // triedITF is a set of fragment positions (from 1).
 func triedITF(t uint16) any {
 	xs := []any{}
@@ -288,6 +302,19 @@ func (d itfDec) mapping(v any) Failures {
 		f = f.Put(d.bookie(kv[0]), d.bookie(kv[1]))
 	}
 	return f
+}
+
+func (d itfDec) unreadable(v any) uint16 {
+	if s, ok := v.(string); ok && s == "Nil" {
+		return 0
+	}
+	c := cacheSet
+	for _, x := range d.Tagged(v, "#set") {
+		if i := d.Int(x, 1, d.p.Entries); i >= 1 {
+			c |= 1 << uint(i-1)
+		}
+	}
+	return c
 }
 
 func (d itfDec) tried(v any) uint16 {

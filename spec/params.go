@@ -380,6 +380,9 @@ func (p Params) Validate() error {
 	default:
 		probs.Add("add-path", "must be spec or java (got %q)", p.AddPath)
 	}
+	if verr == nil && v.AutoRecoveryOnly() && !p.AutoRecovery {
+		probs.Add("variant", "%s changes the ReplicationWorker: it needs --autorecovery", v.Name)
+	}
 	if verr == nil && v.CheckpointOnly() && !p.Checkpoints {
 		probs.Add("variant", "%s changes what a checkpoint keeps: it needs --checkpoints (and --crashes)", v.Name)
 	}

@@ -284,7 +284,7 @@ func TestActionKindNames(t *testing.T) {
 		"ClientSendsNextRecoveryRead", "BookieCheckpoints", "BookieCheckpointsIdle",
 		"AuditorMarksLedgerUnderreplicated", "AuditorChecksLedger", "WorkerAcquiresLedger", "WorkerReplicatesFragment",
 		"WorkerUpdatesEnsemble", "WorkerDefersLedger", "WorkerMarksLedgerReplicated", "WorkerReleasesLedger",
-		"WorkerGraceExpires",
+		"WorkerGraceExpires", "WorkerDiesOnInconsistentRange",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

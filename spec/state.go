@@ -378,12 +378,16 @@ type State struct {
 	// marked with, 0 when not marked; the ReplicationWorker's phase, the
 	// fragments (by index) its rereplicate run has tried, and the copy it
 	// has made and not yet swapped into the metadata: the fragment's first
-	// entry and which new bookie replaces which old one.
+	// entry and which new bookie replaces which old one; the entries its
+	// replications could not read.
 	URMissing Bookies
 	RWPhase   uint8
 	RWTried   uint16
 	RWFirst   int8
 	RWMap     Failures // old bookie b -> new bookie, At(b)
+	// The worker's unableToReadEntriesForReplication for the ledger:
+	// cacheSet when it holds a set, and the entries in it (bit id-1).
+	RWCache uint16
 
 	Clients [MaxClients]Client
 }

@@ -75,6 +75,7 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add("rw_tried", "%s", formatTried(s.RWTried))
 		add("rw_fragment", "%d", s.RWFirst)
 		add("rw_replacements", "%s", formatMapping(s.RWMap))
+		add("rw_unreadable", "%s", formatUnreadable(s.RWCache))
 	}
 	lafr := p.HasLAFR()
 	if lafr {
@@ -283,6 +284,21 @@ func formatMapping(f Failures) string {
 	for b := 0; b < MaxBookies; b++ {
 		if t, ok := f.At(b); ok {
 			parts = append(parts, fmt.Sprintf("b%d: b%d", b+1, t+1))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// formatUnreadable renders the worker's unreadable entries: Nil when it
+// holds no set for the ledger, else {e1,e3}.
+func formatUnreadable(c uint16) string {
+	if c&cacheSet == 0 {
+		return "Nil"
+	}
+	var parts []string
+	for i := 0; i < MaxEntries; i++ {
+		if c&(1<<uint(i)) != 0 {
+			parts = append(parts, fmt.Sprintf("e%d", i+1))
 		}
 	}
 	return "{" + strings.Join(parts, ", ") + "}"

@@ -85,6 +85,12 @@ type Variant struct {
 	// is in the current ensemble at that index; the failures are dropped
 	// (apache/bookkeeper PR #4278, open, for #4261). Java add path.
 	SkipChangeWithoutFailed bool
+	// SkipInconsistentRange: the ReplicationWorker's
+	// tryReadingFaultyEntries returns true for a fragment whose first
+	// entry is past its last known one, instead of asking the cache for an
+	// inconsistent range (apache/bookkeeper PR #4551, open). Needs
+	// --autorecovery.
+	SkipInconsistentRange bool
 
 	// Actions are the actions only this variant has: a run of the variant
 	// must see each fire (coverage), or the variant proves nothing.
@@ -113,6 +119,7 @@ const (
 	VariantCheckpointFlushes     = "checkpoint-flushes-index"
 	VariantDurableReplayable     = "durable-fence-replayable"
 	VariantDurableReplayFlushed  = "durable-fence-replayable-flushed"
+	VariantSkipInconsistentRange = "skip-inconsistent-range"
 )
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -264,11 +271,23 @@ var Variants = []Variant{
 		FenceJournalsKey:       true,
 		CheckpointFlushesIndex: true,
 	},
+	{
+		Name:                  VariantSkipInconsistentRange,
+		Description:           "with --autorecovery: the ReplicationWorker skips the cache lookup of a fragment whose first entry is past its last (a closed ledger's empty last fragment), where master's ConcurrentSkipListSet.subSet throws IllegalArgumentException(\"inconsistent range\") and kills the worker's thread (PR #4551, open)",
+		Source:                "PR #4551's diff (refs/pull/4551/head 9c1acb5a): ReplicationWorker.tryReadingFaultyEntries returns true when firstEntryIdOfFragment > lastEntryIdOfFragment",
+		Issue:                 "apache/bookkeeper PR #4551",
+		RecoveryReadsFence:    true,
+		SkipInconsistentRange: true,
+	},
 }
 
 // CheckpointOnly reports whether the variant changes only what
 // --checkpoints models (and so needs it).
 func (v Variant) CheckpointOnly() bool { return v.CheckpointFlushesIndex || v.FenceJournalsKey }
+
+// AutoRecoveryOnly reports whether the variant changes the
+// ReplicationWorker (and so needs --autorecovery).
+func (v Variant) AutoRecoveryOnly() bool { return v.SkipInconsistentRange }
 
 // JavaOnly reports whether the variant changes the Java client's add path
 // (and so needs --add-path java).

@@ -164,6 +164,9 @@ var stateVars = []stateVar{
 	{Var: vocab.Var{Name: "rw_replacements", Doc: "which new bookie replaces which old one in that fragment (the copy's oldBookie2NewBookie)", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
 		itf:    func(m *vocabModel, s *State) any { return m.mappingITF(s.RWMap) },
 		decode: func(d itfDec, v any, s *State) { s.RWMap = d.mapping(v) }},
+	{Var: vocab.Var{Name: "rw_unreadable", Doc: "the worker's unableToReadEntriesForReplication for the ledger: Nil when it holds no set, else the entries in it (a set stays once made, emptied as entries are read)", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
+		itf:    func(_ *vocabModel, s *State) any { return unreadableITF(s.RWCache) },
+		decode: func(d itfDec, v any, s *State) { s.RWCache = d.unreadable(v) }},
 	{Var: vocab.Var{Name: "meta_deleted", Doc: "whether the ledger's metadata is deleted", When: "--delete-ledger"}, present: Params.HasDeletion,
 		itf:    func(_ *vocabModel, s *State) any { return s.MetaDeleted },
 		decode: func(d itfDec, v any, s *State) { s.MetaDeleted = d.Bool(v) }},
@@ -252,6 +255,8 @@ func actionInfo(k ActionKind) vocab.Action {
 		a.EnabledBy = "--checkpoints"
 	case k == AuditorChecksLedger:
 		a.EnabledBy = "--autorecovery (with --auditor-periodic-check on)"
+	case k == WorkerDiesOnInconsistentRange:
+		a.EnabledBy = "--autorecovery (master; not with --variant skip-inconsistent-range)"
 	case k >= AuditorMarksLedgerUnderreplicated:
 		a.EnabledBy = "--autorecovery"
 	}
