@@ -288,7 +288,7 @@ func oracleConfigs() []oracleConfig {
 				p.Crashes, p.Checkpoints = 1, true
 			}
 			if v.AutoRecoveryOnly() {
-				p.Bookies, p.WriteQuorum, p.AckQuorum, p.Entries, p.DiskLoss, p.Crashes, p.AutoRecovery = 3, 1, 1, 2, 1, 1, true
+				p.Bookies, p.WriteQuorum, p.AckQuorum, p.Entries, p.DiskLoss, p.Crashes, p.AutoRecovery = 2, 1, 1, 2, 1, 1, true
 			}
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble = spec.AddPathJava, 4, 3
