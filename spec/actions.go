@@ -953,9 +953,30 @@ func (g *gen) installFragment(nc *Client, cf Fragment, first int8, ens Bookies, 
 	if toMeta {
 		g.n.NumMetaFragments = nc.NumFragments
 		g.n.MetaFragments = nc.Fragments
+		g.keepStoreFragments(nc, int(nc.NumFragments)-1)
 		g.n.MetaVersion = g.s.MetaVersion + 1
 		nc.MetaVersion = g.s.MetaVersion + 1
 	}
+}
+
+// keepStoreFragments: client nc has written its fragments to the store,
+// of which it changed none of the first n. With AutoRecovery the store's
+// may differ from nc's copy there (a ReplicationWorker's replacement,
+// which leaves the version the clients compare alone); BookKeeper's
+// MetadataUpdateLoop applies the client's change to the metadata it reads
+// again, so the store keeps its own, and the client's handle takes the
+// result (autorecovery.go, WorkerUpdatesEnsemble). Without AutoRecovery
+// the two are equal whenever the client may write.
+func (g *gen) keepStoreFragments(nc *Client, n int) {
+	if !g.p.AutoRecovery {
+		return
+	}
+	for i := 0; i < n && i < int(g.s.NumMetaFragments); i++ {
+		if g.n.MetaFragments[i].First == g.s.MetaFragments[i].First {
+			g.n.MetaFragments[i] = g.s.MetaFragments[i]
+		}
+	}
+	nc.Fragments = g.n.MetaFragments
 }
 
 // newEnsemble is cf's ensemble with the failed bookies replaced, and its
@@ -1417,6 +1438,7 @@ func (g *gen) RecoveryClientClosesLedger(cid int) {
 	g.n.MetaVersion = g.s.MetaVersion + 1
 	g.n.NumMetaFragments = c.NumFragments
 	g.n.MetaFragments = c.Fragments
+	g.keepStoreFragments(nc, int(c.NumFragments)-1) // its ensemble changes touch the last only
 	g.n.MetaStatus = StatusClosed
 	g.n.MetaLastEntry = c.LastRecoverable
 	g.out(clientAction(RecoveryClientClosesLedger, cid))

@@ -471,21 +471,9 @@ func (g *gen) WorkerUpdatesEnsemble() {
 			if mf.First != g.s.RWFirst {
 				continue
 			}
-			old := *mf
 			for b := 0; b < g.p.Bookies; b++ {
 				if t, ok := g.s.RWMap.At(b); ok && mf.Ensemble.Has(b) && !mf.Ensemble.Has(t) {
 					mf.Ensemble = mf.Ensemble&^(1<<uint(b)) | 1<<uint(t)
-				}
-			}
-			// A client whose copy is the store's (one that has
-			// not missed a change of it) holds the new ensemble
-			// after its next re-read; a stale copy stays stale.
-			for c := 0; c < g.p.Clients; c++ {
-				nc := &g.n.Clients[c]
-				for j := 0; j < int(nc.NumFragments); j++ {
-					if nc.Fragments[j] == old {
-						nc.Fragments[j] = *mf
-					}
 				}
 			}
 		}
