@@ -14,6 +14,7 @@ import (
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
@@ -162,14 +163,15 @@ type Page struct {
 
 // answer is the outcome of one query.
 type answer struct {
-	status    string // ok, violation, unknown
-	distinct  int64
-	depth     int
-	length    int
-	traceFile string // relative to the page's directory
-	symmetric bool   // searched up to symmetry: distinct counts orbits
-	simulated bool   // the counterexample comes from random simulation
-	walks     int64  // random walks tried after an inconclusive search
+	status      string // ok, violation, unknown
+	distinct    int64
+	depth       int
+	length      int
+	traceFile   string // relative to the page's directory
+	symmetric   bool   // searched up to symmetry: distinct counts orbits
+	bookiesOnly bool   // the symmetry was over bookies only
+	simulated   bool   // the counterexample comes from random simulation
+	walks       int64  // random walks tried after an inconclusive search
 	// The loss ladder's searches (losses[k-1]: the behaviours that lose
 	// at most k messages; after inconclusive walks) and the search of
 	// those that lose none (a reliable network: after a first rung that
@@ -202,12 +204,20 @@ type generator struct {
 // every state of every orbit, and the bound counts orbits, which takes the
 // search several times further.
 func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer, error) {
+	sym := spec.Symmetry{}
+	if symmetric {
+		sym = spec.Symmetry{Bookies: true, Clients: true}
+	}
+	return g.askWith(id, mc, sym)
+}
+
+// askWith is ask with the symmetry given.
+func (g *generator) askWith(id string, mc check.ModelConfig, sym spec.Symmetry) (answer, error) {
 	start := time.Now()
 	cfg := check.Config{ModelConfig: mc}
 	cfg.MaxStates = g.opt.MaxStates
-	if symmetric {
-		cfg.Symmetry = spec.Symmetry{Bookies: true, Clients: true}
-	}
+	cfg.Symmetry = sym
+	symmetric := sym != (spec.Symmetry{})
 	run := func(cfg check.Config) (*check.Report, error) {
 		rep, err := check.Run(g.ctx, cfg)
 		if err != nil {
@@ -219,7 +229,7 @@ func (g *generator) ask(id string, mc check.ModelConfig, symmetric bool) (answer
 	if err != nil {
 		return answer{}, err
 	}
-	a := answer{status: rep.Status.String(), distinct: rep.Distinct, depth: rep.Depth, symmetric: symmetric}
+	a := answer{status: rep.Status.String(), distinct: rep.Distinct, depth: rep.Depth, symmetric: symmetric, bookiesOnly: symmetric && !sym.Clients}
 	tr := rep.Trace
 	if rep.Status == explorer.Unknown {
 		sim := check.SimConfig{ModelConfig: mc, Seed: 1, Traces: Walks, Depth: WalkLen, LossRate: WalkLossRate}
@@ -337,7 +347,10 @@ func (a answer) link(text string) string {
 
 func (a answer) scope() string {
 	states := group(a.distinct) + " states"
-	if a.symmetric {
+	switch {
+	case a.bookiesOnly:
+		states = group(a.distinct) + " orbits (symmetry over bookies)"
+	case a.symmetric:
 		states = group(a.distinct) + " orbits (symmetry over bookies and clients)"
 	}
 	if a.status == "ok" {
@@ -504,23 +517,131 @@ lose at most k messages (or none) says nothing of those that lose more.
   read-only or disk-full bookies are out of this page's scope (see
   ` + "`--crashes`" + `, ` + "`--read-only`" + `, ` + "`--disk-full`" + `).
 - The crash questions are asked where Qw ≤ 3 and Qa = 2 only.
-- Auto-recovery is not modelled. Where it runs (the AutoRecoveryMain
-  service, or ` + "`autoRecoveryDaemonEnabled=true`" + ` in the bookies; off by
-  default), the Auditor checks every ledger each
-  ` + "`auditorPeriodicCheckInterval`" + ` (default 604800 s, a week): it reads
-  each bookie's first and last stored entry of every fragment
-  (` + "`LedgerChecker.verifyLedgerFragment`" + ` with the default
-  ` + "`auditorLedgerVerificationPercentage=0`" + `; with one entry, the entry), marks
-  a ledger that misses one under-replicated, and a ReplicationWorker copies
-  the fragment to a bookie (` + "`LedgerFragmentReplicator`" + `). So a closed
-  ledger's entry left below Qw (the "No" answers above) gets its copies
-  back after the next check, where auto-recovery runs and a copy survives;
-  the answers hold of the write and recovery protocol alone. Re-replication
-  cannot bring back an entry no bookie holds or one that recovery left
-  beyond the closed ledger's last entry, so the data-loss answers stand.
+- AutoRecovery is asked in the next section, on E = Qw = 2 only: the
+  answers above hold of the write and recovery protocol alone.
 `)
+	if err := g.autoRecovery(&b); err != nil {
+		return nil, err
+	}
 	g.page.Markdown = []byte(b.String())
 	return g.page, nil
+}
+
+// reachesQw is the below-Qw question as CEL: once the ledger is closed,
+// every entry up to its last has a copy on every bookie of its write set
+// (the fragment the metadata names now).
+const reachesQw = `seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`
+
+// autoRecovery writes the AutoRecovery section: each question asked
+// without AutoRecovery and with it (docs/model.md, "AutoRecovery"), at
+// E = Qw = 2 with a spare bookie, where the searches are exhaustive.
+func (g *generator) autoRecovery(b *strings.Builder) error {
+	b.WriteString(`
+## With AutoRecovery
+
+The questions below are asked twice: without AutoRecovery, as every
+answer above, and with it (` + "`--autorecovery`" + `: one Auditor, one
+ReplicationWorker, BookKeeper's defaults: the periodic check on and reading
+each bookie's first and last entry of a fragment, the replicas check off;
+docs/model.md, "AutoRecovery"). E = Qw = 2, three bookies (a spare for the
+worker to copy to), two clients (with AutoRecovery the second is the
+worker's admin client, which recovers the ledger after the grace period;
+without it, a client that may recover it at any time). "Eventually"
+questions are decided by the fair-cycle search (docs/properties.md): with
+AutoRecovery the behaviour graph has cycles (a worker that fails and
+releases the ledger tries again). Searched with symmetry over bookies
+(client symmetry is unsound with AutoRecovery).
+
+| question | without AutoRecovery | with AutoRecovery |
+|---|---|---|
+`)
+	model := func(qa int, ar bool) check.ModelConfig {
+		return check.ModelConfig{Params: bookKeeper(spec.Params{Bookies: 3, Clients: 2, Entries: 1, Inflight: 1, Ensemble: 2, WriteQuorum: 2, AckQuorum: qa, AutoRecovery: ar}),
+			Invariants: []string{"none"}}
+	}
+	eventually := properties.Settings{Eventually: []string{"ReachesQw=meta_status == \"STATUS_CLOSED\" ~> " + reachesQw}}
+	for _, q := range []struct {
+		id, question string
+		mc           func(ar bool) check.ModelConfig
+		yes, no      string // the answer when the property fails, holds
+	}{
+		{"below-qw", "Qa = 1: an entry acknowledged by one bookie while the other's copy was lost (no ensemble change), the ledger then closed: does it eventually get its Qw = 2 copies?",
+			func(ar bool) check.ModelConfig {
+				mc := model(1, ar)
+				mc.Exclude, mc.Settings = noChange, eventually
+				return mc
+			}, "**No**", "**Yes**"},
+		{"below-qw-inside", "Qa = 1, three entries in flight, at most one lost message, no ensemble change: once nothing more can happen, does every entry of the closed ledger have Qw = 2 copies?",
+			func(ar bool) check.ModelConfig {
+				mc := model(1, ar)
+				mc.Entries, mc.Inflight, mc.Exclude = 3, 3, noChange
+				mc.Settings = properties.Settings{Constraint: []string{lossConstraint(1)}, Terminal: []string{"ReachesQw=meta_status != \"STATUS_CLOSED\" || " + reachesQw}}
+				return mc
+			}, "**No**", "**Yes**"},
+		{"disk-lost", "Qa = 2: one bookie loses its disk for good (cookie validation keeps it down), no message lost: does every entry of the closed ledger eventually have Qw = 2 copies?",
+			func(ar bool) check.ModelConfig {
+				mc := model(2, ar)
+				mc.DiskLoss, mc.ReliableNetwork, mc.Settings = 1, true, eventually
+				return mc
+			}, "**No**", "**Yes**"},
+		{"safe", "Qa = 2: one bookie crashes and one loses its disk, no message lost: does every acknowledged entry keep a copy on a bookie its metadata names, and the closed ledger agree with the writer (replication racing the writer and recovery)?",
+			func(ar bool) check.ModelConfig {
+				mc := model(2, ar)
+				mc.Crashes, mc.DiskLoss, mc.ReliableNetwork = 1, 1, true
+				mc.Invariants = []string{"AllAckedEntriesAreReadable", "NoDivergenceBetweenClientAndMetaData"}
+				return mc
+			}, "**No**", "**Yes**"},
+	} {
+		cells := make([]string, 2)
+		for i, ar := range []bool{false, true} {
+			id := "ar-" + q.id + "-off"
+			if ar {
+				id = "ar-" + q.id + "-on"
+			}
+			a, err := g.askWith(id, q.mc(ar), spec.Symmetry{Bookies: true})
+			if err != nil {
+				return err
+			}
+			switch a.status {
+			case "violation":
+				cells[i] = a.link(fmt.Sprintf("%s (%s)", q.yes, a.traceNote()))
+			case "ok":
+				cells[i] = fmt.Sprintf("%s (proved: %s)", q.no, a.scope())
+			default:
+				cells[i] = "open (" + a.scope() + ")"
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", q.question, cells[0], cells[1])
+	}
+	// #4872: with Qw = 1 and the replica lost for good, AutoRecovery never
+	// lets the ledger go, under any weak fairness (a question of
+	// AutoRecovery only).
+	mc := check.ModelConfig{Params: bookKeeper(spec.Params{Bookies: 2, Clients: 2, Entries: 1, Inflight: 1, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, DiskLoss: 1, AutoRecovery: true}),
+		Invariants: []string{"none"}, Settings: properties.Settings{Eventually: []string{"Repaired=size(ur_missing) > 0 ~> size(ur_missing) == 0"}, Fair: []string{properties.FairAll}}}
+	a, err := g.askWith("ar-endless-qw1", mc, spec.Symmetry{})
+	if err != nil {
+		return err
+	}
+	q := "E = Qw = Qa = 1, two bookies: the bookie holding an acknowledged entry loses its disk for good. Does the ledger eventually leave the under-replicated list, every action weakly fair?"
+	switch a.status {
+	case "violation":
+		fmt.Fprintf(b, "| %s | (nothing marks it) | %s |\n", q, a.link(fmt.Sprintf("**No**: the worker retries for ever (%s; docs/findings.md#f-4872)", a.traceNote())))
+	case "ok":
+		fmt.Fprintf(b, "| %s | (nothing marks it) | **Yes** (proved: %s) |\n", q, a.scope())
+	default:
+		fmt.Fprintf(b, "| %s | (nothing marks it) | open (%s) |\n", q, a.scope())
+	}
+	b.WriteString(`
+How to read them. AutoRecovery repairs what its checks see: a bookie that
+is lost (the Auditor's audit), and a bookie lacking the first or the last
+entry it should store in a fragment (the periodic check, which reads only
+those two; with one entry, the entry). An entry a bookie missed inside a
+fragment is seen by neither (the replicas check, when on, only counts it
+in a metric): the second row asks that case, and docs/findings.md#f-ar-below-qw
+tells its trace. The worker copies only to a bookie outside the
+fragment's ensemble, so the questions give it a spare.
+`)
+	return nil
 }
 
 func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
