@@ -259,6 +259,9 @@ func oracleConfigs() []oracleConfig {
 		}),
 		// Client symmetry refused (the last client is the worker's): bookies only.
 		with("autorecovery", func(p *spec.Params) { p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery = 3, 2, 1, true }),
+		with("autorecovery-java-add-path", func(p *spec.Params) {
+			p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery, p.AddPath = 3, 2, 1, true, spec.AddPathJava
+		}),
 		with("autorecovery-disk-loss-reformat", func(p *spec.Params) {
 			p.Bookies, p.AckQuorum, p.DiskLoss, p.Reformat, p.AutoRecovery = 3, 2, 1, 1, true
 		}),

@@ -323,24 +323,26 @@ func (g *gen) WorkerReplicatesFragment() {
 				if sub.Len() != k {
 					continue
 				}
-				emitted = true
-				g.begin(-1)
-				g.n.RWTried, g.n.RWCache = tried, cache
-				g.n.RWPhase = RWCopied
-				g.n.RWFirst = f.First
-				g.n.RWMap = pairUp(cf.bad, sub)
-				for t := 0; t < g.p.Bookies; t++ {
-					if sub.Has(t) {
-						for _, e := range copies.List() {
-							if !g.n.BEntries[t].Has(e) {
-								g.n.BEntries[t] = g.n.BEntries[t].Add(e)
-								g.noteStored(t, e)
+				for _, m := range g.replacements(cf.bad, sub) {
+					emitted = true
+					g.begin(-1)
+					g.n.RWTried, g.n.RWCache = tried, cache
+					g.n.RWPhase = RWCopied
+					g.n.RWFirst = f.First
+					g.n.RWMap = m
+					for t := 0; t < g.p.Bookies; t++ {
+						if sub.Has(t) {
+							for _, e := range copies.List() {
+								if !g.n.BEntries[t].Has(e) {
+									g.n.BEntries[t] = g.n.BEntries[t].Add(e)
+									g.noteStored(t, e)
+								}
 							}
 						}
 					}
+					a.Lost = sub
+					g.out(a)
 				}
-				a.Lost = sub
-				g.out(a)
 			}
 		}
 		if !emitted {
@@ -424,30 +426,40 @@ func (g *gen) readEntry(id int8, ws Bookies) (Entry, bool) {
 
 func (p Params) allBookies() Bookies { return Bookies(1<<uint(p.Bookies) - 1) }
 
-// pairUp maps the members of old to those of new in bookie order: the
-// oldBookie2NewBookie map of one replication (which new bookie replaces
-// which old one does not matter to the model: every one of them receives
-// every copied entry).
-func pairUp(old, new Bookies) Failures {
-	var m Failures
-	n := new
-	for b := 0; b < MaxBookies; b++ {
+// replacements are the oldBookie2NewBookie maps a replication of the
+// bad bookies old by the new ones may use: with an unordered ensemble one
+// (which replaces which does not change the ensemble, and every new
+// bookie receives every copied entry, E = Qw), with an ordered one every
+// bijection, since the placement policy's choice decides which position
+// each new bookie takes.
+func (g *gen) replacements(old, new Bookies) []Failures {
+	var olds, news []int
+	for b := 0; b < g.p.Bookies; b++ {
 		if old.Has(b) {
-			t := trailing(n)
-			m = m.Put(b, t)
-			n &^= 1 << uint(t)
+			olds = append(olds, b)
+		}
+		if new.Has(b) {
+			news = append(news, b)
 		}
 	}
-	return m
-}
-
-func trailing(bs Bookies) int {
-	for b := 0; b < MaxBookies; b++ {
-		if bs.Has(b) {
-			return b
+	var out []Failures
+	var rec func(i int, used Bookies, m Failures)
+	rec = func(i int, used Bookies, m Failures) {
+		if i == len(olds) {
+			out = append(out, m)
+			return
+		}
+		for _, t := range news {
+			if !used.Has(t) {
+				rec(i+1, used|1<<uint(t), m.Put(olds[i], t))
+				if !g.p.Ordered() {
+					return // the first (bookie order) stands for all
+				}
+			}
 		}
 	}
-	return -1
+	rec(0, 0, 0)
+	return out
 }
 
 // WorkerUpdatesEnsemble: LedgerFragmentReplicator.updateEnsembleInfo's
@@ -474,6 +486,9 @@ func (g *gen) WorkerUpdatesEnsemble() {
 			for b := 0; b < g.p.Bookies; b++ {
 				if t, ok := g.s.RWMap.At(b); ok && mf.Ensemble.Has(b) && !mf.Ensemble.Has(t) {
 					mf.Ensemble = mf.Ensemble&^(1<<uint(b)) | 1<<uint(t)
+					if g.p.Ordered() {
+						mf.Layout = mf.Layout.With(mf.Layout.Index(b, g.p.Ensemble), t)
+					}
 				}
 			}
 		}

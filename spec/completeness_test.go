@@ -540,6 +540,9 @@ func complConfigs() []complConfig {
 		with("autorecovery-disk-loss-no-periodic-check", func(p *spec.Params) {
 			p.Bookies, p.DiskLoss, p.AutoRecovery, p.AuditorPeriodicCheck = 3, 1, true, "off"
 		}),
+		with("autorecovery-java-add-path", func(p *spec.Params) {
+			p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery, p.AddPath, p.MaxEnsembleChanges = 4, 2, 2, true, spec.AddPathJava, 2
+		}),
 		with("autorecovery-verify-all", func(p *spec.Params) {
 			p.Bookies, p.Reformat, p.AutoRecovery, p.AuditorVerification = 3, 1, true, 100
 		}),
