@@ -169,6 +169,22 @@ func TestUsageListsEveryProblem(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
+	// AutoRecovery's settings: every problem in one message.
+	code, _, errOut = runArgs(t, "check", "--autorecovery", "--clients", "1", "--bookies", "3", "-e", "3", "-w", "2",
+		"--auditor-periodic-check", "bogus", "--auditor-verification-percentage", "50")
+	if code != 2 {
+		t.Fatalf("AutoRecovery's bad settings: exit %d, want 2\n%s", code, errOut)
+	}
+	for _, want := range []string{"--autorecovery: needs --clients 2 or more", "--autorecovery: needs E = Qw",
+		`--auditor-periodic-check: must be on or off (got "bogus")`, "--auditor-verification-percentage: must be 0 or 100 (got 50)"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("AutoRecovery's bad settings: the message lacks %q:\n%s", want, errOut)
+		}
+	}
+	code, _, errOut = runArgs(t, "check", "--variant", "skip-inconsistent-range", "--autorecovery=false")
+	if code != 2 || !strings.Contains(errOut, "needs --autorecovery") {
+		t.Errorf("skip-inconsistent-range without --autorecovery: exit %d, %s", code, errOut)
+	}
 	if code, _, errOut := runArgs(t, "check", "--variant", "checkpoint-flushes-index"); code != exitUsage || !strings.Contains(errOut, "checkpoint-flushes-index changes what a checkpoint keeps: it needs --checkpoints") {
 		t.Errorf("--variant checkpoint-flushes-index without --checkpoints: exit %d, %s", code, errOut)
 	}

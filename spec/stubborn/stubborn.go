@@ -87,7 +87,7 @@ func Covers(m *spec.Model) error {
 	return nil
 }
 
-var errNotCovered = errors.New("the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network), not faults, ledger deletion, the split add check, the Java add path or --close-rereads")
+var errNotCovered = errors.New("the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network), not faults, ledger deletion, the split add check, the Java add path, --close-rereads, sequence recovery reads, checkpoints or AutoRecovery")
 
 func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, labels []spec.Action) *Reducer {
 	r := &Reducer{fps: fps, reads: reads, p: p, labels: len(labels), conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
