@@ -10,6 +10,7 @@ import (
 	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/regress"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/spec/specprops"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -70,7 +71,7 @@ func stuck(variant string) check.ModelConfig {
 func endlessRecovery() check.ModelConfig {
 	return check.ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1,
 		DiskLoss: 1, AutoRecovery: true}, Invariants: []string{"none"},
-		Settings: properties.Settings{Eventually: []string{"repaired=size(ur_missing) > 0 ~> size(ur_missing) == 0"}, Fair: []string{properties.FairAll}}}
+		Settings: properties.Settings{Eventually: []string{"repaired=" + specprops.Repaired}, Fair: []string{properties.FairAll}}}
 }
 
 // belowQw asks whether AutoRecovery, its checker reading percentage of
@@ -79,8 +80,8 @@ func belowQw(percentage int) check.ModelConfig {
 	return check.ModelConfig{Params: spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 3, Inflight: 3,
 		AutoRecovery: true, AuditorVerification: percentage, Exclude: []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp"}},
 		Invariants: []string{"none"}, Symmetry: spec.Symmetry{Bookies: true},
-		Settings: properties.Settings{Constraint: []string{"AtMost1Lost=size(messages.filter(m, m.count == -1)) <= 1"},
-			Terminal: []string{`ReachesQw=meta_status != "STATUS_CLOSED" || seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`}}}
+		Settings: properties.Settings{Constraint: []string{atMostOneLost},
+			Terminal: []string{`ReachesQw=meta_status != "STATUS_CLOSED" || ` + specprops.AllCopies}}}
 }
 
 // inconsistentRange is PR #4551's question: can the worker's thread die

@@ -287,9 +287,15 @@ func (g *gen) WorkerReplicatesFragment() {
 		f := g.s.MetaFragments[cf.index]
 		last := g.fragmentLast(cf.index)
 		tried := g.s.RWTried | 1<<uint(cf.index)
-		cache, ok := g.tryReadingFaultyEntries(f, last)
-		if !ok {
-			continue // the worker's thread died (WorkerDiesOnInconsistentRange)
+		cache, throws := g.tryReadingFaultyEntries(f, last)
+		if throws {
+			g.begin(-1)
+			g.n.RWPhase = RWStopped
+			g.n.RWTried = 0
+			d := workerAction(WorkerDiesOnInconsistentRange)
+			d.Entry = f.First
+			g.out(d)
+			continue
 		}
 		a := workerAction(WorkerReplicatesFragment)
 		a.Entry = f.First
@@ -357,30 +363,21 @@ func (g *gen) WorkerReplicatesFragment() {
 // on fragment f (entries f.First..last): with a set for the ledger in
 // unableToReadEntriesForReplication, the entries of it in the fragment
 // are read again through the handle, and those read are removed. It
-// returns the cache as it leaves it. On master, a fragment past the
-// closed ledger's last entry (f.First > last) makes
+// returns the cache as it leaves it, or throws: on master, a fragment
+// past the closed ledger's last entry (f.First > last) makes
 // ConcurrentSkipListSet.subSet throw IllegalArgumentException
 // ("inconsistent range"), which no catch of ReplicationWorker.run stops:
 // the worker's thread dies, the lock is released by rereplicate's
-// finally, and AutoRecoveryDeathWatcher shuts AutoRecovery down; ok is
-// false and that step is emitted here. PR #4551 (variant
+// finally, and AutoRecoveryDeathWatcher shuts AutoRecovery down (the
+// caller emits WorkerDiesOnInconsistentRange). PR #4551 (variant
 // skip-inconsistent-range) returns true for such a fragment.
-func (g *gen) tryReadingFaultyEntries(f Fragment, last int8) (cache uint16, ok bool) {
+func (g *gen) tryReadingFaultyEntries(f Fragment, last int8) (cache uint16, throws bool) {
 	cache = g.s.RWCache
 	if cache&cacheSet == 0 {
-		return cache, true
+		return cache, false
 	}
 	if f.First > last {
-		if g.m.V.SkipInconsistentRange {
-			return cache, true
-		}
-		g.begin(-1)
-		g.n.RWPhase = RWStopped
-		g.n.RWTried = 0
-		a := workerAction(WorkerDiesOnInconsistentRange)
-		a.Entry = f.First
-		g.out(a)
-		return cache, false
+		return cache, !g.m.V.SkipInconsistentRange
 	}
 	for id := f.First; id <= last; id++ {
 		if cache&(1<<uint(id-1)) != 0 {
@@ -389,7 +386,7 @@ func (g *gen) tryReadingFaultyEntries(f Fragment, last int8) (cache uint16, ok b
 			}
 		}
 	}
-	return cache, true
+	return cache, false
 }
 
 // rangeBits are the bits of entries first..last in State.RWCache.

@@ -13,6 +13,16 @@ type Builtin struct {
 	Terminal  string // holds in every terminal state; "" if none
 }
 
+// AutoRecovery's questions in CEL, as docs/guarantees.md and
+// docs/findings.md ask them.
+const (
+	// AllCopies: every entry up to the closed ledger's last has a copy on
+	// every bookie of its write set (the fragment the metadata names now).
+	AllCopies = `seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`
+	// Repaired: a ledger marked under-replicated is later not marked.
+	Repaired = `size(ur_missing) > 0 ~> size(ur_missing) == 0`
+)
+
 // Builtins are the CEL forms of invariants.All.
 var Builtins = []Builtin{
 	{Name: "TypeOK", Invariant: `meta_status in ["Nil", "STATUS_OPEN", "STATUS_IN_RECOVERY", "STATUS_CLOSED"] &&
