@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/bkcheck/bkcheck/internal/atomicfile"
 )
@@ -51,8 +52,24 @@ func Classpath(ctx context.Context, version string) (string, error) {
 	}
 	target := filepath.Join(dir, "target", version)
 	cpFile := filepath.Join(target, "classpath.txt")
-	if cp, err := os.ReadFile(cpFile); err == nil {
-		return filepath.Join(target, "classes") + string(os.PathListSeparator) + strings.TrimSpace(string(cp)), nil
+	if cp, ok := builtClasspath(target, cpFile); ok {
+		return cp, nil
+	}
+	// One build at a time per module: two processes (go test runs the
+	// bridge's and the CLI's tests side by side) building into the same
+	// target, or downloading into the same empty Maven repository, corrupt
+	// each other's files. The lock is released when the file is closed,
+	// and by the kernel if the process dies.
+	lock, err := os.OpenFile(filepath.Join(dir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("locking the harness build: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("locking the harness build: %w", err)
+	}
+	if cp, ok := builtClasspath(target, cpFile); ok {
+		return cp, nil // another process built it while this one waited
 	}
 	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dbookkeeper.version="+version,
 		"compile", "dependency:build-classpath", "-Dmdep.outputFile="+cpFile+".tmp")
@@ -70,7 +87,21 @@ func Classpath(ctx context.Context, version string) (string, error) {
 	if err := os.Rename(cpFile+".tmp", cpFile); err != nil {
 		return "", err
 	}
-	return Classpath(ctx, version)
+	cp, ok := builtClasspath(target, cpFile)
+	if !ok {
+		return "", fmt.Errorf("building the harness against BookKeeper %s: mvn succeeded but %s is unreadable", version, cpFile)
+	}
+	return cp, nil
+}
+
+// builtClasspath returns the classpath of a finished build: classpath.txt
+// is renamed into place only after mvn succeeded.
+func builtClasspath(target, cpFile string) (string, bool) {
+	cp, err := os.ReadFile(cpFile)
+	if err != nil {
+		return "", false
+	}
+	return filepath.Join(target, "classes") + string(os.PathListSeparator) + strings.TrimSpace(string(cp)), true
 }
 
 // extract writes the embedded module to a directory named by its hash.
