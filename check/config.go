@@ -398,7 +398,16 @@ func (c *SimConfig) EnsureDefaults() {
 // Validate reports every problem of c (after EnsureDefaults) at once.
 func (c SimConfig) Validate() error {
 	var probs schema.Problems
-	probs.Merge(c.ModelConfig.Validate())
+	mc := c.ModelConfig
+	if mc.POR {
+		probs.Add("por", "is a setting of bkcheck check, not of simulate: the reduction prunes the transitions a walk picks from, so walks would not be the model's random behaviours")
+		mc.POR = false
+	}
+	if mc.Symmetry != (spec.Symmetry{}) {
+		probs.Add("symmetry", "is a setting of bkcheck check, not of simulate: walks keep no set of states to reduce, so it would change nothing but refuse the properties that name a bookie or a client")
+		mc.Symmetry = spec.Symmetry{}
+	}
+	probs.Merge(mc.Validate())
 	probs.Merge(c.Parallel.Validate())
 	if c.Depth < 1 {
 		probs.Add("depth", "must be >= 1 (got %d)", c.Depth)

@@ -109,10 +109,10 @@ type celProps struct {
 	// target >= 0 makes a probe's witness search: Check reports
 	// set.Properties()[target] where it holds, and nothing else is checked.
 	target int
-	// stopAtProbes makes Check report a probe that holds, as a violation
-	// would be (simulation: the walk is the probe's witness).
-	stopAtProbes bool
-	leadsTo      bool // some eventually property is P ~> Q
+	// walkProbes leaves the probes out of Check: a random simulation's
+	// walks ask them apart (eventuallyExpander.Goals), and go on.
+	walkProbes bool
+	leadsTo    bool // some eventually property is P ~> Q
 }
 
 func newCELProps(set properties.PropertySet) *celProps {
@@ -188,10 +188,10 @@ func (cc *celChecker) check(s any) string {
 			return cp.set.Properties()[i].Name
 		}
 	}
+	if cp.walkProbes {
+		return ""
+	}
 	for j, i := range cp.probes {
-		if cp.stopAtProbes && cc.holds(i) {
-			return cp.set.Properties()[i].Name
-		}
 		if !cp.probeSeen[j].Load() && cc.holds(i) {
 			cp.probeSeen[j].Store(true)
 		}
@@ -482,8 +482,8 @@ func eventuallyPass(ctx context.Context, cfg Config, rep *Report, results map[st
 //
 // With sim, it is the model random walks take when CEL probes or
 // eventually properties are checked: every property is checked (the
-// model's Check and CheckTerminal, a probe that holds ending the walk as
-// its witness), and a pair with nothing pending is expanded all the same.
+// model's Check and CheckTerminal; the probes are the walks' goals,
+// Goals), and a pair with nothing pending is expanded all the same.
 type eventuallyModel struct {
 	base Bound
 	cel  *celProps // base's CEL properties
@@ -511,7 +511,7 @@ func (m *Model) SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*trac
 	sm := *m
 	sm.cov = &coverageLog{}
 	cp := newCELProps(m.cel.set)
-	cp.stopAtProbes = true
+	cp.walkProbes = true
 	sm.cel = cp
 	em := &eventuallyModel{base: &sm, cel: cp, sim: true}
 	return em, em.decodeTrace
@@ -591,6 +591,24 @@ func (e *eventuallyExpander) Check() string {
 		return e.base.Check()
 	}
 	return ""
+}
+
+// Goals implements explorer.GoalExpander: which probes hold in the loaded
+// state (simulation: the first walk that reaches one is its witness).
+func (e *eventuallyExpander) Goals(held []bool) {
+	for j, i := range e.em.cel.probes {
+		held[j] = e.cel.holds(i)
+	}
+}
+
+// probeNames are the names of the probes, in the order of the goals
+// (Goals) walks of the model answer.
+func (em *eventuallyModel) probeNames() []string {
+	var out []string
+	for _, i := range em.cel.probes {
+		out = append(out, em.cel.set.Properties()[i].Name)
+	}
+	return out
 }
 
 // CheckTerminal: a terminal state with a property still pending ends a

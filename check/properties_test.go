@@ -327,29 +327,49 @@ func TestPropertyErrors(t *testing.T) {
 	}
 }
 
-// TestSimulateProbeAndEventually: random walks report a probe's witness
-// and an eventually counterexample, both of which replay.
+// TestSimulateProbeAndEventually: random walks report an eventually
+// counterexample, and answer every probe: found, with the walk that
+// reached it as its witness (both replay), or unknown. A probe is not a
+// violation: it ends neither a walk nor the simulation.
 func TestSimulateProbeAndEventually(t *testing.T) {
-	for _, c := range []struct {
-		probe, eventually []string
-		kind              string
-	}{
-		{probe: []string{`Closed=meta_status == "STATUS_CLOSED"`}, kind: "probe"},
-		{eventually: []string{`Closed=meta_status == "STATUS_CLOSED"`}, kind: "eventually"},
-	} {
-		cfg := DefaultSimConfig()
-		cfg.Traces, cfg.Workers = 2000, 2
-		cfg.Probe, cfg.Eventually = c.probe, c.eventually
-		rep, err := Simulate(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Trace == nil || rep.Trace.Kind != c.kind {
-			t.Fatalf("%s: %v", c.kind, rep.Status)
-		}
-		if err := Replay(rep.Trace); err != nil {
-			t.Errorf("%s: %v", c.kind, err)
-		}
+	cfg := DefaultSimConfig()
+	cfg.Traces, cfg.Workers = 2000, 2
+	cfg.Eventually = []string{`Closed=meta_status == "STATUS_CLOSED"`}
+	rep, err := Simulate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Trace == nil || rep.Trace.Kind != "eventually" {
+		t.Fatalf("eventually: %v", rep.Status)
+	}
+	if err := Replay(rep.Trace); err != nil {
+		t.Errorf("eventually: %v", err)
+	}
+	if len(rep.Properties) != 1 || rep.Properties[0].Status != Violated {
+		t.Errorf("eventually: %+v", rep.Properties)
+	}
+
+	cfg.Eventually = nil
+	cfg.Probe = []string{`Closed=meta_status == "STATUS_CLOSED"`, `Never=meta_version > 100`}
+	rep, err = Simulate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != explorer.Unknown || rep.Trace != nil || rep.Walks != cfg.Traces {
+		t.Fatalf("probes: %v after %d walks; a probe is no violation and ends nothing", rep.Status, rep.Walks)
+	}
+	if len(rep.Properties) != 2 {
+		t.Fatalf("probes: %+v", rep.Properties)
+	}
+	found, never := rep.Properties[0], rep.Properties[1]
+	if found.Status != Found || found.Trace == nil || found.Trace.Kind != "probe" || rep.WitnessSeeds["Closed"] == 0 {
+		t.Fatalf("Closed: %+v", found)
+	}
+	if err := Replay(found.Trace); err != nil {
+		t.Errorf("Closed's witness: %v", err)
+	}
+	if never.Status != Unknown || never.Reason != simNotReached {
+		t.Errorf("Never: %+v", never)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
@@ -50,7 +51,22 @@ type SimReport struct {
 	Trace    *traces.Trace
 	Readable *traces.Text // the walk in readable form, whatever the model
 	Config   SimConfig    // as used, defaults filled in
+	// Properties answers each CEL property of the run (constraints aside),
+	// in order, as far as random walks can: a probe is found (Trace: the
+	// first walk that reached it, up to the first state where it holds; a
+	// witness, not necessarily the shortest; WitnessSeeds names the walk)
+	// or unknown (no walk reached it, which does not make it
+	// unreachable); any other property is violated (by the violation) or
+	// unknown (walks prove nothing). A probe never ends a walk.
+	Properties   []PropertyResult
+	WitnessSeeds map[string]uint64 // probe -> the walk seed of its witness
 }
+
+// Reasons a simulation gives for what it leaves unknown.
+const (
+	simNotReached  = "not reached by the random walks, which does not make it unreachable (a complete bkcheck check would say)"
+	simNotViolated = "no walk violated it (random walks prove nothing)"
+)
 
 // Simulate runs random walks as cfg says: it fills in defaults, validates
 // (every problem at once), and decodes the violating walk if any. Finding
@@ -69,6 +85,12 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 		opt.Weight = m.LossBias(cfg.LossRate)
 	}
 	sm, decode := m.SimModel()
+	var probes []string
+	if em, ok := sm.(*eventuallyModel); ok {
+		probes = em.probeNames()
+	}
+	opt.Goals = len(probes)
+	opt.StopAtGoals = len(probes) > 0 && cfg.asksOnly()
 	res, err := explorer.Simulate(ctx, sm, opt)
 	if err != nil {
 		return nil, err
@@ -80,14 +102,71 @@ func Simulate(ctx context.Context, cfg SimConfig) (*SimReport, error) {
 		}
 		rep.Readable = rep.Trace.Text()
 	}
+	witnesses := map[string]*traces.Trace{}
+	for g, w := range res.Goals {
+		if w == nil {
+			continue
+		}
+		tr, err := decode(&explorer.ViolationInfo{Invariant: probes[g], Trace: w.Trace})
+		if err != nil {
+			return nil, err
+		}
+		witnesses[probes[g]] = tr
+		if rep.WitnessSeeds == nil {
+			rep.WitnessSeeds = map[string]uint64{}
+		}
+		rep.WitnessSeeds[probes[g]] = w.WalkSeed
+	}
+	if err := rep.answerCEL(witnesses); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// asksOnly reports whether c only asks questions: probes, and no property
+// (built-in, CEL invariant, terminal or eventually) or deadlock to check.
+func (c ModelConfig) asksOnly() bool {
+	return len(c.Probe) > 0 && len(c.builtinNames()) == 0 && len(c.Invariant)+len(c.Terminal)+len(c.Eventually) == 0 && !c.CheckDeadlock
+}
+
+// answerCEL fills in r.Properties: witnesses are the probes' found.
+func (r *SimReport) answerCEL(witnesses map[string]*traces.Trace) error {
+	set, err := r.Config.CELProperties()
+	if err != nil || set == nil {
+		return err
+	}
+	for _, p := range set.Properties() {
+		if !p.User() || p.Kind == properties.Constraint {
+			continue
+		}
+		pr := PropertyResult{Name: p.Name, Kind: p.Kind.String(), Expression: p.Expr, Statement: p.Statement, Status: Unknown}
+		switch {
+		case p.Kind == properties.Probe && witnesses[p.Name] != nil:
+			pr.Status, pr.Trace = Found, witnesses[p.Name]
+		case p.Kind == properties.Probe:
+			pr.Reason = simNotReached
+		case r.Violation != nil && r.Violation.Error == nil && r.Violation.Invariant == p.Name:
+			pr.Status, pr.Trace = Violated, r.Trace
+		default:
+			pr.Reason = simNotViolated
+			if e := r.ModelError(); e != nil && e.Property == p.Name {
+				pr.Reason = e.Error() // its evaluation failed
+			}
+		}
+		r.Properties = append(r.Properties, pr)
+	}
+	return nil
 }
 
 // RerunCommand is the bkcheck simulate invocation that reruns the
 // violating walk alone: the model, the walk's seed and how steps were
 // picked.
-func (r *SimReport) RerunCommand() string {
-	cmd := fmt.Sprintf("bkcheck simulate %s --seed %d --traces 1 --depth %d", r.Config.ModelConfig.Flags(), r.WalkSeed, r.Config.Depth)
+func (r *SimReport) RerunCommand() string { return r.RerunWalk(r.WalkSeed) }
+
+// RerunWalk is the bkcheck simulate invocation that reruns the walk with
+// seed alone (a probe's witness: WitnessSeeds).
+func (r *SimReport) RerunWalk(seed uint64) string {
+	cmd := fmt.Sprintf("bkcheck simulate %s --seed %d --traces 1 --depth %d", r.Config.ModelConfig.Flags(), seed, r.Config.Depth)
 	if r.Config.LossRate > 0 {
 		cmd += fmt.Sprintf(" --loss-rate %g", r.Config.LossRate)
 	}

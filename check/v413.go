@@ -247,13 +247,13 @@ func (m *model413) LossBias(rate float64) func(explorer.Action) float64 {
 
 // SimModel implements Bound: simulation walks the model itself, or its
 // product with the eventually properties when the run has probes or
-// eventually properties (a probe that holds ends the walk as its witness).
+// eventually properties (the probes are the walks' goals).
 func (m *model413) SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*traces.Trace, error)) {
 	if m.cel == nil || len(m.cel.probes)+len(m.cel.eventually) == 0 {
 		return m, m.Trace
 	}
 	cp := newCELProps(m.cel.set)
-	cp.stopAtProbes = true
+	cp.walkProbes = true
 	em := &eventuallyModel{base: &model413{m: m.m, invs: m.invs, desc: m.desc, cel: cp}, cel: cp, sim: true}
 	return em, em.decodeTrace
 }

@@ -73,3 +73,12 @@ type KeyedExpander interface {
 type Constrainer interface {
 	InModel() bool
 }
+
+// GoalExpander is what an Expander implements when its model has goals
+// (SimOptions.Goals): questions a random walk answers by reaching a state
+// where one holds (bkcheck's probes), never violations. Goals sets
+// held[g] to whether goal g holds in the state Check evaluated; a walk
+// asks only after Check found nothing, and goes on whatever the answer.
+type GoalExpander interface {
+	Goals(held []bool)
+}

@@ -33,6 +33,14 @@ type SimOptions struct {
 	// k bookies has 2^k loss patterns), so they end early; a model can
 	// weight such outcomes down to reach deeper states.
 	Weight func(Action) float64
+	// Goals is how many goals the model's expanders answer
+	// (GoalExpander): each walk asks, on every state it visits, which
+	// hold there, and the first walk to reach each one is its witness
+	// (SimResult.Goals). 0: the model has none.
+	Goals int
+	// StopAtGoals ends the simulation after the batch of walks in which
+	// the last goal was first reached (a run that asks only questions).
+	StopAtGoals bool
 }
 
 // DefaultSimDepth is the walk length when SimOptions.Depth is 0.
@@ -61,6 +69,9 @@ func (o SimOptions) Validate() error {
 	if o.Walks == 0 && o.Duration == 0 {
 		problems = append(problems, errors.New("give Walks or Duration (or both)"))
 	}
+	if o.Goals < 0 {
+		problems = append(problems, fmt.Errorf("Goals must not be negative, got %d", o.Goals))
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("explorer: invalid simulation options: %w", errors.Join(problems...))
 	}
@@ -73,14 +84,30 @@ func (o SimOptions) Validate() error {
 // the simulation with Status Error, Violation holding the walk up to the
 // state it failed on and Violation.Error how (modelerror.go).
 type SimResult struct {
-	Status     Status
-	Walks      int64   // walks completed
-	States     int64   // states visited, repeats included
-	Distinct   int64   // distinct fingerprints seen
+	Status Status
+	Walks  int64 // walks completed
+	States int64 // states the completed walks visited, repeats included
+	// Distinct is how many distinct states (fingerprints) the completed
+	// walks visited: never more than States. Walks of the last batch
+	// after the violating one, and those of an interrupted batch, are not
+	// completed: they count in neither.
+	Distinct   int64
 	MeanLength float64 // mean states per walk
 	Elapsed    time.Duration
 	Violation  *ViolationInfo
 	WalkSeed   uint64 // the seed of the violating (or failing) walk: rerun it with Seed=WalkSeed, Walks=1
+	// Goals has, for each of SimOptions.Goals, the first completed walk
+	// (in walk order, whatever the number of workers) that reached it, up
+	// to the first state where it holds; nil for a goal no walk reached.
+	Goals []*GoalWitness
+}
+
+// GoalWitness is a walk that reached a goal: its seed (rerun it alone
+// with Seed=WalkSeed, Walks=1) and its steps up to the first state where
+// the goal holds. It is a witness, not necessarily the shortest.
+type GoalWitness struct {
+	WalkSeed uint64
+	Trace    []Step
 }
 
 // batchWalks is how many walks run between checks for a violation: walks
@@ -114,11 +141,9 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 		return SimResult{Status: Unknown, Elapsed: time.Since(start)}, nil // no walk can start
 	}
 	seen := newFPSet()
-	var res SimResult
-	type walkOut struct {
-		steps     int
-		violation *ViolationInfo
-	}
+	res := SimResult{Goals: make([]*GoalWitness, opt.Goals)}
+	reached := make([]bool, opt.Goals) // goals with a witness before the batch
+	left := opt.Goals
 	outs := make([]walkOut, batchWalks)
 	for batch := int64(0); ; batch++ {
 		if ctx.Err() != nil || (opt.Duration > 0 && time.Since(start) >= opt.Duration) || (opt.Walks > 0 && res.Walks >= opt.Walks) {
@@ -139,11 +164,9 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 					if i >= n || gctx.Err() != nil {
 						return nil
 					}
-					steps, v, err := walk(exp, inits, opt, opt.Seed+uint64(first+i), seen)
-					if err != nil {
+					if err := walk(exp, inits, opt, opt.Seed+uint64(first+i), reached, &outs[i]); err != nil {
 						return err
 					}
-					outs[i] = walkOut{steps, v}
 				}
 			})
 		}
@@ -153,18 +176,33 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 		if ctx.Err() != nil {
 			break // an interrupted batch is not counted
 		}
+		// The walks of the batch count in order up to the first violating
+		// one; those after it ran but are not part of the result.
+		done := n
 		for i := int64(0); i < n; i++ {
+			out := &outs[i]
 			res.Walks++
-			res.States += int64(outs[i].steps)
-			if v := outs[i].violation; v != nil {
+			res.States += int64(len(out.path))
+			for gi, at := range out.goalAt {
+				if at >= 0 && res.Goals[gi] == nil {
+					res.Goals[gi] = &GoalWitness{WalkSeed: opt.Seed + uint64(first+i), Trace: out.path[:at+1]}
+					left--
+				}
+			}
+			if v := out.violation; v != nil {
 				res.Status, res.Violation, res.WalkSeed = Violation, v, opt.Seed+uint64(first+i)
 				if v.Error != nil {
 					res.Status = Error
 				}
+				done = i + 1
 				break
 			}
 		}
-		if res.Violation != nil {
+		seen.addWalks(outs[:done], opt.Workers)
+		for gi := range reached {
+			reached[gi] = res.Goals[gi] != nil
+		}
+		if res.Violation != nil || (opt.StopAtGoals && opt.Goals > 0 && left == 0) {
 			break
 		}
 	}
@@ -179,22 +217,44 @@ func Simulate(ctx context.Context, m Model, opt SimOptions) (SimResult, error) {
 	return res, nil
 }
 
-// walk runs one random walk and returns its length and any violation,
-// or the model's failure (a panic, recovered: a ViolationInfo with Error,
-// the walk up to the state it failed on).
-func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet) (n int, v *ViolationInfo, err error) {
+// walkOut is what one walk of a batch leaves for the batch to commit.
+type walkOut struct {
+	path      []Step
+	violation *ViolationInfo
+	fps       []uint64 // the fingerprints of the states it visited (its buffer is reused)
+	// goalAt is, by goal, the index in path of the first state where it
+	// holds, -1 if none; nil when the walk reached no goal that had no
+	// witness before the batch.
+	goalAt []int
+}
+
+// walk runs one random walk into out: its steps, any violation, or the
+// model's failure (a panic, recovered: a ViolationInfo with Error, the
+// walk up to the state it failed on), the fingerprints of its states and
+// where it first reached each goal not reached before (reached).
+func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, reached []bool, out *walkOut) (err error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9E3779B97F4A7C15))
 	type succ struct {
 		a   Action
 		enc []byte
 	}
+	*out = walkOut{fps: out.fps[:0]}
 	var path []Step
 	call := ""
 	defer func() {
+		out.path = path
 		if r := recover(); r != nil {
-			n, v, err = len(path), &ViolationInfo{Trace: path, Error: modelError(call, r)}, nil
+			out.violation, err = &ViolationInfo{Trace: path, Error: modelError(call, r)}, nil
 		}
 	}()
+	var held []bool
+	goals, _ := exp.(GoalExpander)
+	if opt.Goals > 0 {
+		if goals == nil {
+			return fmt.Errorf("explorer: the model's expander answers no goals (GoalExpander), and %d were asked", opt.Goals)
+		}
+		held = make([]bool, opt.Goals)
+	}
 	cur := inits[rng.IntN(len(inits))]
 	path = append(path, Step{Initial: true, State: cur})
 	var succs []succ
@@ -203,15 +263,32 @@ func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet
 	for {
 		call = CallLoad
 		if err := exp.Load(cur); err != nil {
-			return len(path), nil, err
+			return err
 		}
-		seen.add(state.Fingerprint(cur))
+		out.fps = append(out.fps, state.Fingerprint(cur))
 		call = CallCheck
 		if bad := exp.Check(); bad != "" {
-			return len(path), &ViolationInfo{Invariant: bad, Trace: path}, nil
+			out.violation = &ViolationInfo{Invariant: bad, Trace: path}
+			return nil
+		}
+		if goals != nil {
+			clear(held)
+			goals.Goals(held)
+			for gi, h := range held {
+				if !h || reached[gi] || (out.goalAt != nil && out.goalAt[gi] >= 0) {
+					continue
+				}
+				if out.goalAt == nil {
+					out.goalAt = make([]int, opt.Goals)
+					for j := range out.goalAt {
+						out.goalAt[j] = -1
+					}
+				}
+				out.goalAt[gi] = len(path) - 1
+			}
 		}
 		if c, ok := exp.(Constrainer); len(path) >= opt.Depth || ok && !c.InModel() {
-			return len(path), nil, nil
+			return nil
 		}
 		succs, arena = succs[:0], arena[:0]
 		call = CallSuccessors
@@ -223,12 +300,13 @@ func walk(exp Expander, inits [][]byte, opt SimOptions, seed uint64, seen *fpSet
 		if len(succs) == 0 {
 			call = CallCheckTerminal
 			if bad := exp.CheckTerminal(); bad != "" {
-				return len(path), &ViolationInfo{Invariant: bad, Terminal: true, Trace: path}, nil
+				out.violation = &ViolationInfo{Invariant: bad, Terminal: true, Trace: path}
+				return nil
 			}
 			if opt.CheckDeadlock {
-				return len(path), &ViolationInfo{Invariant: "Deadlock", Deadlock: true, Trace: path}, nil
+				out.violation = &ViolationInfo{Invariant: "Deadlock", Deadlock: true, Trace: path}
 			}
-			return len(path), nil, nil
+			return nil
 		}
 		var pick succ
 		if opt.Weight == nil {
@@ -277,6 +355,22 @@ func (s *fpSet) add(fp uint64) {
 	sh.mu.Lock()
 	sh.m[fp] = struct{}{}
 	sh.mu.Unlock()
+}
+
+// addWalks adds the fingerprints of the walks outs, with workers
+// goroutines.
+func (s *fpSet) addWalks(outs []walkOut, workers int) {
+	var wg sync.WaitGroup
+	for w := range min(workers, len(outs)) {
+		wg.Go(func() {
+			for i := w; i < len(outs); i += workers {
+				for _, fp := range outs[i].fps {
+					s.add(fp)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (s *fpSet) len() int64 {

@@ -44,8 +44,14 @@ func witnessPath(tracePath, name string) string {
 // writeWitnesses writes each found probe's witness as ITF beside
 // tracePath (none when tracePath is "").
 func (r *reporter) writeWitnesses(rep *check.Report, tracePath string) error {
+	return r.writeProbeWitnesses(rep.Properties, tracePath)
+}
+
+// writeProbeWitnesses is writeWitnesses of the answers props (a check's
+// or a simulation's).
+func (r *reporter) writeProbeWitnesses(props []check.PropertyResult, tracePath string) error {
 	var errs []error
-	for _, p := range rep.Properties {
+	for _, p := range props {
 		if p.Status != check.Found || p.Trace == nil || tracePath == "" {
 			continue
 		}
@@ -64,16 +70,24 @@ func (r *reporter) writeWitnesses(rep *check.Report, tracePath string) error {
 
 // propertiesText reports the answers that the verdict does not: probes
 // (with their witnesses), eventually properties, and CEL properties left
-// undecided.
-func (r *reporter) propertiesText(rep *check.Report) {
-	if len(rep.Properties) == 0 {
+// undecided. sim is the simulation that answered them (nil: a check's
+// search): its witnesses are walks, not the shortest.
+func (r *reporter) propertiesText(props []check.PropertyResult, sim *check.SimReport) {
+	if len(props) == 0 {
 		return
 	}
 	w := r.stdout
 	fmt.Fprintln(w, "CEL properties:")
-	for _, p := range rep.Properties {
+	for _, p := range props {
 		line := fmt.Sprintf("  %s %s: %s", p.Kind, p.Name, p.Status)
 		switch {
+		case p.Status == check.Found && sim != nil:
+			seed := sim.WitnessSeeds[p.Name]
+			line += fmt.Sprintf(", by walk seed %d: a witness of %d states (below; not necessarily the shortest, which bkcheck check gives)", seed, len(p.Trace.Steps))
+			if f := r.witnessFiles[p.Name]; f != "" {
+				line += ", written to " + f
+			}
+			line += "; rerun it alone with: " + sim.RerunWalk(seed)
 		case p.Status == check.Found:
 			line += fmt.Sprintf(", shortest witness %d states (below)", len(p.Trace.Steps))
 			if f := r.witnessFiles[p.Name]; f != "" {
@@ -94,7 +108,7 @@ func (r *reporter) propertiesText(rep *check.Report) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	for _, p := range rep.Properties {
+	for _, p := range props {
 		if p.Status == check.Found {
 			fmt.Fprintf(w, "\nProbe %s is reachable.\n", p.Name)
 			traces.RenderText(w, p.Trace)
@@ -121,9 +135,11 @@ type jsonGraph struct {
 	Depth     int   `json:"depth"`
 }
 
-func (r *reporter) propertiesJSON(rep *check.Report) []jsonProperty {
+// propertiesJSON is props in --json output; sim is the simulation that
+// answered them (nil: a check's search), whose witnesses name their walk.
+func (r *reporter) propertiesJSON(props []check.PropertyResult, sim *check.SimReport) []jsonProperty {
 	var out []jsonProperty
-	for _, p := range rep.Properties {
+	for _, p := range props {
 		jp := jsonProperty{Name: p.Name, Kind: p.Kind, Statement: p.Statement, Expression: p.Expression, Status: p.Status, Reason: p.Reason}
 		if p.Trace != nil {
 			file := r.witnessFiles[p.Name]
@@ -131,6 +147,9 @@ func (r *reporter) propertiesJSON(rep *check.Report) []jsonProperty {
 				file = r.traceFile
 			}
 			jp.Trace = violationJSON(p.Trace.Text(), file)
+			if seed, ok := walkOf(sim, p); ok {
+				jp.Trace.WalkSeed, jp.Trace.Rerun = seed, sim.RerunWalk(seed)
+			}
 		}
 		if p.Graph != nil {
 			jp.Graph = &jsonGraph{Distinct: p.Graph.Distinct, Generated: p.Graph.Generated, Depth: p.Graph.Depth}
@@ -138,4 +157,19 @@ func (r *reporter) propertiesJSON(rep *check.Report) []jsonProperty {
 		out = append(out, jp)
 	}
 	return out
+}
+
+// walkOf is the seed of the walk of sim that p's trace is (none without
+// sim): a probe's witness, or the violation.
+func walkOf(sim *check.SimReport, p check.PropertyResult) (uint64, bool) {
+	switch {
+	case sim == nil:
+		return 0, false
+	case p.Status == check.Found:
+		seed, ok := sim.WitnessSeeds[p.Name]
+		return seed, ok
+	case p.Status == check.Violated:
+		return sim.WalkSeed, true
+	}
+	return 0, false
 }

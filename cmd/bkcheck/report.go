@@ -178,7 +178,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 		if r.coverage {
 			res.Coverage, res.Uncovered = rep.Coverage, rep.Uncovered
 		}
-		res.Properties = r.propertiesJSON(rep)
+		res.Properties = r.propertiesJSON(rep.Properties, nil)
 		if red := rep.Reduction; red != nil {
 			res.Reduction = &jsonReduction{Expanded: red.States, FullyExpanded: red.FullyExpanded, Transitions: red.Transitions}
 		}
@@ -213,8 +213,8 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 	if warn := collisionWarning(rep); warn != "" {
 		fmt.Fprintf(w, "Warning: %s.\n", warn)
 	}
-	r.propertiesText(rep)
-	fmt.Fprintf(w, "%d distinct states, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, rep.Generated, rep.Depth, rep.Queue)
+	r.propertiesText(rep.Properties, nil)
+	fmt.Fprintf(w, "%d %s, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, distinctNoun(rep.Config.Symmetry), rep.Generated, rep.Depth, rep.Queue)
 	if red := rep.Reduction; red != nil && red.States > 0 {
 		fmt.Fprintf(w, "Partial-order reduction (--por): %d of the %d states expanded had every enabled transition expanded; %d transitions declared.", red.FullyExpanded, red.States, red.Transitions)
 		if rep.Readable != nil {
@@ -223,13 +223,31 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 		fmt.Fprintln(w)
 	}
 	if rep.AlreadyFinished {
-		fmt.Fprintf(w, "The run in %s had already finished: this is its recorded result, and nothing was searched now. Its search took %s (%.0f distinct states/s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
-			rep.Config.Dir, elapsed.Round(time.Millisecond), rate, rep.Fingerprint, rep.Collision())
+		fmt.Fprintf(w, "The run in %s had already finished: this is its recorded result, and nothing was searched now. Its search took %s (%.0f %s/s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
+			rep.Config.Dir, elapsed.Round(time.Millisecond), rate, rateNoun(rep.Config.Symmetry), rep.Fingerprint, rep.Collision())
 	} else {
-		fmt.Fprintf(w, "Finished in %s (%.0f distinct states/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
-			elapsed.Round(time.Millisecond), rate, humanBytes(peakResidentBytes()), humanBytes(peakAnon), rep.Fingerprint, rep.Collision())
+		fmt.Fprintf(w, "Finished in %s (%.0f %s/s, peak resident memory %s, of it anonymous %s). Fingerprint collision probability (optimistic, %d-bit fingerprints): %.1e\n",
+			elapsed.Round(time.Millisecond), rate, rateNoun(rep.Config.Symmetry), humanBytes(peakResidentBytes()), humanBytes(peakAnon), rep.Fingerprint, rep.Collision())
 	}
 	diskText(w, rep)
+}
+
+// distinctNoun names what a search's distinct count counts: distinct
+// states, in TLC's words, or under symmetry orbits, the states distinct
+// up to it (one of each is stored and checked).
+func distinctNoun(sym spec.Symmetry) string {
+	if sym == (spec.Symmetry{}) {
+		return "distinct states"
+	}
+	return "orbits (distinct states up to symmetry)"
+}
+
+// rateNoun is what the rate of a search counts per second (distinctNoun).
+func rateNoun(sym spec.Symmetry) string {
+	if sym == (spec.Symmetry{}) {
+		return "distinct states"
+	}
+	return "orbits"
 }
 
 // violationText prints what failed and the trace.
@@ -352,6 +370,7 @@ type jsonSimResult struct {
 	ElapsedS   float64        `json:"elapsed-s"`
 	StatesPerS float64        `json:"states-per-s"`
 	Violation  *jsonViolation `json:"violation"`
+	Properties []jsonProperty `json:"properties,omitempty"`
 }
 
 func (r *reporter) simResult(rep *check.SimReport) {
@@ -366,6 +385,7 @@ func (r *reporter) simResult(rep *check.SimReport) {
 			}
 		}
 		res.Violation = withModelError(res.Violation, rep.ModelError())
+		res.Properties = r.propertiesJSON(rep.Properties, rep)
 		r.enc.Encode(res)
 		return
 	}
@@ -376,15 +396,12 @@ func (r *reporter) simResult(rep *check.SimReport) {
 		}
 		r.errorText(e, rep.Readable)
 	} else if rep.Readable != nil {
-		verb := "fails"
-		if rep.Readable.Kind == "probe" {
-			verb = "reaches probe " + rep.Readable.Invariant
-		}
-		fmt.Fprintf(w, "Walk seed %d %s; rerun it alone with: %s\n", rep.WalkSeed, verb, rep.RerunCommand())
+		fmt.Fprintf(w, "Walk seed %d fails; rerun it alone with: %s\n", rep.WalkSeed, rep.RerunCommand())
 		r.violationText(rep.Readable)
 	} else {
 		fmt.Fprintln(w, "No violation found; simulation proves nothing: the verdict is unknown.")
 	}
+	r.propertiesText(rep.Properties, rep)
 	fmt.Fprintf(w, "%d walks, %d states visited (%d distinct), mean walk length %.1f, %s (%.0f states/s).\n",
 		rep.Walks, rep.States, rep.Distinct, rep.MeanLength, rep.Elapsed.Round(time.Millisecond), rate)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/bkcheck/bkcheck/check"
@@ -23,6 +24,10 @@ func simulateFlags() []section {
 // runSimulate is `bkcheck simulate`: random walks with invariants checked
 // on every visited state. A violation is reported with its trace and the
 // command that reruns its walk alone; no violation is unknown, never ok.
+// Probes are answered as check answers them, after the verdict: found
+// (the first walk that reached one is its witness, written beside the
+// trace file) or, not reached, unknown; never a violation, and the exit
+// code is the verdict's.
 func runSimulate(ctx context.Context, inv *invocation) int {
 	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
 	cfg, out := settingsOf[check.SimConfig](cl), settingsOf[outputSettings](cl)
@@ -59,6 +64,7 @@ func runSimulate(ctx context.Context, inv *invocation) int {
 			rep.traceFile = out.TraceOut
 		}
 	}
+	writeErr = errors.Join(writeErr, rep.writeProbeWitnesses(res.Properties, out.TraceOut))
 	rep.simResult(res)
 	if writeErr != nil {
 		fmt.Fprintf(stderr, "bkcheck simulate: %v\n", writeErr)
@@ -67,8 +73,6 @@ func runSimulate(ctx context.Context, inv *invocation) int {
 	switch {
 	case res.ModelError() != nil:
 		return errorExitCode(res.ModelError())
-	case tr != nil && tr.Kind == "probe":
-		return exitOK // a question answered: the walk is its witness
 	case tr != nil && tr.Deadlock:
 		return exitDeadlock
 	case tr != nil && tr.Terminal:

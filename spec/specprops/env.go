@@ -320,8 +320,11 @@ func (set *Set) Fast(i int) bool { return set.fast[i] != nil }
 // compileExpr parses and checks one expression; its error says where and
 // what was expected, in terms of the view.
 func compileExpr(e *cel.Env, name, expr string) (*cel.Ast, error) {
-	ast, _, err := properties.CheckExpr(e, name, expr, hint)
+	ast, src, err := properties.CheckExpr(e, name, expr, hint)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkEnums(ast.NativeRep(), src); err != nil {
 		return nil, err
 	}
 	if !ast.OutputType().IsExactType(types.BoolType) {
