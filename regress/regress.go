@@ -6,8 +6,12 @@ package regress
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -19,13 +23,27 @@ import (
 // Expect is what a run of the suite must produce. Zero fields are not
 // checked.
 type Expect struct {
-	Status    string `name:"expect-status" unit:"S" help:"expected verdict: ok, violation or unknown"`
+	Status    string `name:"expect-status" unit:"S" help:"expected verdict: ok, violation, unknown or error"`
 	Invariant string `name:"expect-invariant" unit:"NAME" help:"expected violated property"`
 	Length    int    `name:"expect-length" unit:"N" help:"expected counterexample length (states)"`
 	Distinct  int64  `name:"expect-distinct" unit:"N" help:"expected distinct states (orbits with symmetry)"`
 	Generated int64  `name:"expect-generated" unit:"N" help:"expected states generated"`
 	Depth     int    `name:"expect-depth" unit:"N" help:"expected depth"`
 	Slow      bool   `name:"slow" help:"takes more than a few seconds: run only with --all (and in the long test tier)"`
+}
+
+// Statuses are the verdicts expect-status names (explorer.Status's
+// names).
+var Statuses = []string{"ok", "violation", "unknown", "error"}
+
+// problems lists what is wrong with e, checked when its file is read: a
+// verdict no run can have would otherwise be run and reported as a drift.
+func (e Expect) problems() schema.Problems {
+	var probs schema.Problems
+	if e.Status != "" && !slices.Contains(Statuses, e.Status) {
+		probs.Add("expect-status", "must be ok, violation, unknown or error (got %q)", e.Status)
+	}
+	return probs
 }
 
 // ExpectSchema is the schema of Expect: the keys a suite file adds to a
@@ -60,13 +78,32 @@ func LoadFile(path string, extra ...*schema.Schema) ([]Case, error) {
 			probs.Add("", "%s: run %s: %v", path, name, err)
 			continue
 		}
+		if bad := c.Expect.problems(); len(bad) > 0 {
+			for _, p := range bad {
+				probs.Add("", "%s: run %s: %s", path, name, p)
+			}
+			continue
+		}
 		cases = append(cases, c)
 	}
 	return cases, probs.Err()
 }
 
-// Load reads every *.toml file of dir, files and runs in name order.
+// Load reads every *.toml file of dir, files and runs in name order; dir
+// may also be one suite file (*.toml). A dir that does not exist or is
+// another kind of file is an error that says so.
 func Load(dir string) ([]Case, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such directory", dir)
+	case err != nil:
+		return nil, err
+	case !fi.IsDir() && strings.HasSuffix(dir, ".toml"):
+		return LoadFile(dir)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s is not a directory (give a directory of *.toml suite files, or one .toml file)", dir)
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no *.toml files in %s", dir)

@@ -3,6 +3,7 @@ package traces
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -48,10 +49,18 @@ func RenderMermaid(w io.Writer, t *Trace) error {
 	return err
 }
 
-// clean keeps a label within what Mermaid accepts unquoted.
+// clean keeps a label within what Mermaid accepts unquoted. An ensemble
+// is spelt one way, a set {b1,b2} and an ordered list <<b1,b2>> (striping)
+// both as (b1,b2), and runs of spaces are one: [1: {b1,b2} from e1] is
+// [1 (b1,b2) from e1].
 func clean(s string) string {
-	return strings.NewReplacer("#", "", ";", ",", "{", "(", "}", ")", ":", " ", "->", " to ", "<<", "", ">>", "").Replace(s)
+	s = bookieList.ReplaceAllString(s, "($1)")
+	s = strings.NewReplacer("#", "", ";", ",", "{", "(", "}", ")", ":", " ", "->", " to ", "<<", "", ">>", "").Replace(s)
+	return strings.Join(strings.Fields(s), " ")
 }
+
+// bookieList is an ordered list of bookies, <<b1,b4,b3>>.
+var bookieList = regexp.MustCompile(`<<(b[0-9]+(?:, ?b[0-9]+)*)>>`)
 
 // stepEvents is StepEvents of step i of t, with the messages it sends
 // that are never delivered.

@@ -1,8 +1,10 @@
 package traces
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -117,15 +119,29 @@ type Resolver func(model string, params json.RawMessage) (vocab.Model, error)
 
 // DecodeITF reads an ITF document written by EncodeITF. It never panics:
 // malformed input gives an error wrapping ErrITF that says where.
+// A UTF-8 byte-order mark before the document (some editors write one)
+// is skipped.
 func DecodeITF(r io.Reader, resolve Resolver) (*Trace, error) {
-	jd := json.NewDecoder(r)
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(utf8BOM)); err == nil && string(b) == utf8BOM {
+		br.Discard(len(utf8BOM))
+	}
+	jd := json.NewDecoder(br)
 	jd.UseNumber()
 	var raw map[string]json.RawMessage
 	if err := jd.Decode(&raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%w: the file holds a JSON %s, not a JSON object: not an ITF trace", ErrITF, te.Value)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrITF, err)
 	}
+	metaJSON, ok := raw["#meta"]
+	if !ok {
+		return nil, fmt.Errorf(`%w: the file has no "#meta": it is not an ITF trace written by bkcheck, so which model and settings it was checked with are unknown`, ErrITF)
+	}
 	var meta itfMeta
-	if err := json.Unmarshal(raw["#meta"], &meta); err != nil {
+	if err := json.Unmarshal(metaJSON, &meta); err != nil {
 		return nil, fmt.Errorf("%w: #meta: %v", ErrITF, err)
 	}
 	if meta.Source != "bkcheck" {
@@ -189,6 +205,9 @@ func DecodeITF(r io.Reader, resolve Resolver) (*Trace, error) {
 	}
 	return t, nil
 }
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte-order mark.
+const utf8BOM = "\ufeff"
 
 // ReadITFFile reads the ITF trace in the file at path (DecodeITF).
 func ReadITFFile(path string, resolve Resolver) (*Trace, error) {

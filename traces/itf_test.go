@@ -242,3 +242,38 @@ func TestDecodeLegacy(t *testing.T) {
 		t.Error("0.1's BookieLosesData did not decode as BookieRejoinsEmpty")
 	}
 }
+
+// TestITFReadable: a trace saved with a UTF-8 byte-order mark (as some
+// Windows editors save JSON) decodes; a JSON document without "#meta" is
+// said to be no trace bkcheck wrote, not a JSON error (issue 38, item 13).
+func TestITFReadable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := EncodeITF(&buf, itfTraces(t)[0]); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "#meta")
+	noMeta, _ := json.Marshal(doc)
+	for _, c := range []struct {
+		name, in string
+		err      string // "": it decodes
+	}{
+		{"bom", "\ufeff" + good, ""},
+		{"bom and spaces", "\ufeff\n  " + good, ""},
+		{"no #meta", string(noMeta), `the file has no "#meta": it is not an ITF trace written by bkcheck, so which model and settings it was checked with are unknown`},
+		{"bom, no #meta", "\ufeff" + string(noMeta), `the file has no "#meta"`},
+		{"not an object", `[1, 2]`, "not a JSON object"},
+	} {
+		tr, err := DecodeITF(strings.NewReader(c.in), spec.ResolveTrace)
+		switch {
+		case c.err == "" && (err != nil || len(tr.Steps) != 6):
+			t.Errorf("%s: %v", c.name, err)
+		case c.err != "" && (err == nil || !errors.Is(err, ErrITF) || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: got %v, want an ErrITF saying %q", c.name, err, c.err)
+		}
+	}
+}

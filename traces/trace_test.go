@@ -77,3 +77,32 @@ func TestDiffShowsOnlyChanges(t *testing.T) {
 		t.Errorf("changed = %q, want %q", got, want)
 	}
 }
+
+// TestMermaidEnsembles: a Mermaid diagram spells an ensemble one way,
+// with single spaces, whether it is a set (E = Qw) or an ordered list
+// (striping, E > Qw): [1 (b1,b2) from e1] (issue 38, item 9).
+func TestMermaidEnsembles(t *testing.T) {
+	striped := spec.Params{Bookies: 4, Clients: 2, Ensemble: 3, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2}
+	for _, c := range []struct {
+		name string
+		p    spec.Params
+		want string
+	}{
+		{"set", spec.DefaultParams(), "Note over meta: OPEN v1 [1 (b1,b2) from e1]\n"},
+		{"striped", striped, "Note over meta: OPEN v1 [1 (b1,b2,b3) from e1]\n"},
+	} {
+		tr := walk(t, c.p, []spec.ActionKind{spec.ClientCreatesLedger, spec.ClientSendsAddEntryRequests}, []spec.Bookies{0, 0b10})
+		var b bytes.Buffer
+		if err := RenderMermaid(&b, tr); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s: the diagram lacks %q:\n%s", c.name, c.want, b.String())
+		}
+		for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+			if strings.Contains(strings.TrimSpace(line), "  ") {
+				t.Errorf("%s: a double space in %q", c.name, line)
+			}
+		}
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/traces"
 )
 
 // A command is one subcommand of bkcheck, declared once in the table
@@ -52,7 +55,7 @@ func init() {
 			run: func(_ context.Context, inv *invocation) int { return runReplay(inv.args, inv.stdout, inv.stderr) }},
 		{name: "confirm", args: "FILE", synopsis: "execute a saved trace on a real BookKeeper cluster, step by step, and say whether BookKeeper does what the model did (docs/conformance.md)", flags: confirmFlags, run: runConfirm},
 		{name: "conform", synopsis: "random walks of the model executed on a real BookKeeper cluster, each on a fresh one: how often BookKeeper does what the model does (docs/conformance.md)", flags: conformFlags, run: runConform},
-		{name: "regress", args: "[DIR]", synopsis: "run the regression suite (DIR/*.toml, by default testdata/regress, and docs/bugs.md's bugs and docs/findings.md's questions); report every drift", flags: regressFlags, run: runRegress},
+		{name: "regress", args: "[DIR]", synopsis: "run the regression suite (DIR/*.toml, by default testdata/regress, or one suite file given instead of DIR; then docs/bugs.md's bugs and docs/findings.md's questions); report every drift", flags: regressFlags, run: runRegress},
 		{name: "sweep", args: "FILE.toml", synopsis: "check a grid of parameter sets, or one slice of it (docs/sweeps.md)", flags: sweepFlags, run: runSweep},
 		{name: "sweep merge", args: "DIR...", synopsis: "join the results of a sweep's slices into one table", flags: sweepMergeFlags, run: runSweepMerge},
 		{name: "trace render", args: "FILE", synopsis: "draw a saved trace: text, a Mermaid or Graphviz diagram, or one HTML page", flags: renderFlags,
@@ -63,6 +66,7 @@ func init() {
 		{name: "variants", synopsis: "list the protocol variants of a model (--variant)", flags: modelFlags, run: runVariants},
 		{name: "invariants", synopsis: "list the properties of a model (--invariants)", flags: modelFlags, run: runInvariants},
 		{name: "actions", synopsis: "list the action names of a model (--exclude-actions)", flags: modelFlags, run: runActions},
+		{name: "version", synopsis: "print bkcheck's version (the one its trace files record as bkcheck-version) and the Go version it was built with", run: runVersion},
 		{name: "help", args: "[COMMAND]", synopsis: "list the commands and the exit codes, or show a command's flags", run: runHelp},
 	}
 }
@@ -102,6 +106,25 @@ func isCommandGroup(word string) bool {
 		}
 	}
 	return false
+}
+
+// groupUsage is the usage of a word that starts commands of two words
+// ("trace"): those commands, and where their flags are.
+func groupUsage(word string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: bkcheck %s COMMAND\n\nCommands:\n", word)
+	var first string
+	for i := range commands {
+		c := &commands[i]
+		if strings.HasPrefix(c.name, word+" ") {
+			fmt.Fprintf(&b, "  %s\n      %s\n", c.usageLine(), c.synopsis)
+			if first == "" {
+				first = c.name
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nRun 'bkcheck %s -h' (or 'bkcheck help %s') for a command's flags.\n", first, first)
+	return b.String()
 }
 
 // sections returns the command's settings, fresh.
@@ -155,9 +178,10 @@ func (c *command) usage(w io.Writer) {
 
 const exitCodesText = `Exit codes:
   0    ok: every reachable state explored, every invariant holds
-  1    error (I/O, internal; a regression drift; an incomplete sweep merge)
+  1    error (I/O, internal; a regression drift; a sweep merge missing points)
   2    usage: bad flags or parameters (all problems are listed)
-  3    unknown: --max-depth or --max-states stopped the search first
+  3    unknown: --max-depth or --max-states stopped the search first;
+       bkcheck sweep (and sweep merge): an incomplete sweep, some points unknown or failed
   11   deadlock: a state without successor (only with --check-deadlock)
   12   an invariant is violated; the shortest counterexample is printed
   13   a property of terminal states fails in a state without successor
@@ -209,10 +233,54 @@ func runHelp(_ context.Context, inv *invocation) int {
 		c.usage(inv.stdout)
 		return exitOK
 	}
+	if len(inv.cl.args) == 1 && len(inv.cl.probs) == 0 && isCommandGroup(inv.cl.args[0]) {
+		fmt.Fprint(inv.stdout, groupUsage(inv.cl.args[0]))
+		return exitOK
+	}
 	if len(inv.cl.probs) == 0 {
 		inv.cl.probs.Add("", "no command %q (bkcheck help lists them)", strings.Join(inv.cl.args, " "))
 	}
 	return inv.cl.report(inv.stderr)
+}
+
+// runVersion is `bkcheck version` (and `bkcheck --version`): the version
+// every trace file records (#meta.bkcheck-version, traces.Version) and the
+// Go toolchain, platform and, when the build recorded it, the commit.
+func runVersion(_ context.Context, inv *invocation) int {
+	if len(inv.cl.args) > 0 {
+		inv.cl.probs.Add("", "takes no arguments (got %v)", inv.cl.args)
+	}
+	if code := inv.cl.report(inv.stderr); code != exitOK {
+		return code
+	}
+	fmt.Fprintln(inv.stdout, versionText())
+	return exitOK
+}
+
+// versionText is the line bkcheck version prints: "bkcheck 0.2.0 (go1.26.8
+// linux/amd64)", with the commit when the build recorded one.
+func versionText() string {
+	s := fmt.Sprintf("bkcheck %s (%s %s/%s", traces.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if info, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, kv := range info.Settings {
+			switch kv.Key {
+			case "vcs.revision":
+				rev = kv.Value
+			case "vcs.modified":
+				if kv.Value == "true" {
+					dirty = ", modified"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			s += ", commit " + rev + dirty
+		}
+	}
+	return s + ")"
 }
 
 // settingsOf returns the settings of type T that cl was parsed into: one

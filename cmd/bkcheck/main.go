@@ -5,6 +5,7 @@
 //
 //	bkcheck check [flags]    explore every interleaving of a parameter set
 //	bkcheck help             every command (the table in commands.go) and the exit codes
+//	bkcheck version          the version trace files record, and the Go version
 package main
 
 import (
@@ -65,14 +66,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "-h", "-help", "--help":
 		args = append([]string{"help"}, args[1:]...)
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, rest := findCommand(args)
-	if c == nil {
-		name := args[0]
-		if len(args) > 1 && isCommandGroup(name) {
-			name += " " + args[1]
+	if c == nil && isCommandGroup(args[0]) {
+		// "trace" alone, or with a word that is none of its commands:
+		// its commands, not every command.
+		switch {
+		case len(args) == 1:
+			fmt.Fprintf(stderr, "bkcheck %s: give a command\n\n%s", args[0], groupUsage(args[0]))
+		case len(args) == 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help"):
+			fmt.Fprint(stdout, groupUsage(args[0]))
+			return exitOK
+		default:
+			fmt.Fprintf(stderr, "bkcheck: unknown command %q\n\n%s", args[0]+" "+args[1], groupUsage(args[0]))
 		}
-		fmt.Fprintf(stderr, "bkcheck: unknown command %q\n\n%s", name, usageText())
+		return exitUsage
+	}
+	if c == nil {
+		fmt.Fprintf(stderr, "bkcheck: unknown command %q\n\n%s", args[0], usageText())
 		return exitUsage
 	}
 	return c.invoke(ctx, rest, stdout, stderr)

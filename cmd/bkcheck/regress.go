@@ -43,11 +43,13 @@ func porCase(ctx context.Context, w io.Writer, c regress.Case, full *check.Repor
 	return true, false
 }
 
-// runRegress is `bkcheck regress [--all] [--no-bugs] [--por] [DIR]`: every run of
-// every *.toml file in DIR (default testdata/regress) and every historical
-// bug of package bugs (found under its configuration, and its fix's
-// verdict) against its expectations; every drift is reported and makes
-// the exit code 1.
+// runRegress is `bkcheck regress [--all] [--no-bugs] [--por] [DIR | FILE.toml]`:
+// every run of every *.toml file in DIR (default testdata/regress), or of
+// the one file given, and every historical bug of package bugs (found
+// under its configuration, and its fix's verdict) against its
+// expectations; every drift is reported and makes the exit code 1. A
+// file that cannot be read, or that expects what no run can have, is a
+// usage error (2) before any case runs.
 func runRegress(ctx context.Context, inv *invocation) int {
 	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
 	s := settingsOf[regressSettings](cl)
@@ -57,7 +59,7 @@ func runRegress(ctx context.Context, inv *invocation) int {
 	case 1:
 		dir = cl.args[0]
 	default:
-		cl.probs.Add("", "give at most one directory (got %v)", cl.args)
+		cl.probs.Add("", "give at most one directory or suite file (got %v)", cl.args)
 	}
 	if code := cl.report(stderr); code != exitOK {
 		return code

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/sweep"
@@ -27,7 +29,8 @@ func sweepFlags() []section {
 	return []section{{"Sweep", schema.Target{S: sweepSchema, V: &sweepSettings{Out: defaultSweepOut}}}}
 }
 
-// runSweep is `bkcheck sweep FILE.toml`.
+// runSweep is `bkcheck sweep FILE.toml`: exit 0 when every point has a
+// verdict, exitSweepIncomplete when some have none.
 func runSweep(ctx context.Context, inv *invocation) int {
 	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
 	s := settingsOf[sweepSettings](cl)
@@ -73,7 +76,41 @@ func runSweep(ctx context.Context, inv *invocation) int {
 	if ctx.Err() != nil {
 		return exitInterrupted
 	}
-	return exitOK
+	return sweepIncomplete(stderr, "bkcheck sweep", res)
+}
+
+// exitSweepIncomplete is bkcheck sweep's (and sweep merge's) exit code
+// when every point ran but some have no verdict: unknown (a bound such as
+// max-states stopped its search) or error (the run or the model failed).
+// The table is written all the same; a CI job tells it from a complete
+// sweep (0) by this code.
+const exitSweepIncomplete = exitUnknown
+
+// sweepIncomplete says which points of res have no verdict and returns
+// exitSweepIncomplete, or exitOK when every point has one (ok, violation,
+// or skipped as an invalid parameter set).
+func sweepIncomplete(stderr io.Writer, cmd string, res *sweep.Result) int {
+	var unknown, failed []int
+	for _, p := range res.Points {
+		switch p.Status {
+		case "unknown":
+			unknown = append(unknown, p.Index)
+		case "error":
+			failed = append(failed, p.Index)
+		}
+	}
+	if len(unknown) == 0 && len(failed) == 0 {
+		return exitOK
+	}
+	var what []string
+	if len(unknown) > 0 {
+		what = append(what, fmt.Sprintf("%d unknown (points %s: a bound such as max-states stopped the search; results.md gives each reason)", len(unknown), indexList(unknown)))
+	}
+	if len(failed) > 0 {
+		what = append(what, fmt.Sprintf("%d failed (points %s: results.md gives each reason)", len(failed), indexList(failed)))
+	}
+	fmt.Fprintf(stderr, "%s: incomplete: of %d points, %s; exit %d\n", cmd, len(res.Points), strings.Join(what, " and "), exitSweepIncomplete)
+	return exitSweepIncomplete
 }
 
 // sweepMergeSettings are the switches of bkcheck sweep merge.
@@ -89,7 +126,8 @@ func sweepMergeFlags() []section {
 
 // runSweepMerge joins the results of several slices into one table. A
 // point that no slice holds makes it fail (exit 1) after writing what it
-// has, so that a lost shard does not go unnoticed.
+// has, so that a lost shard does not go unnoticed; a point without a
+// verdict makes it exit exitSweepIncomplete, as bkcheck sweep does.
 func runSweepMerge(_ context.Context, inv *invocation) int {
 	cl, stdout, stderr := inv.cl, inv.stdout, inv.stderr
 	dir := settingsOf[sweepMergeSettings](cl).Out
@@ -117,7 +155,7 @@ func runSweepMerge(_ context.Context, inv *invocation) int {
 		fmt.Fprintf(stderr, "bkcheck sweep merge: incomplete: %d of %d points are in no slice (points %s); run their slices and merge again\n", len(missing), merged.Total, indexList(missing))
 		return exitError
 	}
-	return exitOK
+	return sweepIncomplete(stderr, "bkcheck sweep merge", merged)
 }
 
 // indexList renders point indices, at most 20 of them.

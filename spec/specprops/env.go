@@ -207,6 +207,11 @@ func (v *view) holders(e ref.Val) ref.Val {
 			out |= 1 << uint(b)
 		}
 	}
+	if v.rec != nil {
+		for _, r := range entryReads(v.p, v.s, int8(id)) {
+			v.rec.Note(r)
+		}
+	}
 	return bookieSet(out)
 }
 

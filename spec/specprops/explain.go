@@ -2,6 +2,7 @@ package specprops
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"cel.dev/cel-go/cel"
@@ -89,8 +90,12 @@ func (s viewSource) Activation(rec *properties.Recorder) (interpreter.Activation
 	return s.v, func() { s.v.rec = nil }
 }
 
-// Value implements properties.ExplainSource: the row's value.
+// Value implements properties.ExplainSource: the row's value, or an
+// entry's write set or copies (entryReads).
 func (s viewSource) Value(name string, _ int) string {
+	if val, ok := entryValue(s.v.p, s.v.s, name); ok {
+		return val
+	}
 	for _, v := range s.rows {
 		if v.Name == name {
 			return v.Value
@@ -148,4 +153,58 @@ func iterTypes(t *types.Type, two bool) (*types.Type, *types.Type) {
 // (of parameters p): its property is compiled in the typed view.
 func CheckTrace(tr *traces.Trace, p spec.Params) (step int, err error) {
 	return properties.CheckTrace(tr, func(d properties.Def) (properties.TraceSet, error) { return Compile(p, []properties.Def{d}) })
+}
+
+// With striping (E > Qw) an entry is written to Qw of its fragment's E
+// bookies, which no row of the state shows: an explanation that reads
+// which bookies hold an entry (holders, and copies through it) also reads
+// the entry's write set and its copies, as write_set(N) and copies(N),
+// which Value gives. Without striping the write set is the fragment's
+// ensemble, shown in meta_fragments already.
+func entryReads(p spec.Params, s *spec.State, id int8) []string {
+	if !p.Striped() {
+		return nil
+	}
+	if _, ok := spec.FragmentOfEntryId(id, s.MetaFragmentList()); !ok {
+		return nil
+	}
+	n := strconv.Itoa(int(id))
+	return []string{"write_set(" + n + ")", "copies(" + n + ")"}
+}
+
+// entryValue is the value of a read entryReads names: write_set(N) as
+// the bookies and which positions of which fragment's ensemble they are,
+// copies(N) as how many of them store entry N, and which.
+func entryValue(p spec.Params, s *spec.State, name string) (string, bool) {
+	what, arg, ok := strings.Cut(strings.TrimSuffix(name, ")"), "(")
+	if !ok || !strings.HasSuffix(name, ")") || (what != "write_set" && what != "copies") {
+		return "", false
+	}
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 1 || n > spec.MaxEntries || !p.Striped() {
+		return "", false
+	}
+	id := int8(n)
+	f, ok := spec.FragmentOfEntryId(id, s.MetaFragmentList())
+	if !ok {
+		return "", false
+	}
+	ws := p.WriteSet(id, f)
+	if what == "write_set" {
+		var pos []string
+		for i := 0; i < p.WriteQuorum; i++ {
+			pos = append(pos, strconv.Itoa((n+i)%p.Ensemble))
+		}
+		return fmt.Sprintf("%s (Qw = %d of fragment %d's E = %d bookies: positions %s)", spec.FormatBookies(ws), p.WriteQuorum, f.ID, p.Ensemble, strings.Join(pos, ",")), true
+	}
+	var held spec.Bookies
+	for b := 0; b < p.Bookies; b++ {
+		if ws.Has(b) && s.BEntries[b].HasID(id) {
+			held |= 1 << uint(b)
+		}
+	}
+	if held == 0 {
+		return "0", true
+	}
+	return fmt.Sprintf("%d (%s)", held.Len(), strings.Trim(spec.FormatBookies(held), "{}")), true
 }

@@ -61,3 +61,47 @@ func TestUntrustedExpressionIsBounded(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// TestExplainStripedEntry: with striping (E > Qw) an entry's write set is
+// Qw of its fragment's E bookies, which no row of the state shows: the
+// explanation of a failure about an entry's copies gives its write set
+// and how many copies it has (issue 38, item 8). In f-stale-acks (E = 3,
+// Qw = 2) entry 2 of the fragment <<b4,b2,b3>> is written to positions
+// 2 and 0, {b3,b4}; b1 and b3 store it, so it has one copy, on b3. An
+// unstriped trace's write set is its ensemble, shown already.
+func TestExplainStripedEntry(t *testing.T) {
+	for _, c := range []struct {
+		path      string
+		want, not []string
+	}{
+		{"../../docs/traces/findings/f-stale-acks.itf.json",
+			[]string{"copies(e) >= params.ack_quorum is false: ", "write_set(2) = {b3,b4}", "copies(2) = 1 (b3)"}, nil},
+		{"../../docs/traces/below-qw-ensemble-change.itf.json",
+			[]string{"b in holders(e) is false: "}, []string{"write_set(1) =", "copies(1) ="}},
+	} {
+		ex, err := Explain(readTrace(t, c.path))
+		if err != nil || ex == nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		text := strings.Join(ex.Lines, "\n")
+		var reads []string
+		for _, r := range ex.Reads {
+			reads = append(reads, r.Name+" = "+r.Value)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: the explanation lacks %q:\n%s", c.path, w, text)
+			}
+		}
+		for _, w := range c.want[1:] {
+			if !strings.Contains(strings.Join(reads, "; "), w) {
+				t.Errorf("%s: the deciding values lack %q: %q", c.path, w, reads)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(text, n) {
+				t.Errorf("%s: the explanation has %q:\n%s", c.path, n, text)
+			}
+		}
+	}
+}

@@ -69,6 +69,7 @@ func TestHTMLViewerExplained(t *testing.T) {
 	t.Run("fits-1400", func(t *testing.T) { testFits1400(t, tab) })
 	t.Run("inert", func(t *testing.T) { testInert(t, tab) })
 	t.Run("leads-to", func(t *testing.T) { testLeadsTo(t, tab) })
+	t.Run("opens-at-top", func(t *testing.T) { testOpensAtTop(t, tab) })
 }
 
 type tabFunc func(t *testing.T) (context.Context, func())
@@ -176,7 +177,10 @@ func testInert(t *testing.T, tab tabFunc) {
 	tr.Invariant = `<img src=x onerror="window.pwned='name'">`
 	tr.Statement = `</script><script>window.pwned='statement'</script><b onmouseover="window.pwned='b'">bold</b>`
 	tr.Kind = "invariant"
-	tr.Expression = `meta_status != "</script><svg onload=window.pwned='expr'>" && meta_status != "STATUS_CLOSED"`
+	// The markup is in a string literal that is not compared with a
+	// status (a status compared with a literal none of its values is
+	// refused before anything is explained).
+	tr.Expression = `size("</script><svg onload=window.pwned='expr'>") > 0 && meta_status != "STATUS_CLOSED"`
 	// Through a file, as a shared trace arrives.
 	var itf bytes.Buffer
 	if err := traces.EncodeITF(&itf, tr); err != nil {
@@ -263,5 +267,46 @@ func testLeadsTo(t *testing.T, tab tabFunc) {
 	}
 	if !strings.HasPrefix(clicked, "Step 3 of 4: ClientStartsRecovery") {
 		t.Errorf("clicking the notice shows %q", clicked)
+	}
+}
+
+// testOpensAtTop: a trace whose diagram is taller than the window
+// (30 states) opens at the top of the page, the title, the parameters
+// and the property in view, with its last step selected all the same;
+// stepping with the keyboard then brings the selected row into view
+// (issue 38, item 8).
+func testOpensAtTop(t *testing.T, tab tabFunc) {
+	path := page(t, readITF(t, "../../docs/traces/guarantees/e5-w3-a2-crash-nosync-1.itf.json"))
+	ctx, cancel := tab(t)
+	defer cancel()
+	var scrollY, scrollYEnd float64
+	var lastBelow, headerVisible, propertyVisible bool
+	var opened string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate("file://"+path),
+		chromedp.WaitVisible("#step-title", chromedp.ByQuery),
+		chromedp.Evaluate(`window.scrollY`, &scrollY),
+		chromedp.Evaluate(`document.getElementById("row-29").getBoundingClientRect().bottom + window.scrollY > window.innerHeight`, &lastBelow),
+		chromedp.Evaluate(`(() => { const r = document.querySelector("header h1").getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; })()`, &headerVisible),
+		chromedp.Evaluate(`(() => { const r = document.getElementById("prop-name").getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; })()`, &propertyVisible),
+		chromedp.Text("#step-title", &opened, chromedp.ByQuery),
+		chromedp.KeyEvent(kb.Home),
+		chromedp.KeyEvent(kb.End),
+		chromedp.Evaluate(`window.scrollY`, &scrollYEnd),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lastBelow {
+		t.Fatal("the last step's row fits in the window at the top of the page: the test shows nothing")
+	}
+	if scrollY != 0 || !headerVisible || !propertyVisible {
+		t.Errorf("the page opens scrolled to %v pixels (title visible %v, property visible %v); want the top", scrollY, headerVisible, propertyVisible)
+	}
+	if !strings.HasPrefix(opened, "Step 30 of 30") {
+		t.Errorf("the page opens at %q, not at the last step", opened)
+	}
+	if scrollYEnd == 0 {
+		t.Errorf("End does not bring the last step's row into view")
 	}
 }
