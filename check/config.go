@@ -81,6 +81,27 @@ func (c ModelConfig) Validate() error {
 			probs.Add("symmetry", "%v", err)
 		}
 		c.validatePOR(&probs)
+	} else if !c.Settings.Empty() {
+		// The CEL properties are compiled all the same, so that their
+		// problems come in the same message as the parameters': against
+		// the bookies and clients given where those are valid, else
+		// against the most a run can have (an id is then refused only if
+		// no run could have it).
+		q := c
+		q.Params = spec.DefaultParams()
+		if c.Bookies >= 1 && c.Bookies <= spec.MaxBookies {
+			q.Bookies = c.Bookies
+		} else {
+			q.Bookies = spec.MaxBookies
+		}
+		if c.Clients >= 1 && c.Clients <= spec.MaxClients {
+			q.Clients = c.Clients
+		} else {
+			q.Clients = spec.MaxClients
+		}
+		if _, err := q.CELProperties(); err != nil {
+			probs.Merge(err)
+		}
 	}
 	c.validateFair(&probs)
 	return probs.Err()
@@ -116,8 +137,8 @@ func (c ModelConfig) ID() string {
 
 // Bounds stop a search early; the verdict is then unknown.
 type Bounds struct {
-	MaxDepth  int   `name:"max-depth" unit:"D" help:"stop after D BFS levels (initial state = depth 1); verdict unknown unless the space ends within D"`
-	MaxStates int64 `name:"max-states" unit:"N" help:"stop after N distinct states (orbits with --symmetry); verdict unknown"`
+	MaxDepth  int   `name:"max-depth" unit:"D" help:"stop after D BFS levels (initial state = depth 1); verdict unknown unless the space ends within D (0, the default: no bound)"`
+	MaxStates int64 `name:"max-states" unit:"N" help:"stop after N distinct states (orbits with --symmetry); verdict unknown (0, the default: no bound)"`
 }
 
 // Parallel is how many goroutines work. Results never depend on it.
@@ -158,7 +179,7 @@ const (
 type StoreConfig struct {
 	Store       string      `name:"store" unit:"KIND" help:"visited-state store: mem (in memory; parent links in an unlinked temporary file) or badger (on disk in --dir, resumable)"`
 	Dir         string      `name:"dir" unit:"DIR" help:"run directory for --store badger: visited states, BFS levels, checkpoints"`
-	Memory      schema.Size `name:"memory" unit:"SIZE" help:"memory budget such as 2GiB: caps the Badger store's caches (and, on the command line, sets the Go heap limit); a resumed run keeps its budget unless given again"`
+	Memory      schema.Size `name:"memory" unit:"SIZE" help:"memory budget such as 2GiB, at least 64MiB: caps the Badger store's caches (and, on the command line, sets the Go heap limit); not given: 2GiB for a search on disk and no heap limit; a resumed run keeps its budget unless given again"`
 	Fingerprint int         `name:"fingerprint" unit:"BITS" help:"fingerprint width: 64, 96 or 128 bits (not given: 64 in memory, 96 with --store badger, or the resumed run's); wider fingerprints keep collisions unlikely at billions of states"`
 }
 

@@ -122,12 +122,19 @@ func SameModelID(a, b string) bool {
 	return errA == nil && errB == nil && ma.ID() == mb.ID()
 }
 
+// HoldsRun reports whether dir holds the record of a run (a fresh run
+// there is refused; --resume continues it).
+func HoldsRun(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, runParamsFile))
+	return err == nil
+}
+
 // openRunDir prepares cfg.Dir: a fresh run records its model and refuses a
 // directory that holds a run (a resumed one has adopted the recorded
 // model). Either way the budget is recorded.
 func openRunDir(cfg Config) error {
 	if !cfg.Resume {
-		if _, err := os.Stat(filepath.Join(cfg.Dir, runParamsFile)); err == nil {
+		if HoldsRun(cfg.Dir) {
 			return fmt.Errorf("%w: %s already holds a run; continue it with --resume %s or choose another --dir", explorer.ErrRunExists, cfg.Dir, cfg.Dir)
 		}
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {

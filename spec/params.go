@@ -218,42 +218,24 @@ func DefaultParams() Params {
 // throws before the check fences anything, the same model as no check;
 // the re-format that would then never boot is refused by Validate).
 func (p *Params) EnsureDefaults() {
+	p.DefaultNames()
 	if p.Ensemble == 0 {
 		p.Ensemble = p.WriteQuorum
 	}
 	if p.Variant == "" {
 		p.Variant = Variants[0].Name
 	}
-	if p.Journal == "synced" || p.Crashes == 0 {
-		p.Journal = JournalSynced
-	}
-	switch p.ReformatCookie {
-	case "deleted":
-		p.ReformatCookie = CookieDeleted
-	}
-	if p.AddPath == "spec" {
-		p.AddPath = AddPathSpec
-	}
 	if p.Crashes == 0 {
-		p.Checkpoints = false
-	}
-	if !p.AutoRecovery || p.AuditorPeriodicCheck == "on" {
-		p.AuditorPeriodicCheck = ""
+		p.Journal, p.Checkpoints = JournalSynced, false
 	}
 	if !p.AutoRecovery {
-		p.AuditorVerification = 0
-	}
-	if p.RecoveryRead == "parallel" {
-		p.RecoveryRead = RecoveryReadParallel
+		p.AuditorPeriodicCheck, p.AuditorVerification = "", 0
 	}
 	switch {
 	case !p.JavaAddPath():
 		p.MaxEnsembleChanges = 0
 	case p.MaxEnsembleChanges == 0:
 		p.MaxEnsembleChanges = defaultMaxEnsembleChanges
-	}
-	if p.LedgerStorage == "db" {
-		p.LedgerStorage = LedgerStorageDB
 	}
 	if p.Reformat == 0 {
 		p.ReformatCookie = CookieDeleted
@@ -266,6 +248,32 @@ func (p *Params) EnsureDefaults() {
 		p.DataIntegrity = false
 	}
 	if !p.DataIntegrity {
+		p.LedgerStorage = LedgerStorageDB
+	}
+}
+
+// DefaultNames turns the names of the defaults whose value is the zero
+// value ("synced", "deleted", "spec", "on", "parallel", "db") into that
+// value, whatever the other settings. It is the first step of
+// EnsureDefaults; what EnsureDefaults changes beyond it is a setting that
+// has no effect with the others (or a zero it fills in).
+func (p *Params) DefaultNames() {
+	if p.Journal == "synced" {
+		p.Journal = JournalSynced
+	}
+	if p.ReformatCookie == "deleted" {
+		p.ReformatCookie = CookieDeleted
+	}
+	if p.AddPath == "spec" {
+		p.AddPath = AddPathSpec
+	}
+	if p.AuditorPeriodicCheck == "on" {
+		p.AuditorPeriodicCheck = ""
+	}
+	if p.RecoveryRead == "parallel" {
+		p.RecoveryRead = RecoveryReadParallel
+	}
+	if p.LedgerStorage == "db" {
 		p.LedgerStorage = LedgerStorageDB
 	}
 }

@@ -17,19 +17,30 @@ type Symmetry struct {
 	Clients bool
 }
 
-// ParseSymmetry reads "none", "bookies", "clients" or "bookies,clients".
+// ParseSymmetry reads "none", "bookies", "clients" or "bookies,clients"
+// (or "clients,bookies"). A name given twice, or none with another, is
+// refused: the text is taken as meant, so it must say one thing.
 func ParseSymmetry(s string) (Symmetry, error) {
 	var sym Symmetry
+	seen := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
-		switch strings.TrimSpace(part) {
+		name := strings.TrimSpace(part)
+		if name != "" && seen[name] {
+			return Symmetry{}, fmt.Errorf("%q names %s twice (want none, bookies, clients or bookies,clients)", s, name)
+		}
+		seen[name] = true
+		switch name {
 		case "", "none":
 		case "bookies":
 			sym.Bookies = true
 		case "clients":
 			sym.Clients = true
 		default:
-			return sym, fmt.Errorf("unknown %q (want none, bookies, clients or bookies,clients)", part)
+			return Symmetry{}, fmt.Errorf("unknown %q (want none, bookies, clients or bookies,clients)", part)
 		}
+	}
+	if seen["none"] && sym != (Symmetry{}) {
+		return Symmetry{}, fmt.Errorf("%q combines none with %s (want none, bookies, clients or bookies,clients)", s, sym)
 	}
 	return sym, nil
 }

@@ -32,7 +32,8 @@ type File struct {
 }
 
 // Load reads a sweep file strictly: [fixed] keys and [grid] keys must be
-// settings of bkcheck check; every problem is reported at once.
+// settings of bkcheck check; every problem is reported at once, as
+// schema.Problems each naming the file.
 func Load(path string) (*File, error) {
 	doc := reflect.StructOf([]reflect.StructField{
 		{Name: "Fixed", Type: schema.TableType(check.ConfigSchema), Tag: `toml:"fixed"`},
@@ -66,8 +67,14 @@ func Load(path string) (*File, error) {
 	if len(f.Keys) == 0 {
 		probs.Add("", "[grid] is empty")
 	}
-	if err := probs.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if len(probs) > 0 {
+		// Each problem names the file, the setting its key: the caller
+		// lists them with its own (one "invalid settings", not two).
+		named := make(schema.Problems, len(probs))
+		for i, p := range probs {
+			named[i] = schema.Problem{Msg: path + ": " + p.String()}
+		}
+		return nil, named
 	}
 	return f, nil
 }
@@ -176,6 +183,7 @@ type Point struct {
 	Settings  map[string]string `json:"settings"`
 	Status    string            `json:"status"` // ok, violation, unknown, skipped, error
 	Reason    string            `json:"reason,omitempty"`
+	Notes     []string          `json:"notes,omitempty"` // settings kept that change nothing here (check.GivenNote)
 	Invariant string            `json:"invariant,omitempty"`
 	Length    int               `json:"length,omitempty"`
 	TraceFile string            `json:"trace-file,omitempty"`
@@ -245,16 +253,41 @@ func Run(ctx context.Context, f *File, opt Options) *Result {
 	return &Result{Keys: f.Keys, Total: f.Total(), Shard: opt.Shard.String(), Points: points}
 }
 
+// pointConfig is the configuration of a point, by the rule bkcheck check
+// applies to its flags and --config (check.ExplainDefaults): a setting
+// that changes nothing is kept with a note ("journal = synced is the
+// default"), a zero the defaults replace (ensemble = 0) is refused.
+func (f *File) pointConfig(pt *Point, workers int) (check.Config, []string, error) {
+	cfg := check.DefaultConfig()
+	cfg.Workers = workers
+	st := f.Fixed.With(pt.Settings)
+	t := schema.Target{S: check.ConfigSchema, V: &cfg}
+	if err := schema.Apply(st, nil, t); err != nil {
+		return cfg, nil, err
+	}
+	given := map[string]string{}
+	for _, name := range st.Names() {
+		if check.ConfigSchema.Has(name) {
+			given[name] = check.ConfigSchema.Get(&cfg, name)
+		}
+	}
+	cfg.EnsureDefaults()
+	notes, probs := check.ExplainDefaults(t, given)
+	if len(probs) > 0 {
+		probs.Merge(cfg.Validate()) // every problem of the point at once
+		return cfg, nil, probs
+	}
+	return cfg, check.NoteLines(notes, func(field, value string) string { return field + " = " + value }), nil
+}
+
 // runPoint checks one point.
 func (f *File) runPoint(ctx context.Context, pt *Point, outDir string, workers int) {
 	if ctx.Err() != nil {
 		pt.Status, pt.Reason = "unknown", "interrupted"
 		return
 	}
-	cfg := check.DefaultConfig()
-	cfg.Workers = workers
-	st := f.Fixed.With(pt.Settings)
-	err := schema.Apply(st, nil, schema.Target{S: check.ConfigSchema, V: &cfg})
+	cfg, notes, err := f.pointConfig(pt, workers)
+	pt.Notes = notes
 	var rep *check.Report
 	if err == nil {
 		rep, err = check.Run(ctx, cfg)

@@ -69,16 +69,17 @@ func resolveCheck(cl *commandLine) *checkCommand {
 		c.cl.probs.Add("progress", "must be positive (got %v)", c.out.Progress)
 	}
 	c.cl.explicitZeros(c.cfg, c.out.TraceOut)
-	c.cl.positive("local-shards", c.only.LocalShards)
 	c.out.TraceOut = c.tracePath()
 	dirSt, dirErr := os.Stat(c.cfg.Dir)
 	badDir := c.cfg.Dir != "" && dirErr == nil && !dirSt.IsDir()
 	if badDir {
 		c.cl.probs.Add("dir", "%s is a file, not a directory (give a directory for the run, new or one to continue)", c.cfg.Dir)
+	} else if c.cfg.Dir != "" && !c.checkDir() {
+		badDir = true
 	}
 	// The run directory (where the trace goes by default) is created by
-	// the run itself; a trace in a --dir that is a file is reported as
-	// that.
+	// the run itself; a trace in a --dir that is a file, or that cannot be
+	// created, is reported as that.
 	inDir := c.cfg.Dir != "" && filepath.Dir(c.out.TraceOut) == filepath.Clean(c.cfg.Dir)
 	if c.out.TraceOut != "" && !(inDir && (os.IsNotExist(dirErr) || badDir)) {
 		if err := atomicfile.CheckWritable(c.out.TraceOut); err != nil {
@@ -91,6 +92,29 @@ func resolveCheck(cl *commandLine) *checkCommand {
 		}
 	}
 	return c
+}
+
+// checkDir reports, before anything is printed or written, a --dir the
+// run could not use: one it cannot create or write in, and one that holds
+// a run when a fresh search of one process is asked for (a resumed run
+// continues it; the shards of a sharded search share it, and a restarted
+// shard continues its part). It reports whether the directory is usable
+// at all (false: it cannot be created or written in).
+func (c *checkCommand) checkDir() bool {
+	if err := atomicfile.CheckDirWritable(c.cfg.Dir); err != nil {
+		c.cl.probs.Add("dir", "%v (give a directory bkcheck can create or write in)", err)
+		return false
+	}
+	if c.cfg.Resume || c.only.LocalShards > 1 {
+		return true
+	}
+	if _, n, err := c.cfg.Sharding.Resolve(); err != nil || n > 1 {
+		return true
+	}
+	if check.HoldsRun(c.cfg.Dir) {
+		c.cl.probs.Add("dir", "%s already holds a run; continue it with --resume %s or choose another --dir", c.cfg.Dir, c.cfg.Dir)
+	}
+	return true
 }
 
 // shardsIn counts the shard directories of a sharded run in dir
@@ -171,6 +195,9 @@ func runCheck(ctx context.Context, inv *invocation) int {
 	c.checkLocalShards()
 	if c.out.JSON {
 		c.cl.jsonOut = stdout
+	}
+	if os.Getenv(continueEnv) != "" {
+		c.cl.notes = nil // a shard of --local-shards: its coordinator said them
 	}
 	if code := c.cl.report(stderr); code != exitOK {
 		return code

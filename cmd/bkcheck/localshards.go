@@ -25,8 +25,9 @@ func maxLocalShards() int { return 4 * runtime.NumCPU() }
 // checkLocalShards validates --local-shards against the other settings.
 func (c *checkCommand) checkLocalShards() {
 	n := c.only.LocalShards
+	_, given := c.cl.given["local-shards"]
 	switch {
-	case n < 0:
+	case n < 1 && given:
 		c.cl.probs.Add("local-shards", "must be >= 1 (got %d)", n)
 	case n <= 1:
 	case n > maxLocalShards():

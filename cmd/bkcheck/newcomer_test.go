@@ -6,8 +6,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -297,5 +299,197 @@ func TestLeadsToSaysWhereOwed(t *testing.T) {
 	_, text, _ := runArgs(t, "trace", "render", trace)
 	if !strings.Contains(text, owed) {
 		t.Errorf("trace render's text lacks the owed step:\n%s", text)
+	}
+}
+
+// tiny is a model that checks in milliseconds.
+var tiny = []string{"--bookies", "1", "-w", "1", "-a", "1"}
+
+// Issue 38, item 1: a setting given as the default's name, or one the
+// defaults clear because it has no effect with the other settings, is
+// accepted and the run says so, by one rule for check's flags, --config
+// and sweep; a check and a sweep point of the same settings get the same
+// verdict.
+func TestDefaultsOneRule(t *testing.T) {
+	dir := t.TempDir()
+	lossy := []string{"--crashes", "1", "--journal", "disabled", "--data-integrity"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string // notes on stderr
+	}{
+		{"interleaved storage", append(slices.Clone(lossy), "--ledger-storage", "interleaved"),
+			[]string{"bkcheck check: note: --data-integrity and --ledger-storage interleaved have no effect with these settings: the model is the same without them (with interleaved ledger storage the data-integrity check throws"}},
+		{"explicit defaults", []string{"--journal", "synced", "--reformat-cookie", "deleted", "--ledger-storage", "db"},
+			[]string{"note: --journal synced is the default", "note: --reformat-cookie deleted is the default", "note: --ledger-storage db is the default"}},
+		{"a journal without crashes", []string{"--journal", "no-sync"},
+			[]string{"note: --journal no-sync has no effect with these settings: the model is the same without it (a journal mode matters only with --crashes)"}},
+		{"a boolean cleared", []string{"--data-integrity"},
+			[]string{"note: --data-integrity has no effect with these settings"}},
+		{"in a file", []string{"--config", writeFile(t, dir, "p.toml", "journal = \"synced\"\ndata-integrity = true\n")},
+			[]string{"note: journal = synced in " + filepath.Join(dir, "p.toml") + " is the default", "note: data-integrity = true in " + filepath.Join(dir, "p.toml") + " has no effect"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runArgs(t, append(append([]string{"check"}, tiny...), c.args...)...)
+			if code != exitOK && code != exitViolation || strings.Contains(errOut, "invalid settings") {
+				t.Fatalf("exit %d: %s%s", code, out, errOut)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+	// The same settings in a sweep: the same verdict and counts, and the
+	// note, in results.json and on stderr.
+	_, out, errOut := runArgs(t, append(append([]string{"check", "--json"}, tiny...), append(lossy, "--ledger-storage", "interleaved")...)...)
+	want := lastJSON(t, out)
+	file := writeFile(t, dir, "s.toml", "[fixed]\nbookies = 1\nwrite-quorum = 1\nack-quorum = 1\ncrashes = 1\njournal = \"disabled\"\ndata-integrity = true\n[grid]\nledger-storage = [\"interleaved\"]\n")
+	res := filepath.Join(dir, "res")
+	if code, _, errOut := runArgs(t, "sweep", file, "--out", res); code != exitOK || !strings.Contains(errOut, "bkcheck sweep: note: point 0: data-integrity = true and ledger-storage = interleaved have no effect") {
+		t.Fatalf("sweep: exit %d: %s", code, errOut)
+	}
+	b, _ := os.ReadFile(filepath.Join(res, "results.json"))
+	var got struct {
+		Points []struct {
+			Status   string
+			Distinct float64
+			Notes    []string
+		}
+	}
+	if err := json.Unmarshal(b, &got); err != nil || len(got.Points) != 1 {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if p := got.Points[0]; p.Status != want["status"] || p.Distinct != want["distinct"] || len(p.Notes) != 1 {
+		t.Errorf("sweep point %+v; check: %v, %v distinct (%s)", p, want["status"], want["distinct"], errOut)
+	}
+	// A zero the defaults would replace is refused everywhere.
+	file = writeFile(t, dir, "z.toml", "[fixed]\nbookies = 1\nwrite-quorum = 1\nack-quorum = 1\n[grid]\nensemble = [0]\n")
+	runArgs(t, "sweep", file, "--out", res)
+	if r := readSweep(t, res); r.Points[0].Status != "skipped" || !strings.Contains(r.Points[0].Reason, `ensemble: "0" is not a value it takes`) {
+		t.Errorf("ensemble = 0 in a sweep: %+v", r.Points[0])
+	}
+}
+
+// Issue 38, item 6: --max-states and --max-depth take 0, the default (no
+// bound), and a negative value gets one message saying >= 0.
+func TestBoundsZeroIsNoBound(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string // the one problem, if any
+	}{
+		{[]string{"--max-states", "0"}, exitOK, ""},
+		{[]string{"--max-depth", "0"}, exitOK, ""},
+		{[]string{"--max-states", "-5"}, exitUsage, "--max-states: must be >= 0 (got -5)"},
+		{[]string{"--max-depth", "-5"}, exitUsage, "--max-depth: must be >= 0 (got -5)"},
+		{[]string{"--local-shards", "-1"}, exitUsage, "--local-shards: must be >= 1 (got -1)"},
+	} {
+		code, _, errOut := runArgs(t, append(append([]string{"check"}, tiny...), c.args...)...)
+		if code != c.code || c.msg != "" && errOut != "bkcheck check: invalid settings: "+c.msg+"\n" {
+			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, errOut)
+		}
+	}
+	_, help, _ := runArgs(t, "check", "-h")
+	if !strings.Contains(help, "(0, the default: no bound)") {
+		t.Error("check -h does not say what 0 means for --max-states and --max-depth")
+	}
+}
+
+// Issue 38, item 7: a CEL property's problem is listed with the other
+// settings' in the one message.
+func TestCELProblemWithOthers(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"check", "-a", "0", "--probe", "P=nosuch"},
+			[]string{"-a: must be at least 1 (got 0)", "--probe: P:1:1: undeclared reference to 'nosuch'"}},
+		{[]string{"check", "--bookies", "0", "--clients", "9", "--invariant", "Q=1"},
+			[]string{"--bookies: must be between 1 and 8 (got 0)", "--clients: must be between 1 and 4 (got 9)", "--invariant: Q:1:1: the expression is an int"}},
+		// Ids are checked against the bookies given when that is valid.
+		{[]string{"check", "--bookies", "3", "-a", "0", "--probe", `B=b_fenced["b4"]`},
+			[]string{"-a: must be at least 1 (got 0)", `--probe: B: b_fenced["b4"]: the run has bookies b1..b3`}},
+		{[]string{"simulate", "-a", "0", "--probe", "P=nosuch"},
+			[]string{"-a: must be at least 1 (got 0)", "--probe: P:1:1: undeclared reference to 'nosuch'"}},
+	} {
+		code, out, errOut := runArgs(t, c.args...)
+		if code != exitUsage || out != "" || strings.Count(errOut, "invalid settings") != 1 {
+			t.Errorf("%v: exit %d, stdout %q: %s", c.args, code, out, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, "  - "+w) {
+				t.Errorf("%v: the message lacks %q:\n%s", c.args, w, errOut)
+			}
+		}
+	}
+}
+
+// Issue 38, item 10: a repeated --symmetry element, --memory 0 and an
+// existing --trace-out file are refused before anything runs, and the
+// file is left alone.
+func TestRefusedBeforeTheRun(t *testing.T) {
+	existing := writeFile(t, t.TempDir(), "t.itf.json", "mine\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--symmetry", "bookies,bookies"}, `"bookies,bookies" names bookies twice`},
+		{[]string{"check", "--symmetry", "none,clients"}, `"none,clients" combines none with clients`},
+		{[]string{"check", "--memory", "0"}, "--memory: is below the 64MiB minimum (got 0); leave the setting out"},
+		{[]string{"check", "--fingerprint", "0"}, "--fingerprint: must be 64, 96 or 128 (got 0)"},
+		{[]string{"check", "--variant", "no-recovery-fence", "-a", "2", "--trace-out", existing}, "--trace-out: " + existing + " already exists; remove it or give another file"},
+		{[]string{"simulate", "--trace-out", existing}, "--trace-out: " + existing + " already exists"},
+	} {
+		code, out, errOut := runArgs(t, c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %d bytes on stdout: %s", c.args, code, len(out), errOut)
+		}
+	}
+	if b, _ := os.ReadFile(existing); string(b) != "mine\n" {
+		t.Errorf("the existing trace was overwritten: %q", b)
+	}
+	_, help, _ := runArgs(t, "check", "-h")
+	if !strings.Contains(help, "at least 64MiB") || !strings.Contains(help, "not given: 2GiB") {
+		t.Errorf("check -h does not say --memory's range and default")
+	}
+}
+
+// Issue 38, item 17: a --dir that cannot be created or written, or that
+// holds a run, is refused before the banner (exit 2, nothing written);
+// a sweep's problems are listed under one "invalid settings".
+func TestDirRefusedBeforeBanner(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "f", "")
+	run1 := filepath.Join(dir, "run")
+	if code, _, errOut := runArgs(t, append(append([]string{"check"}, tiny...), "--dir", run1)...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cases := []struct {
+		dir, want string
+	}{
+		{filepath.Join(file, "sub"), "--dir: cannot create " + filepath.Join(file, "sub") + ": " + file + " is not a directory"},
+		{run1, "--dir: " + run1 + " already holds a run; continue it with --resume " + run1},
+	}
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(dir, "ro")
+		os.Mkdir(ro, 0o555)
+		cases = append(cases, struct{ dir, want string }{filepath.Join(ro, "run"), "--dir: cannot create " + filepath.Join(ro, "run")})
+	}
+	for _, c := range cases {
+		code, out, errOut := runArgs(t, append(append([]string{"check"}, tiny...), "--dir", c.dir)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "--trace-out") {
+			t.Errorf("--dir %s: exit %d, stdout %q: %s", c.dir, code, out, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ro", "run")); err == nil {
+		t.Error("the unwritable --dir was created")
+	}
+	bad := writeFile(t, dir, "bad.toml", "[fixed]\nclients = 2\n[grid]\nbookies = []\nnope = [2]\n")
+	code, out, errOut := runArgs(t, "sweep", bad, "--jobs", "0", "--out", filepath.Join(dir, "out"))
+	if code != exitUsage || out != "" || strings.Count(errOut, "invalid settings") != 1 ||
+		!strings.Contains(errOut, "  - "+bad+": bookies: [grid]: empty list\n") || !strings.Contains(errOut, "  - "+bad+": nope: [grid] has no such setting") || !strings.Contains(errOut, "--jobs: must be >= 1") {
+		t.Errorf("sweep: exit %d, stdout %q: %s", code, out, errOut)
 	}
 }

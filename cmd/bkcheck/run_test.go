@@ -143,19 +143,20 @@ func TestUsageListsEveryProblem(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	// Explicit zeros and empty values that would silently mean "no bound"
-	// or "the default", and a setting the model clears.
-	code, _, errOut = runArgs(t, "check", "--max-depth", "0", "--max-states", "0", "--local-shards", "0", "--trace-out", "", "--exclude-actions=")
+	// Explicit zeros and empty values that would silently mean "the
+	// default", and negative bounds (0 is no bound, the default: accepted).
+	code, _, errOut = runArgs(t, "check", "--max-depth", "-1", "--max-states", "-1", "--local-shards", "0", "--trace-out", "", "--exclude-actions=")
 	if code != exitUsage {
 		t.Fatalf("explicit zeros: exit %d", code)
 	}
-	for _, want := range []string{"--max-depth: must be >= 1 (got 0)", "--max-states: must be >= 1 (got 0)", "--local-shards: must be >= 1 (got 0)",
+	for _, want := range []string{"--max-depth: must be >= 0 (got -1)", "--max-states: must be >= 0 (got -1)", "--local-shards: must be >= 1 (got 0)",
 		"--trace-out: is empty", "--exclude-actions: is empty"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	if code, _, errOut := runArgs(t, "check", "--max-ensemble-changes", "5"); code != exitUsage || !strings.Contains(errOut, `--max-ensemble-changes: has no effect with these settings (given "5")`) {
+	// A setting the model clears runs, and says so (issue 38, item 1).
+	if code, _, errOut := runArgs(t, "check", "--max-ensemble-changes", "5"); code != exitOK || !strings.Contains(errOut, "note: --max-ensemble-changes 5 has no effect with these settings") {
 		t.Errorf("--max-ensemble-changes without --add-path java: exit %d, %s", code, errOut)
 	}
 	// The recovery read and checkpoint settings: a bad mode, a journal the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,7 @@ type commandLine struct {
 	args    []string          // positional arguments
 	help    bool              // -h or --help
 	probs   schema.Problems   // everything wrong so far
+	notes   []string          // settings accepted though they change nothing (noDefaultsOverride)
 	file    *fileSettings     // --config, --run: the target of fileSchema, nil if the command has none
 	jsonOut io.Writer         // where --json writes a usage error's line; nil without --json
 }
@@ -189,25 +191,31 @@ func (cl *commandLine) applyFile() {
 	}
 }
 
-// noDefaultsOverride reports settings given explicitly that defaults
-// replace (e.g. -e 0, which would silently mean "E = Qw", or an empty
-// --invariants, which would mean the default list): a value given is never
-// silently dropped. It must run right after EnsureDefaults of t.
+// noDefaultsOverride applies check.ExplainDefaults, the one rule of
+// bkcheck check, simulate, sweep and --config for what defaults do to a
+// setting given explicitly: a value EnsureDefaults clears (the default's
+// name, or a value with no effect with the other settings) is accepted
+// with a note, which report prints; a zero or empty value the defaults
+// replace (e.g. -e 0, which would silently mean "E = Qw") is refused. It
+// must run right after EnsureDefaults of t.
 func (cl *commandLine) noDefaultsOverride(t schema.Target) {
-	for _, f := range t.S.Fields() {
-		was, ok := cl.before[f.Name]
-		if !ok {
-			continue
-		}
-		now := t.S.Get(t.V, f.Name)
-		switch {
-		case was == now:
-		case now == "" || now == "0":
-			cl.probs.Add(f.Name, "has no effect with these settings (given %q)", was)
-		case was == "" || was == "0":
-			cl.probs.Add(f.Name, "%q is not a value it takes; leave it out for the default (%s)", was, now)
-		}
+	notes, probs := check.ExplainDefaults(t, cl.before)
+	cl.probs = append(cl.probs, probs...)
+	cl.notes = append(cl.notes, check.NoteLines(notes, cl.givenAs)...)
+}
+
+// givenAs renders a setting with the value it was given, as the user gave
+// it: "--journal synced", "--data-integrity", "journal = synced in
+// runs.toml".
+func (cl *commandLine) givenAs(field, value string) string {
+	g := cl.setting(field)
+	if !strings.HasPrefix(g, "-") {
+		return field + " = " + value + strings.TrimPrefix(g, field)
 	}
+	if _, f, ok := cl.lookup(field); ok && f.IsBool() && value == "true" {
+		return g
+	}
+	return g + " " + value
 }
 
 // positive reports a count given explicitly (on the command line or in a
@@ -227,31 +235,40 @@ func (cl *commandLine) notEmpty(name string, empty bool, hint string) {
 	}
 }
 
-// explicitZeros reports the search settings whose zero means "no bound"
-// or "the default" when they are given as 0 or empty: a value given is
-// taken as meant, so it must be one the setting takes.
+// explicitZeros reports the settings of check given as empty values. A
+// bound given as 0 is taken as meant: 0 is no bound, the default, as
+// --help says (check.Config.Validate refuses a negative one).
 func (cl *commandLine) explicitZeros(cfg *check.Config, traceOut string) {
-	cl.positive("max-depth", cfg.MaxDepth)
-	if cfg.MaxStates == 0 {
-		cl.positive("max-states", 0)
-	}
 	cl.emptyValues(len(cfg.Exclude) == 0, traceOut)
 }
 
 // emptyValues reports --exclude-actions and --trace-out given empty (the
 // list and the path check and simulate both take).
+// A --trace-out that names an existing file is refused, as a --dir that
+// holds a run is: bkcheck never overwrites a trace (the default name
+// picks a new one).
 func (cl *commandLine) emptyValues(noExclude bool, traceOut string) {
 	cl.notEmpty("exclude-actions", noExclude, "name the actions to leave out (bkcheck actions lists them), or leave the setting out")
 	cl.notEmpty("trace-out", traceOut == "", "give a file, or none to write no trace")
+	if traceOut != "" && traceOut != "none" {
+		if fi, err := os.Lstat(traceOut); err == nil && !fi.IsDir() {
+			cl.probs.Add("trace-out", "%s already exists; remove it or give another file (bkcheck never overwrites a trace)", traceOut)
+		}
+	}
 }
 
 // validate adds the problems of err (a schema.Problems from Validate).
 func (cl *commandLine) validate(err error) { cl.probs.Merge(err) }
 
 // report writes every problem in one message naming settings as the user
-// gave them, and returns the exit code (0 when there is no problem).
+// gave them, and returns the exit code (0 when there is no problem). With
+// no problem it writes the notes instead, one line each, before anything
+// runs.
 func (cl *commandLine) report(stderr io.Writer) int {
 	if len(cl.probs) == 0 {
+		for _, n := range cl.notes {
+			fmt.Fprintf(stderr, "%s: note: %s\n", cl.cmd, n)
+		}
 		return exitOK
 	}
 	msg := cl.probs.Render(cl.setting)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bkcheck/bkcheck/internal/atomicfile"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/sweep"
 )
@@ -57,8 +58,11 @@ func runSweep(ctx context.Context, inv *invocation) int {
 	var f *sweep.File
 	if len(cl.args) == 1 {
 		if f, err = sweep.Load(cl.args[0]); err != nil {
-			cl.probs.Add("", "%v", err)
+			cl.probs.Merge(err) // each problem names the file
 		}
+	}
+	if err := atomicfile.CheckDirWritable(opt.Out); err != nil {
+		cl.probs.Add("out", "%v", err)
 	}
 	if code := cl.report(stderr); code != exitOK {
 		return code
@@ -72,6 +76,7 @@ func runSweep(ctx context.Context, inv *invocation) int {
 		fmt.Fprintf(stderr, "bkcheck sweep: %v\n", err)
 		return exitError
 	}
+	sweepNotes(stderr, res)
 	fmt.Fprintf(stdout, "%d of %d points (shard %s): results in %s/results.{md,csv,json}\n", len(res.Points), res.Total, res.Shard, opt.Out)
 	if ctx.Err() != nil {
 		return exitInterrupted
@@ -111,6 +116,29 @@ func sweepIncomplete(stderr io.Writer, cmd string, res *sweep.Result) int {
 	}
 	fmt.Fprintf(stderr, "%s: incomplete: of %d points, %s; exit %d\n", cmd, len(res.Points), strings.Join(what, " and "), exitSweepIncomplete)
 	return exitSweepIncomplete
+}
+
+// sweepNotes says, once each, the notes of the points (settings kept
+// that change nothing there, as bkcheck check says of its flags), with the
+// points they concern.
+func sweepNotes(stderr io.Writer, res *sweep.Result) {
+	var order []string
+	points := map[string][]int{}
+	for _, p := range res.Points {
+		for _, n := range p.Notes {
+			if points[n] == nil {
+				order = append(order, n)
+			}
+			points[n] = append(points[n], p.Index)
+		}
+	}
+	for _, n := range order {
+		which := "points "
+		if len(points[n]) == 1 {
+			which = "point "
+		}
+		fmt.Fprintf(stderr, "bkcheck sweep: note: %s%s: %s\n", which, indexList(points[n]), n)
+	}
 }
 
 // sweepMergeSettings are the switches of bkcheck sweep merge.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Perm is the mode of the files written: readable by all, as files a user
@@ -109,5 +110,43 @@ func CheckWritable(path string) error {
 		return err
 	}
 	f.Abort()
+	return nil
+}
+
+// CheckDirWritable reports, before any work, whether files could be
+// written in the directory dir, creating it (and its missing parents)
+// first if need be: its nearest existing ancestor must be a directory that
+// accepts a new file. Nothing is left behind.
+func CheckDirWritable(dir string) error {
+	at := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(at)
+		if err == nil {
+			if !fi.IsDir() {
+				if at == filepath.Clean(dir) {
+					return fmt.Errorf("cannot write in %s: it is not a directory", dir)
+				}
+				return fmt.Errorf("cannot create %s: %s is not a directory", dir, at)
+			}
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("cannot create %s: %w", dir, err)
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			return fmt.Errorf("cannot create %s: %w", dir, err)
+		}
+		at = parent
+	}
+	tmp, err := os.CreateTemp(at, ".bkcheck-write-test-*")
+	if err != nil {
+		if at == filepath.Clean(dir) {
+			return fmt.Errorf("cannot write in %s: %w", dir, err)
+		}
+		return fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
 	return nil
 }
