@@ -38,6 +38,12 @@ type Report struct {
 	// Uncovered are the actions the configuration's variant and faults add
 	// that never fired: the run exercised less than its options claim.
 	Uncovered []string
+	// Idle are all the actions the configuration can fire that never did
+	// (Uncovered among them).
+	Idle []string
+	// Unable are the actions the configuration's options add that its
+	// parameters leave no room for, each with what it needs.
+	Unable []string
 	// Properties are the answers for the CEL properties, in order.
 	Properties []PropertyResult
 	// Reduction is what --por did; nil without it.
@@ -151,8 +157,22 @@ func (m *Model) NewExpander() explorer.Expander {
 // Uncovered lists the actions the model's options add (spec's
 // RequiredActions) that never fired in coverage.
 func (m *Model) Uncovered(coverage map[string]int64) []string {
+	return neverFired(m.spec.RequiredActions(), coverage)
+}
+
+// Idle lists the actions the model's settings can fire (spec's
+// Fireable) that never fired in coverage.
+func (m *Model) Idle(coverage map[string]int64) []string {
+	return neverFired(m.spec.Fireable(), coverage)
+}
+
+// Unable lists the actions the options add that the parameters leave no
+// room for (spec's Unable).
+func (m *Model) Unable() []string { return m.spec.Unable() }
+
+func neverFired(ks []spec.ActionKind, coverage map[string]int64) []string {
 	var out []string
-	for _, k := range m.spec.RequiredActions() {
+	for _, k := range ks {
 		if coverage[k.String()] == 0 {
 			out = append(out, k.String())
 		}
@@ -325,7 +345,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cm, ok := m.(*Model); ok {
 		rep.Reduction = cm.reduction()
 	}
-	rep.Uncovered = m.Uncovered(rep.Coverage)
+	rep.Uncovered, rep.Idle, rep.Unable = m.Uncovered(rep.Coverage), m.Idle(rep.Coverage), m.Unable()
 	if res.Violation != nil {
 		if rep.Trace, err = m.Trace(res.Violation); err != nil {
 			return nil, err

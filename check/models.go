@@ -48,9 +48,14 @@ type Bound interface {
 	SimModel() (explorer.Model, func(*explorer.ViolationInfo) (*traces.Trace, error))
 	// Coverage is how often each action of the model fired in the search
 	// (after it ended), duplicates included, as TLC's -coverage counts;
-	// Uncovered are the actions the configuration adds that never did.
+	// Uncovered are the actions the configuration adds that never did;
+	// Idle every action the configuration can fire that never did.
 	Coverage() map[string]int64
 	Uncovered(coverage map[string]int64) []string
+	Idle(coverage map[string]int64) []string
+	// Unable are the actions the configuration's options add that its
+	// parameters leave no room for, each with what it needs.
+	Unable() []string
 	// AnswerCEL answers the run's CEL properties into rep (probes'
 	// witnesses, eventually properties), after the main search.
 	AnswerCEL(ctx context.Context, cfg Config, rep *Report) error

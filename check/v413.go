@@ -278,6 +278,20 @@ func (m *model413) AnswerCEL(ctx context.Context, cfg Config, rep *Report) error
 // model has no options that add actions), so none is required apart.
 func (m *model413) Uncovered(map[string]int64) []string { return nil }
 
+// Unable implements Bound: the model has no options that add actions.
+func (m *model413) Unable() []string { return nil }
+
+// Idle implements Bound: the spec's actions that never fired.
+func (m *model413) Idle(coverage map[string]int64) []string {
+	var out []string
+	for _, a := range spec413.Descriptor.Actions {
+		if coverage[a.Name] == 0 {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
 // Coverage implements Bound, as TLC's -coverage counts: transitions
 // generated per action, duplicates included.
 func (m *model413) Coverage() map[string]int64 {

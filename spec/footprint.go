@@ -104,9 +104,7 @@ type Footprints struct {
 // the model has options they do not cover.
 func (m *Model) Footprints() (*Footprints, bool) {
 	p := m.P
-	v := m.V
-	if p.Faulty() || p.HasHandles() || p.JavaAddPath() || p.DeleteLedger || p.DataIntegrity || p.CloseRereads || p.SequenceReads() || p.Checkpoints || p.AutoRecovery ||
-		v.SplitAddCheck || v.DeleteForgetsFence || v.CallbacksAfterUnset || v.SkipChangeWithoutFailed {
+	if m.NotCovered() != "" {
 		return nil, false
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}

@@ -219,57 +219,6 @@ var Descriptor = func() *vocab.Descriptor {
 	return d
 }()
 
-// actionInfo says where an action comes from and what adds it.
-func actionInfo(k ActionKind) vocab.Action {
-	a := vocab.Action{Name: k.String(), Origin: vocab.FromExtension}
-	switch {
-	case k < BookieCrashes:
-		a.Origin = vocab.FromSpec
-	case k == BookieCrashes || k == BookieRestarts:
-		a.EnabledBy = "--crashes"
-	case k == BookieRejoinsEmpty:
-		a.EnabledBy = "--reformat"
-	case k == BookieBecomesReadOnly || k == BookieSendsAddReadOnlyResponse:
-		a.EnabledBy = "--read-only"
-	case k == ClientReceivesAddErrorResponse:
-		a.EnabledBy = "any bookie fault"
-	case k == ClientFailsToCreateLedger:
-		a.EnabledBy = "--unavailable (fewer than E bookies up)"
-	case k == BookieLosesDisk:
-		a.EnabledBy = "--disk-loss"
-	case k == BookieSyncsJournal:
-		a.EnabledBy = "--crashes"
-	case k == BookieFillsDisk:
-		a.EnabledBy = "--disk-full"
-	case k == BookieFailsRead:
-		a.EnabledBy = "--corrupt-reads"
-	case k == BookieRunsPreBootCheck:
-		a.EnabledBy = "--data-integrity with --crashes and --journal disabled"
-	case k == ClientDeletesLedger || k == BookieCollectsLedger:
-		a.EnabledBy = "--delete-ledger"
-	case k == ClientReceivesAddTimeout || k == ClientUpdatesEnsembleMetadata || k == ClientCompletesEnsembleChange:
-		a.EnabledBy = "--add-path java"
-	case k == ClientSendsNextRecoveryRead:
-		a.EnabledBy = "--recovery-read sequence"
-	case k == BookieCheckpoints || k == BookieCheckpointsIdle:
-		a.EnabledBy = "--checkpoints"
-	case k == AuditorChecksLedger:
-		a.EnabledBy = "--autorecovery (with --auditor-periodic-check on)"
-	case k == WorkerDiesOnInconsistentRange:
-		a.EnabledBy = "--autorecovery (master; not with --variant skip-inconsistent-range)"
-	case k >= AuditorMarksLedgerUnderreplicated:
-		a.EnabledBy = "--autorecovery"
-	}
-	for _, v := range Variants {
-		for _, vk := range v.Actions {
-			if vk == k {
-				a.Origin, a.EnabledBy = vocab.FromVariant, "--variant "+v.Name
-			}
-		}
-	}
-	return a
-}
-
 // Vocabulary is the model with parameters p as the cold paths see it (p
 // valid, defaults filled in).
 func Vocabulary(p Params) vocab.Model { return &vocabModel{P: p} }

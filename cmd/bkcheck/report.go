@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
-	"github.com/bkcheck/bkcheck/vocab"
 )
 
 // reporter writes a run's start and result, as text for people or as
@@ -414,25 +412,24 @@ func (r *reporter) coverageText(rep *check.Report) {
 	}
 	w := r.stdout
 	fmt.Fprintln(w, "Coverage (transitions generated per action):")
-	var never []string
 	info, err := check.LookupModel(rep.Config.Model)
 	if err != nil {
 		return // the run bound its model
 	}
 	for _, a := range info.Descriptor.Actions {
-		n := rep.Coverage[a.Name]
-		switch {
-		case n > 0:
+		if n := rep.Coverage[a.Name]; n > 0 {
 			fmt.Fprintf(w, "  %-44s %s\n", a.Name, group(n))
-		case a.Origin == vocab.FromSpec && !slices.Contains(rep.Config.Exclude, a.Name):
-			never = append(never, a.Name) // an action of the TLA+ spec
 		}
 	}
-	never = append(never, rep.Uncovered...)
-	if len(never) > 0 {
-		fmt.Fprintf(w, "  never fired: %s\n", strings.Join(never, ", "))
+	// Only the actions these settings can fire: the spec writer's, say,
+	// are not listed for the Java add path.
+	if len(rep.Idle) > 0 {
+		fmt.Fprintf(w, "  never fired: %s\n", strings.Join(rep.Idle, ", "))
+	}
+	for _, u := range rep.Unable {
+		fmt.Fprintf(w, "Warning: the settings add %s: these parameters leave no room for it, so it cannot fire.\n", u)
 	}
 	if len(rep.Uncovered) > 0 {
-		fmt.Fprintf(w, "Warning: %s never fired, though this configuration's variant or faults add them: the run did not exercise what it claims.\n", strings.Join(rep.Uncovered, ", "))
+		fmt.Fprintf(w, "Warning: %s never fired, though this configuration's settings add them: the run did not exercise what it claims.\n", strings.Join(rep.Uncovered, ", "))
 	}
 }

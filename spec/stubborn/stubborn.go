@@ -37,7 +37,6 @@
 package stubborn
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -73,7 +72,7 @@ type Reducer struct {
 func New(m *spec.Model, reads *spec.PropertyReads) (*Reducer, error) {
 	fps, ok := m.Footprints()
 	if !ok {
-		return nil, errNotCovered
+		return nil, notCovered(m)
 	}
 	return newFrom(fps, m.P, reads, fps.Universe()), nil
 }
@@ -82,12 +81,18 @@ func New(m *spec.Model, reads *spec.PropertyReads) (*Reducer, error) {
 // preparing it.
 func Covers(m *spec.Model) error {
 	if _, ok := m.Footprints(); !ok {
-		return errNotCovered
+		return notCovered(m)
 	}
 	return nil
 }
 
-var errNotCovered = errors.New("the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network), not faults, ledger deletion, the split add check, the Java add path, --close-rereads, sequence recovery reads, checkpoints or AutoRecovery")
+// notCovered names what of m the reduction does not cover.
+func notCovered(m *spec.Model) error {
+	return fmt.Errorf("%s; not: %s", covers, m.NotCovered())
+}
+
+// covers says what the partial-order reduction covers.
+const covers = "the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network)"
 
 func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, labels []spec.Action) *Reducer {
 	r := &Reducer{fps: fps, reads: reads, p: p, labels: len(labels), conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
