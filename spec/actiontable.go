@@ -59,8 +59,8 @@ var (
 	// With AutoRecovery the last client is the worker's admin client,
 	// which recovers only when the worker holds the ledger (something
 	// marked it) and its grace expires.
-	needRecovery = need{"a recovery (a second client; with --autorecovery, a lost bookie or the periodic check)", func(p Params) bool {
-		return p.Clients > 1 && (!p.AutoRecovery || p.Clients > 2 || lostBookie(p) || p.PeriodicCheck())
+	needRecovery = need{"a recovery (a second client; with --autorecovery and two, a ledger the worker defers)", func(p Params) bool {
+		return p.Clients > 1 && (!p.AutoRecovery || p.Clients > 2 || (lostBookie(p) || p.PeriodicCheck()) && needDeferrable.ok(p))
 	}}
 	// The admin client's recovery goes through WorkerGraceExpires.
 	needOwnRecovery = need{"a client that recovers of its own accord (--clients 2; 3 with --autorecovery)", func(p Params) bool {
@@ -73,6 +73,12 @@ var (
 		return p.Bookies-p.Unavailable > p.Ensemble
 	}}
 	needLost = need{"a bookie that can be lost (--crashes or --disk-loss)", lostBookie}
+	// The worker defers an open ledger only once it has read its LAC
+	// from a bookie of the last ensemble while the ledger is marked: a
+	// second bookie in the ensemble, or a crashed one that came back.
+	needDeferrable = need{"an open ledger whose LAC the worker can read while it is marked (E above 1, or --crashes)", func(p Params) bool {
+		return p.Ensemble > 1 || p.Crashes > 0
+	}}
 	// A disk is lost only from a bookie of an existing ledger, so only
 	// crashes and read-only switches count before creation.
 	needTooFew = need{"faults that can leave fewer than E writable bookies before the ledger exists", func(p Params) bool {
@@ -155,10 +161,10 @@ var actionTable = []actionDecl{
 	{kind: WorkerAcquiresLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
 	{kind: WorkerReplicatesFragment, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
 	{kind: WorkerUpdatesEnsemble, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: WorkerDefersLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
+	{kind: WorkerDefersLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}},
 	{kind: WorkerMarksLedgerReplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
 	{kind: WorkerReleasesLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: WorkerGraceExpires, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
+	{kind: WorkerGraceExpires, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}},
 	// An empty last fragment (a change at a pending entry, then a close
 	// at the earlier LAC) with a bookie of it lost, and an entry no copy
 	// of which the worker could read: more lost bookies than Qw.

@@ -7,7 +7,7 @@ package spec
 // Two transitions whose footprints do not conflict (neither writes what
 // the other reads or writes) commute and cannot disable each other; a
 // disabled transition can be enabled only by one that writes what it
-// reads. internal/porbound checks these declarations against the
+// reads. spec/porbound checks these declarations against the
 // relations measured on whole reachable graphs (declared ⊇ measured).
 //
 // The variables are finer than the state's fields where that is what
@@ -460,7 +460,7 @@ var clientWrites = [numActionKinds]uint8{
 // never leaves CLOSED; a writer's LAP and a recovery client's LAP only
 // grow, and once it has a last recoverable entry it reads no more; a
 // fence or read message is sent once per slot and a record, once
-// received, is never deliverable again. internal/porbound checks the
+// received, is never deliverable again. spec/porbound checks the
 // claim on whole graphs (a dead transition fires in no state reachable
 // from where it was dead).
 func (f *Footprints) Dead(s *State, a Action) bool {
@@ -867,7 +867,7 @@ func (f *Footprints) Visible(s *State, r PropertyReads) VarSet {
 // Universe lists every transition label the actions Footprints covers
 // can produce for the model, in a fixed order: a reduction must know the
 // disabled transitions too, since one that conflicts with its choice may
-// become enabled later. internal/porbound checks that every label of
+// become enabled later. spec/porbound checks that every label of
 // whole graphs is listed, and a reduction stops with an error on an
 // enabled label that is not.
 func (f *Footprints) Universe() []Action {

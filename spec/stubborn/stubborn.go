@@ -30,7 +30,7 @@
 // of ample sets (no visible transition in a reduced set; Clarke,
 // Grumberg and Peled, Model Checking, ch. 10), which preserves
 // stuttering-equivalent behaviours for LTL; invariants need only the
-// values. internal/porbound holds it against whole graphs
+// values. spec/porbound holds it against whole graphs
 // (TestVisibleValuesKept). In each state the set chosen is the smallest
 // of those seeded by one enabled invisible transition, ties to the first
 // in the universe's order, so the choice is a function of the state.
