@@ -210,7 +210,7 @@ func runCheck(ctx context.Context, inv *invocation) int {
 	}
 	out := newReporter(stdout, stderr, c.out.JSON)
 	out.coverage = c.out.Coverage
-	prog := newProgress(out, c.out.Progress)
+	prog := newProgress(out, c.out.Progress, c.cfg.Symmetry)
 	c.cfg.Progress, c.cfg.ProgressEvery = prog.report, prog.every()
 	c.cfg.Waiting = func(depth int, missing []int, waited time.Duration) {
 		_, n, _ := c.cfg.Sharding.Resolve()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bkcheck/bkcheck/explorer"
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 // progress reports a running search: a live status line on a terminal,
@@ -21,6 +22,9 @@ type progress struct {
 	last      time.Time
 	lastStats explorer.Stats
 	shown     bool // a live line is on screen
+	// noun is what the distinct count counts: "distinct" states, or
+	// "orbits" under symmetry (rateNoun).
+	noun string
 }
 
 func isTerminal(w io.Writer) bool {
@@ -32,8 +36,11 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func newProgress(r *reporter, interval time.Duration) *progress {
-	p := &progress{r: r, tty: !r.json && isTerminal(r.stderr), interval: interval, last: time.Now()}
+func newProgress(r *reporter, interval time.Duration, sym spec.Symmetry) *progress {
+	p := &progress{r: r, tty: !r.json && isTerminal(r.stderr), interval: interval, last: time.Now(), noun: "distinct"}
+	if sym != (spec.Symmetry{}) {
+		p.noun = "orbits"
+	}
 	if p.tty {
 		p.interval = 250 * time.Millisecond
 	}
@@ -60,15 +67,23 @@ func (p *progress) report(st explorer.Stats) {
 			"queue": st.Queue, "distinct-per-s": rate, "elapsed-s": st.Elapsed.Seconds(), "rss-bytes": rss,
 		})
 	case p.tty:
-		fmt.Fprintf(p.r.stderr, "\r\x1b[Kdepth %d | distinct %s | generated %s | queue %s | %s states/s | %s | mem %s",
-			st.Depth, group(st.Distinct), group(st.Generated), group(st.Queue), group(int64(rate)),
+		fmt.Fprintf(p.r.stderr, "\r\x1b[Kdepth %d | %s %s | generated %s | queue %s | %s %s/s | %s | mem %s",
+			st.Depth, p.noun, group(st.Distinct), group(st.Generated), group(st.Queue), group(int64(rate)), p.rateNoun(),
 			st.Elapsed.Round(time.Second), humanBytes(rss))
 		p.shown = true
 	default:
-		fmt.Fprintf(p.r.stderr, "progress: depth %d, %s distinct, %s generated, %s queued, %s distinct states/s, %s elapsed, %s resident\n",
-			st.Depth, group(st.Distinct), group(st.Generated), group(st.Queue), group(int64(rate)),
+		fmt.Fprintf(p.r.stderr, "progress: depth %d, %s %s, %s generated, %s queued, %s %s/s, %s elapsed, %s resident\n",
+			st.Depth, group(st.Distinct), p.noun, group(st.Generated), group(st.Queue), group(int64(rate)), p.rateNoun(),
 			st.Elapsed.Round(time.Second), humanBytes(rss))
 	}
+}
+
+// rateNoun is what the rate counts per second.
+func (p *progress) rateNoun() string {
+	if p.noun == "orbits" {
+		return "orbits"
+	}
+	return "distinct states"
 }
 
 // done clears the live line before the result is printed.

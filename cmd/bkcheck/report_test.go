@@ -31,3 +31,35 @@ func TestSummaryNamesOrbits(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressNamesOrbits: the progress lines name what they count as the
+// summary does: orbits under --symmetry, distinct states without.
+func TestProgressNamesOrbits(t *testing.T) {
+	base := []string{"check", "--bookies", "3", "--clients", "1", "-w", "2", "-a", "2", "--entries", "1", "--progress", "1ns"}
+	for _, c := range []struct {
+		extra     []string
+		says, not string
+	}{
+		{nil, " distinct, ", "orbits"},
+		{[]string{"--symmetry", "bookies"}, " orbits, ", " distinct, "},
+	} {
+		code, _, errOut := runArgs(t, append(append([]string{}, base...), c.extra...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d %s", c.extra, code, errOut)
+		}
+		var lines []string
+		for _, l := range strings.Split(errOut, "\n") {
+			if strings.HasPrefix(l, "progress: ") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == 0 {
+			t.Fatalf("%v: no progress line:\n%s", c.extra, errOut)
+		}
+		for _, l := range lines {
+			if !strings.Contains(l, c.says) || strings.Contains(l, c.not) {
+				t.Errorf("%v: %q: want %q, not %q", c.extra, l, c.says, c.not)
+			}
+		}
+	}
+}
