@@ -362,6 +362,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // first shard records the model (params.json), the others, and restarted
 // shards, find it there and must agree.
 func openShardedRunDir(cfg Config) error {
+	if HoldsSingleRun(cfg.Dir) {
+		return fmt.Errorf("%w: %s holds the run of one process, not a sharded search; continue it with --resume %s (without --shard), or choose another --dir", explorer.ErrRunExists, cfg.Dir, cfg.Dir)
+	}
 	if _, err := os.Stat(filepath.Join(cfg.Dir, runParamsFile)); err != nil {
 		cfg.Resume = false
 		if err := openRunDir(cfg); err == nil || errors.Is(err, explorer.ErrRunExists) {

@@ -129,6 +129,19 @@ func HoldsRun(dir string) bool {
 	return err == nil
 }
 
+// HoldsSingleRun reports whether dir holds the run of one process (no
+// shard directories): a sharded search may not start on it, and would
+// otherwise wait for shards that never share that run.
+func HoldsSingleRun(dir string) bool {
+	if !HoldsRun(dir) {
+		return false
+	}
+	if _, err := os.Stat(explorer.ShardDir(dir, 0)); err == nil {
+		return false
+	}
+	return explorer.HasCheckpoint(dir)
+}
+
 // openRunDir prepares cfg.Dir: a fresh run records its model and refuses a
 // directory that holds a run (a resumed one has adopted the recorded
 // model). Either way the budget is recorded.

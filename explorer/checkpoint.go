@@ -58,6 +58,13 @@ const checkpointFormat = 2
 
 func checkpointPath(dir string) string { return filepath.Join(dir, "checkpoint.json") }
 
+// HasCheckpoint reports whether dir holds the checkpoint of a search of
+// one process (a sharded search keeps one per shard, in ShardDir).
+func HasCheckpoint(dir string) bool {
+	_, err := os.Stat(checkpointPath(dir))
+	return err == nil
+}
+
 func readCheckpoint(dir string) (*checkpoint, error) {
 	b, err := os.ReadFile(checkpointPath(dir))
 	if errors.Is(err, os.ErrNotExist) {

@@ -109,6 +109,9 @@ func (c *checkCommand) checkDir() bool {
 		return true
 	}
 	if _, n, err := c.cfg.Sharding.Resolve(); err != nil || n > 1 {
+		if err == nil && check.HoldsSingleRun(c.cfg.Dir) {
+			c.cl.probs.Add("dir", "%s holds the run of one process, not a sharded search; continue it with --resume %s (without --shard), or choose another --dir", c.cfg.Dir, c.cfg.Dir)
+		}
 		return true
 	}
 	if check.HoldsRun(c.cfg.Dir) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/internal/testtier"
 )
 
@@ -268,4 +270,22 @@ func TestLocalShardKilled(t *testing.T) {
 func shardPIDs(dir, shard string) []string {
 	out, _ := exec.Command("pgrep", "-f", "--", dir+" .*--shard="+shard).Output()
 	return strings.Fields(string(out))
+}
+
+// TestShardOnSingleRunDir: a shard started on the directory of a run of
+// one process is refused before the banner (it used to wait for the
+// other shards forever, writing a shard directory into that run).
+func TestShardOnSingleRunDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := []string{"check", "--bookies", "2", "-w", "2", "-a", "2", "--entries", "1", "--dir", dir}
+	if code, _, errs := runArgs(t, append(args, "--max-states", "100")...); code != exitUnknown {
+		t.Fatalf("the run of one process: exit %d\n%s", code, errs)
+	}
+	code, out, errs := runArgs(t, append(args, "--shard", "1/2")...)
+	if code != exitUsage || !strings.Contains(errs, "holds the run of one process") || strings.Contains(out+errs, "checking") {
+		t.Errorf("exit %d, want %d naming the run of one process before the banner\n%s%s", code, exitUsage, out, errs)
+	}
+	if _, err := os.Stat(explorer.ShardDir(dir, 0)); err == nil {
+		t.Error("a shard directory was written into the run")
+	}
 }
