@@ -64,6 +64,18 @@ func (c ModelConfig) validate413() error {
 		if _, err := c.CELProperties(); err != nil {
 			probs.Merge(err)
 		}
+	} else if !c.Settings.Empty() {
+		// Compiled all the same, so that their problems come in the same
+		// message (as the current model's: ModelConfig.Validate): against
+		// the bookies given where valid, else the most a run can have.
+		q := c
+		q.WriteQuorum, q.AckQuorum, q.Entries = 1, 1, 1
+		if c.Bookies < 1 || c.Bookies > spec413.MaxBookies {
+			q.Bookies = spec413.MaxBookies
+		}
+		if _, err := q.CELProperties(); err != nil {
+			probs.Merge(err)
+		}
 	}
 	if _, err := spec413.LookupInvariants(c.Invariants); err != nil {
 		probs.Add("invariants", "%v", err)

@@ -413,6 +413,8 @@ func TestCELProblemWithOthers(t *testing.T) {
 			[]string{"-a: must be at least 1 (got 0)", `--probe: B: b_fenced["b4"]: the run has bookies b1..b3`}},
 		{[]string{"simulate", "-a", "0", "--probe", "P=nosuch"},
 			[]string{"-a: must be at least 1 (got 0)", "--probe: P:1:1: undeclared reference to 'nosuch'"}},
+		{[]string{"check", "--model", "v4.13", "-a", "0", "--probe", "P=nosuch"},
+			[]string{"-a: must be at least 1 (got 0)", "--probe: P:1:1: undeclared reference to 'nosuch'"}},
 	} {
 		code, out, errOut := runArgs(t, c.args...)
 		if code != exitUsage || out != "" || strings.Count(errOut, "invalid settings") != 1 {
