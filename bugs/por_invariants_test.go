@@ -13,7 +13,7 @@ import (
 // TestPORSameVerdictEachInvariant checks --por one invariant at a time,
 // on models where several of them fail: the reduction keeps a set only
 // if it holds an enabled transition invisible to the invariants, and a
-// set may hold visible ones too (docs/performance.md, "Visibility"), so
+// set may hold visible ones too (docs/reduction.md, "Visibility"), so
 // every invariant that fails in the full model must fail in the reduced
 // one, whichever transitions make it fail. Each invariant that declares
 // what it reads runs alone, with and without --por (and with symmetry

@@ -62,7 +62,7 @@ func declared(g *Graph, fp func(spec.Action) uint64) *Relations {
 // measured ones (every measured dependence and enabling is between
 // transitions whose footprints meet), which is what a declared reduction
 // must satisfy to be sound; and how many states they keep, against the
-// measured relations (docs/performance.md: coarse footprints keep all).
+// measured relations (docs/reduction.md: coarse footprints keep all).
 func TestCoarseFootprintIsConservative(t *testing.T) {
 	models := []spec.Params{params(2, 1, 1, false), params(3, 3, 2, true)}
 	if testtier.IsLong() {

@@ -124,7 +124,7 @@ func TestFootprintsContainMeasured(t *testing.T) {
 // that avoids every transition writing its Necessary variables reaches a
 // state where it is enabled (checked from about 2,000 states of each
 // model). Then the reduction --por runs keeps every terminal state, and
-// what it keeps is logged (docs/performance.md).
+// what it keeps is logged (docs/reduction.md).
 func TestDeadAndNecessary(t *testing.T) {
 	for _, p := range declaredModels() {
 		g, fps := exploreDeclared(t, p)

@@ -159,7 +159,7 @@ func keptOf(red *Reduced, bad []bool) (n int) {
 	return n
 }
 
-// TestBounds prints the estimate for docs/performance.md (long tier): the
+// TestBounds prints the estimate for docs/reduction.md (long tier): the
 // states a stubborn-set search with the measured relations keeps, for
 // terminal-state properties (no visibility), for the shipped invariants
 // without TypeOK, and for all three; then what --por keeps, for terminal

@@ -57,7 +57,7 @@ func project(p spec.Params, r spec.PropertyReads, s *spec.State) string {
 // graphs, for every property at once: a set is used only if it holds an
 // enabled transition invisible to the properties (one that changes
 // nothing they read), and may hold visible ones besides. The argument
-// (docs/performance.md) is that a path to a state is then matched by a
+// (docs/reduction.md) is that a path to a state is then matched by a
 // path in the reduced graph to a state with the same values of what the
 // properties read; so every such value the full graph reaches, the
 // reduced graph reaches too, and any predicate over them (any invariant

@@ -53,7 +53,7 @@ func readsOf(tb testing.TB, names []string) *spec.PropertyReads {
 // BenchmarkChoose measures the choice of a stubborn set alone, per state,
 // on the first states of the shipped configuration with its invariants:
 // with symmetry and --por it was as much of the search as the canonical
-// form (docs/performance.md).
+// form (docs/reduction.md, "The stubborn set's cost").
 func BenchmarkChoose(b *testing.B) {
 	m, states, enabled := shippedStates(b, 20000)
 	r, err := New(m, readsOf(b, invariants.Default))
