@@ -28,7 +28,7 @@ type ModelConfig struct {
 	Invariants    []string      `name:"invariants" unit:"A,B" help:"properties to check (bkcheck invariants lists them; not given: those of the TLA+ spec's shipped cfg)"`
 	Symmetry      spec.Symmetry `name:"symmetry" unit:"S" help:"deduplicate states up to relabelling of: none, bookies, clients, bookies,clients (TLC's SYMMETRY; unsound combinations are refused)"`
 	CheckDeadlock bool          `name:"check-deadlock" help:"report states without successors as violations (TLC's default; off here, as with TLC -deadlock)"`
-	POR           bool          `name:"por" help:"partial-order reduction: expand in each state a stubborn set of its transitions instead of all; the same verdict for invariants, terminal-state properties and deadlock, fewer states where transitions are independent (docs/performance.md); a counterexample is a real behaviour but may not be the shortest"`
+	POR           bool          `name:"por" help:"partial-order reduction: expand in each state a stubborn set of its transitions instead of all; the same verdict for invariants, terminal-state properties and deadlock, fewer states where transitions are independent (docs/reduction.md); a counterexample is a real behaviour but may not be the shortest"`
 	// CEL properties: --invariant, --terminal, --eventually, --probe
 	// NAME=EXPR ([properties] in a file; docs/properties.md).
 	properties.Settings
