@@ -123,5 +123,26 @@ func porCases() []regress.Case {
 			q.Variant = spec.VariantGWQ
 			return q
 		}(), Invariants: []string{"EntriesReachWriteQuorum"}})},
+		// Crashes and re-formats: the acceptance's models, their whole
+		// spaces (terminal states only) and their violations, each journal
+		// mode.
+		{File: "por", Name: "crash-b2-w2-a2-symmetry", Config: cfg(check.ModelConfig{Params: fault(p(2, 2, 2, 1, false), 1, 0, spec.JournalSynced), Symmetry: both}),
+			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData", Slow: true}},
+		{File: "por", Name: "crash-b2-w2-a2-terminal", Config: cfg(check.ModelConfig{Params: fault(p(2, 2, 2, 1, false), 1, 0, spec.JournalSynced), Symmetry: both, Invariants: []string{"none"}}),
+			Expect: regress.Expect{Status: "ok", Slow: true}},
+		{File: "por", Name: "crash-nosync-b2-w2-a1", Config: cfg(check.ModelConfig{Params: fault(p(2, 2, 1, 1, true), 1, 0, spec.JournalNoSync)})},
+		{File: "por", Name: "crash-disabled-b3-w2-a2-reliable", Config: cfg(check.ModelConfig{Params: fault(p(3, 2, 2, 1, true), 1, 0, spec.JournalDisabled), Symmetry: both}),
+			Expect: regress.Expect{Slow: true}},
+		{File: "por", Name: "reformat-b2-w2-a2-symmetry", Config: cfg(check.ModelConfig{Params: fault(p(2, 2, 2, 1, false), 0, 1, spec.JournalSynced), Symmetry: both}),
+			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData", Slow: true}},
+		{File: "por", Name: "reformat-b2-w2-a2-terminal", Config: cfg(check.ModelConfig{Params: fault(p(2, 2, 2, 1, false), 0, 1, spec.JournalSynced), Symmetry: both, Invariants: []string{"none"}}),
+			Expect: regress.Expect{Status: "ok", Slow: true}},
+		{File: "por", Name: "crash-reformat-b2-w1-a1", Config: cfg(check.ModelConfig{Params: fault(p(2, 1, 1, 1, false), 1, 1, spec.JournalSynced)})},
 	}
+}
+
+// fault gives q a crash and a re-format budget and a journal mode.
+func fault(q spec.Params, crashes, reformats int, journal string) spec.Params {
+	q.Crashes, q.Reformat, q.Journal = crashes, reformats, journal
+	return q
 }

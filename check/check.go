@@ -35,8 +35,9 @@ type Report struct {
 	// Coverage is how often each action fired (Model.Coverage); for a
 	// complete search it does not depend on the number of workers.
 	Coverage map[string]int64
-	// Uncovered are the actions the configuration's variant and faults add
-	// that never fired: the run exercised less than its options claim.
+	// Uncovered are the actions the configuration's settings add that
+	// never fired: the run exercised less than its options claim (nil
+	// under a --constraint, which may remove them).
 	Uncovered []string
 	// Idle are all the actions the configuration can fire that never did
 	// (Uncovered among them).
@@ -345,7 +346,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cm, ok := m.(*Model); ok {
 		rep.Reduction = cm.reduction()
 	}
-	rep.Uncovered, rep.Idle, rep.Unable = m.Uncovered(rep.Coverage), m.Idle(rep.Coverage), m.Unable()
+	rep.Idle, rep.Unable = m.Idle(rep.Coverage), m.Unable()
+	if len(cfg.Constraint) == 0 {
+		// A --constraint removes behaviours the settings have, and with
+		// them actions they could fire: only an unconstrained run is
+		// required to fire them.
+		rep.Uncovered = m.Uncovered(rep.Coverage)
+	}
 	if res.Violation != nil {
 		if rep.Trace, err = m.Trace(res.Violation); err != nil {
 			return nil, err

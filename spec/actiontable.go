@@ -115,12 +115,12 @@ var actionTable = []actionDecl{
 	{kind: RecoveryClientClosesLedger, room: []need{needRecovery}, footprint: true},
 
 	// Faults (faults.go).
-	{kind: BookieCrashes, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }},
-	{kind: BookieRestarts, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }},
-	{kind: BookieRejoinsEmpty, enabledBy: "--reformat", on: func(p Params) bool { return p.Reformat > 0 }},
+	{kind: BookieCrashes, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true},
+	{kind: BookieRestarts, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true},
+	{kind: BookieRejoinsEmpty, enabledBy: "--reformat", on: func(p Params) bool { return p.Reformat > 0 }, footprint: true},
 	{kind: BookieBecomesReadOnly, enabledBy: "--read-only", on: func(p Params) bool { return p.ReadOnly > 0 }},
 	{kind: ClientReceivesAddErrorResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites},
-	{kind: ClientFailsToCreateLedger, enabledBy: "bookie faults", on: Params.Faulty, room: []need{needTooFew}},
+	{kind: ClientFailsToCreateLedger, enabledBy: "bookie faults", on: Params.Faulty, room: []need{needTooFew}, footprint: true},
 	{kind: BookieSendsAddReadOnlyResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites},
 	{kind: BookieLosesDisk, enabledBy: "--disk-loss", on: func(p Params) bool { return p.DiskLoss > 0 }},
 	// A fence needs a second client (a recovery): with one, only a lossy
@@ -128,7 +128,7 @@ var actionTable = []actionDecl{
 	{kind: BookieSyncsJournal, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, room: []need{{
 		"a record a crash can lose (a lossy --journal, or a fence with a recovery)",
 		func(p Params) bool { return p.LossyJournal() || p.FencesCanBeLost() && p.Clients > 1 },
-	}}},
+	}}, footprint: true},
 	{kind: BookieFillsDisk, enabledBy: "--disk-full", on: func(p Params) bool { return p.DiskFull > 0 }},
 
 	// Protocol bugs BookKeeper had (bugs.go).
@@ -329,7 +329,7 @@ func (m *Model) NotCovered() string {
 		on   bool
 		name string
 	}{
-		{p.Faulty(), "bookie faults"},
+		{p.DiskLoss > 0 || p.ReadOnly > 0 || p.DiskFull > 0 || p.Unavailable > 0 || p.CorruptReads > 0, "bookie faults other than --crashes and --reformat"},
 		{p.HasHandles(), "the bookies' ledger handles (--delete-ledger, --variant split-add-check)"},
 		{p.DataIntegrity, "--data-integrity"},
 		{p.CloseRereads, "--close-rereads"},

@@ -1,5 +1,7 @@
 package spec
 
+import "math/bits"
+
 // This file declares, for a partial-order reduction, what each transition
 // may read and write. A transition is an Action label; its footprint must
 // hold in every state, so it over-approximates what the action's code in
@@ -30,10 +32,21 @@ package spec
 // Footprints are declared for the TLA+ spec's actions under the options
 // that change only what those actions compute (variants gwq,
 // no-recovery-fence, no-lac-floor, add-checks-metadata; striping;
-// partial replacement; recovery from the LAC; a reliable network), not
-// for faults, ledger deletion, the split add check or the Java add path:
-// Footprints reports false there, and a reduction must then expand
-// every state fully.
+// partial replacement; recovery from the LAC; a reliable network), and
+// for two faults, crashes (with every journal mode: the crash, the
+// restart and the journal's sync, and a creation that finds too few
+// bookies up) and re-formats with the cookie deleted. A crash adds the
+// variables Down(b) (read by a bookie's steps, by every send, since a
+// message to a down bookie is lost, and by ensemble choices) and the
+// budgets spent; it writes the bookie's store and fence (what its
+// journal had not made durable) and every deliverable message of the
+// bookie (now lost). Where a crash or a re-format can still take a fence
+// back, a fence is a plain variable, not a flag only ever turned on, and
+// it is frozen only once durable. Not for the other faults, ledger
+// deletion, the split add check, data integrity, checkpoints,
+// AutoRecovery or the Java add path: Footprints reports false there
+// (Model.NotCovered says why), and a reduction must then expand every
+// state fully.
 
 // VarSet is a set of footprint variables.
 type VarSet []uint64
@@ -109,8 +122,54 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.msgBase() + 3*f.slots + p.Clients*p.Bookies*f.entries
+	f.n = f.faultBase() + p.Bookies + 2
 	return f, true
+}
+
+// faultBase is the first of the crash variables: each bookie's down flag,
+// then the crash budget spent.
+func (f *Footprints) faultBase() int {
+	return f.msgBase() + 3*f.slots + f.p.Clients*f.p.Bookies*f.entries
+}
+
+// Down is whether bookie b is down (BDown): a crash writes it, a restart
+// clears it; a bookie's steps, a send (a message to a down bookie is
+// lost) and an ensemble choice read it.
+func (f *Footprints) Down(b int) int { return f.faultBase() + b }
+
+// CrashBudget is the crashes spent (CrashesUsed).
+func (f *Footprints) CrashBudget() int { return f.faultBase() + f.p.Bookies }
+
+// ReformatBudget is the re-formats spent (ReformatUsed).
+func (f *Footprints) ReformatBudget() int { return f.faultBase() + f.p.Bookies + 1 }
+
+// lose: every deliverable message to or from bookie b becomes lost (the
+// fault's lose), and the reads in flight with them.
+func (x fp) lose(b int) {
+	f := x.f
+	for t := AddEntryRequest; t <= addRejected; t++ {
+		for _, rec := range []bool{false, true} {
+			for c := 0; c < f.p.Clients; c++ {
+				for e := 0; e < f.entries; e++ {
+					x.read(f.live(t, rec, c, b, e))
+					x.write(f.live(t, rec, c, b, e), f.lost(t, rec, c, b, e))
+				}
+			}
+		}
+	}
+	for c := 0; c < f.p.Clients; c++ {
+		for e := 0; e < f.entries; e++ {
+			x.write(f.inflight(c, b, e))
+		}
+	}
+}
+
+// readDown: the transition reads every bookie's down flag (it chooses
+// bookies, or sends to some).
+func (x fp) readDown() {
+	for b := 0; b < x.f.p.Bookies; b++ {
+		x.read(x.f.Down(b))
+	}
 }
 
 // NumVars is the number of variables.
@@ -250,6 +309,7 @@ func (x fp) sentTo(t MsgType, rec bool, c, b, e int, lost bool) {
 // sentToAny: SendMessagesToEnsemble of slot (t, rec, c, *, e) to a set of
 // bookies the label does not name; those in lost are the lost ones.
 func (x fp) sentToAny(t MsgType, rec bool, c, e int, lost Bookies) {
+	x.readDown() // a message to a down bookie is lost
 	for b := 0; b < x.f.p.Bookies; b++ {
 		x.read(x.f.sent(t, rec, c, b, e))
 		x.write(x.f.sent(t, rec, c, b, e), x.f.live(t, rec, c, b, e))
@@ -292,6 +352,20 @@ func (f *Footprints) Of(a Action) Footprint {
 			x.write(f.ClientLAC(c))
 		}
 	}
+	if a.Kind.bookieStep() {
+		x.read(f.Down(b)) // a down bookie answers nothing
+	}
+	// A fence a crash can still take back is a plain variable (a fencing
+	// read turns it on or makes it durable, a sync makes it durable),
+	// not a flag only ever turned on.
+	fence := func() {
+		if p.FencesCanBeLost() || p.Reformat > 0 {
+			x.read(f.Fence(b))
+			x.write(f.Fence(b))
+		} else {
+			x.set(f.Fence(b))
+		}
+	}
 	switch a.Kind {
 	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse:
 		// The label does not say whether the add is a recovery add.
@@ -317,16 +391,19 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.received(FenceRequest, false, c, b, 0)
 		x.sentTo(FenceResponse, false, c, b, 0, respLost)
 		x.read(f.Store(b))
-		x.set(f.Fence(b))
+		fence()
 	case BookieSendsReadResponse:
 		x.received(ReadRequest, false, c, b, e)
 		x.sentTo(ReadResponse, false, c, b, e, respLost)
 		x.read(f.Store(b))
-		x.set(f.Fence(b)) // with fencing reads (the reference)
+		fence() // with fencing reads (the reference)
 		if respLost {
 			x.write(f.inflight(c, b, e))
 		}
 	case ClientCreatesLedger, ClientClosesLedgerSuccess, RecoveryClientClosesLedger:
+		if a.Kind == ClientCreatesLedger {
+			x.readDown() // only writable bookies join an ensemble
+		}
 		x.readMeta()
 		x.write(f.Meta())
 		if a.Kind != ClientClosesLedgerSuccess {
@@ -360,6 +437,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.earliest(addRejected, rec, c, b, e)
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
 		rec := a.Kind == RecoveryClientChangesEnsemble
+		x.readDown()
 		x.readMeta()
 		if !rec {
 			x.write(f.Meta(), f.MetaFragments())
@@ -395,9 +473,35 @@ func (f *Footprints) Of(a Action) Footprint {
 				x.read(f.inflight(c, b, e2), f.lost(ReadRequest, false, c, b, e2), f.lost(ReadResponse, false, c, b, e2))
 			}
 		}
-	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd, BookieFailsRead, BookieCrashes,
-		BookieRestarts, BookieRejoinsEmpty, BookieBecomesReadOnly, ClientReceivesAddErrorResponse,
-		ClientFailsToCreateLedger, BookieSendsAddReadOnlyResponse, BookieLosesDisk, BookieSyncsJournal,
+	case ClientFailsToCreateLedger:
+		x.readDown()
+		x.readMeta()
+	case BookieCrashes:
+		// The budget, the bookie's flag, what its journal had not made
+		// durable (entries and LAC with a lossy journal: its store; a
+		// fence: its fence), and every deliverable message to or from it,
+		// now lost (lose), with the reads in flight.
+		x.read(f.CrashBudget(), f.Down(b), f.Store(b), f.Fence(b))
+		x.write(f.CrashBudget(), f.Down(b), f.Store(b), f.Fence(b))
+		x.lose(b)
+	case BookieRestarts:
+		x.read(f.Down(b))
+		x.write(f.Down(b))
+	case BookieRejoinsEmpty:
+		// An operator wipes the bookie (its store, limbo included, and
+		// its fence) once the ledger exists, and its connections break;
+		// with the cookie kept, the pre-boot check fences it from the
+		// metadata.
+		x.readMeta()
+		x.read(f.ReformatBudget(), f.Down(b), f.Store(b), f.Fence(b))
+		x.write(f.ReformatBudget(), f.Store(b), f.Fence(b))
+		x.lose(b)
+	case BookieSyncsJournal:
+		x.read(f.Down(b), f.Store(b), f.Fence(b))
+		x.write(f.Store(b), f.Fence(b))
+	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd, BookieFailsRead,
+		BookieBecomesReadOnly, ClientReceivesAddErrorResponse,
+		BookieSendsAddReadOnlyResponse, BookieLosesDisk,
 		BookieFillsDisk, BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
 		ClientCompletesEnsembleChange, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
 		// Not declared (Footprints refuses the options that have them):
@@ -448,6 +552,7 @@ var clientWrites = [numActionKinds]uint8{
 	RecoveryClientChangesEnsemble:              wCore | wFragments,
 	RecoveryClientSendsPendingAddOp:            wPending,
 	RecoveryClientClosesLedger:                 wCore | wStatus,
+	ClientFailsToCreateLedger:                  wCore | wStatus,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -488,15 +593,25 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 	switch a.Kind {
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble, ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp:
 		// An ensemble change needs a lost message, which a reliable
-		// network never has (Footprints covers no fault), and a re-send
-		// needs an ensemble change.
-		if f.p.ReliableNetwork {
+		// network has only from a crash or a re-format (their broken
+		// connections), and a re-send needs an ensemble change.
+		if f.p.ReliableNetwork && f.p.Crashes == 0 && f.p.Reformat == 0 {
 			return true
 		}
 	}
 	switch a.Kind {
 	case ClientCreatesLedger:
 		return s.MetaStatus != StatusNil
+	case ClientFailsToCreateLedger:
+		return s.MetaStatus != StatusNil || cl.Status != StatusNil
+	case BookieCrashes:
+		// The budget only grows.
+		return int(s.CrashesUsed) >= f.p.Crashes
+	case BookieRestarts:
+		// Up, it goes down again only by a crash.
+		return !s.BDown.Has(int(a.Bookie)) && int(s.CrashesUsed) >= f.p.Crashes
+	case BookieRejoinsEmpty:
+		return int(s.ReformatUsed) >= f.p.Reformat
 	case ClientSendsAddEntryRequests:
 		return writerDead() || cl.LAP >= a.Entry
 	case ClientChangesEnsemble, ClientClosesLedgerSuccess:
@@ -609,7 +724,16 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 		if meta {
 			vs.add(f.Meta(), f.MetaFragments(), f.MetaEnd())
 		}
+		// A label names its lost messages, and a message to a down
+		// bookie is always lost: a crash or a restart changes which
+		// labels are enabled.
+		for b := 0; b < f.p.Bookies && f.p.Crashes > 0; b++ {
+			vs.add(f.Down(b))
+		}
 		return vs
+	}
+	if c < 0 {
+		return vs, false // the crashes' steps: their reads
 	}
 	cl := &s.Clients[c]
 	// pendingOf: a pending op of entry e (that must be re-sent, with
@@ -657,6 +781,13 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 		if status(StatusInRecovery) || !pendingOf(false) || !is(cl.RecoveryPhase == ReadWritePhase, f.ClientRecovery(c)) {
 			return vs, true
 		}
+		// A write-back waits for those of lower pending entries
+		// (notSentWrite): sending one enables it.
+		for b := 0; b < f.p.Bookies; b++ {
+			for e2 := 1; e2 < e; e2++ {
+				vs.add(f.sent(AddEntryRequest, true, c, b, e2))
+			}
+		}
 		return own(false), true
 	case ClientSendsRecoveryReadRequests:
 		// Its guard but the sends is the client's own: the phase, the
@@ -691,9 +822,13 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 			return vs, true
 		}
 		// A fenced bookie stays fenced (nothing but faults and deletion
-		// unfences it): only a recovery add can enable it.
+		// unfences it): only a recovery add can enable it, or a crash
+		// that takes back a fence not yet durable.
 		if s.BFenced.Has(b) {
 			vs = vs[:0]
+			if f.p.FencesCanBeLost() || f.p.Reformat > 0 {
+				vs.add(f.Fence(b))
+			}
 			if noLive(AddEntryRequest, true) {
 				return vs, true
 			}
@@ -768,17 +903,32 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 }
 
 // Frozen returns the variables no transition can change from s on: the
-// fence bit of a fenced bookie (nothing but faults and deletion unfences
-// one, and Footprints covers neither). Only the fence bits can be frozen,
-// so the set is a function of the fenced bookies (BFenced).
+// fence of a bookie fenced for good (FrozenFences). Only fences can be
+// frozen, so the set is a function of FrozenFences.
 func (f *Footprints) Frozen(s *State) VarSet {
 	vs := f.NewSet()
+	frozen := f.FrozenFences(s)
 	for b := 0; b < f.p.Bookies; b++ {
-		if s.BFenced.Has(b) {
+		if frozen.Has(b) {
 			vs.add(f.Fence(b))
 		}
 	}
 	return vs
+}
+
+// FrozenFences are the bookies fenced for good in s: nothing but a crash
+// (a fence whose journal record is not yet durable), deletion or a wiped
+// disk unfences one, and Footprints covers only crashes; a durable fence
+// stays durable (a fencing read or a sync of a fenced bookie leaves it
+// so).
+func (f *Footprints) FrozenFences(s *State) Bookies {
+	if int(s.ReformatUsed) < f.p.Reformat {
+		return 0 // a re-format can still wipe any bookie
+	}
+	if f.p.FencesCanBeLost() {
+		return s.BFenced &^ s.BUnflushedFence
+	}
+	return s.BFenced
 }
 
 // PropertyReads declares what a property of states reads, in the terms
@@ -875,7 +1025,7 @@ func (f *Footprints) Universe() []Action {
 	var out []Action
 	all := Bookies(1)<<uint(p.Bookies) - 1
 	lossPatterns := func(within Bookies) []Bookies {
-		if p.ReliableNetwork {
+		if p.ReliableNetwork && p.Crashes == 0 { // a message to a crashed bookie is lost
 			return []Bookies{0}
 		}
 		var ps []Bookies
@@ -933,8 +1083,22 @@ func (f *Footprints) Universe() []Action {
 				for failed := Bookies(1); failed <= all; failed++ {
 					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: failed})
 				}
+			case ClientFailsToCreateLedger:
+				if p.Faulty() {
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
+				}
 			}
 		}
+	}
+	// The crashes' steps, last: seeds are tried in this order, and a
+	// crash's set is the whole bookie.
+	for b := 0; b < p.Bookies && p.Crashes > 0; b++ {
+		for _, k := range []ActionKind{BookieCrashes, BookieRestarts, BookieSyncsJournal} {
+			out = append(out, Action{Kind: k, Client: -1, Bookie: int8(b)})
+		}
+	}
+	for b := 0; b < p.Bookies && p.Reformat > 0; b++ {
+		out = append(out, Action{Kind: BookieRejoinsEmpty, Client: -1, Bookie: int8(b)})
 	}
 	return out
 }
@@ -949,11 +1113,25 @@ func (f *Footprints) Universe() []Action {
 // CLOSED or CLIENT_WITHDRAWN, or Nil → IN_RECOVERY → CLOSED or
 // RECOVERY_ABORTED, which only increase as numbers; and a re-send to no
 // new bookie moves a pending op to the current fragment.
-type Progress struct{ records, settled, status, current int }
+//
+// With crashes, faults comes first: a crash spends budget (twice) and
+// takes a bookie down, a restart brings it up, so 2·crashes − down grows
+// on each; the other steps leave it alone. A journal sync changes nothing
+// else, and last comes durable, which it increases: minus what is not yet
+// durable (entries, a LAC behind, a fence record).
+type Progress struct{ faults, records, settled, status, current, durable int }
 
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
 	var pr Progress
+	pr.faults = 2*int(s.CrashesUsed) + int(s.ReformatUsed) - s.BDown.Len()
+	for b := range s.BUnflushed {
+		pr.durable -= bits.OnesCount64(uint64(s.BUnflushed[b]))
+		if s.BDurableLAC[b] != s.BLAC[b] {
+			pr.durable--
+		}
+	}
+	pr.durable -= s.BUnflushedFence.Len()
 	for _, m := range s.Msgs {
 		pr.records++
 		if m.Count == 0 {
@@ -975,12 +1153,16 @@ func ProgressOf(s *State) Progress {
 // Less reports whether p comes before q.
 func (p Progress) Less(q Progress) bool {
 	switch {
+	case p.faults != q.faults:
+		return p.faults < q.faults
 	case p.records != q.records:
 		return p.records < q.records
 	case p.settled != q.settled:
 		return p.settled < q.settled
 	case p.status != q.status:
 		return p.status < q.status
+	case p.current != q.current:
+		return p.current < q.current
 	}
-	return p.current < q.current
+	return p.durable < q.durable
 }
