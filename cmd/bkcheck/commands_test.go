@@ -95,15 +95,31 @@ func TestListingsPerModel(t *testing.T) {
 	for k := spec413.ActionKind(1); k < spec413.NumActionKinds; k++ {
 		want413 = append(want413, k.String())
 	}
-	if got := lines("actions", "--model", "v4.13"); !slices.Equal(got, want413) {
+	names := func(ls []string) []string {
+		for i, l := range ls {
+			ls[i], _, _ = strings.Cut(l, " ")
+		}
+		return ls
+	}
+	if got := names(lines("actions", "--model", "v4.13")); !slices.Equal(got, want413) {
 		t.Errorf("actions --model v4.13: %v, want %v", got, want413)
 	}
 	var wantCurrent []string
 	for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
 		wantCurrent = append(wantCurrent, k.String())
 	}
-	if got := lines("actions"); !slices.Equal(got, wantCurrent) {
+	if got := names(lines("actions")); !slices.Equal(got, wantCurrent) {
 		t.Errorf("actions: %v, want %v", got, wantCurrent)
+	}
+	// Each action says where it comes from and what adds it (the action
+	// table's declarations).
+	all := strings.Join(lines("actions"), "\n")
+	for _, want := range []string{"ClientCompletesEnsembleChange                extension: --add-path java",
+		"ClientChangesEnsemble                        TLA+ spec: the spec writer's add path (not --add-path java)",
+		"BookieChecksAdd                              variant: --variant split-add-check"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("actions lacks %q:\n%s", want, all)
+		}
 	}
 	for _, cmd := range []string{"actions", "invariants", "variants"} {
 		if a, b := lines(cmd), lines(cmd, "--model", "current"); !slices.Equal(a, b) {

@@ -70,7 +70,11 @@ func modelVocabulary(model string) (vocabulary, error) {
 		v.invariants = append(v.invariants, term{name: inv.Name, kind: kind, text: inv.Statement, source: inv.Source})
 	}
 	for _, a := range d.Actions {
-		v.actions = append(v.actions, a.Name)
+		what := a.Origin.String()
+		if a.EnabledBy != "" {
+			what += ": " + a.EnabledBy
+		}
+		v.actions = append(v.actions, fmt.Sprintf("%-44s %s", a.Name, what))
 	}
 	v.afterInvs = "Any other property: --invariant, --terminal, --eventually or --probe NAME=EXPR, in CEL (docs/properties.md)."
 	if info.Name == check.ModelV413 {
