@@ -78,3 +78,30 @@ func TestRestrictedDataLossAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestPORAnswerWords: an answer the partial-order reduction decided says
+// so, and an open one says how far the reduced search got.
+func TestPORAnswerWords(t *testing.T) {
+	for _, c := range []struct {
+		a           answer
+		scope, note string
+	}{
+		{answer{status: "ok", distinct: 1234, symmetric: true, por: true, porTried: true, porDistinct: 1234},
+			"exhaustive with the partial-order reduction (--por), 1,234 orbits (symmetry over bookies and clients)", ""},
+		{answer{status: "violation", length: 21, por: true, porTried: true}, "", "21-state trace found with the partial-order reduction, not necessarily the shortest"},
+		{answer{status: "unknown", distinct: 15, depth: 16, symmetric: true, porTried: true, porDistinct: 20, porDepth: 17},
+			"no counterexample within 15 orbits (symmetry over bookies and clients), the search reaching depth 16, nor with the partial-order reduction (--por) within 20 orbits (depth 17)", ""},
+		{answer{status: "ok", distinct: 99}, "exhaustive, 99 states", ""},
+	} {
+		if c.scope != "" {
+			if got := c.a.scope(); got != c.scope {
+				t.Errorf("scope %q, want %q", got, c.scope)
+			}
+		}
+		if c.note != "" {
+			if got := c.a.traceNote(); got != c.note {
+				t.Errorf("traceNote %q, want %q", got, c.note)
+			}
+		}
+	}
+}

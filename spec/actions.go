@@ -209,7 +209,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 			g.ClientFailsToCreateLedger(cid)
 			g.ClientReceivesAddErrorResponse(cid)
 		}
-		if p.JavaAddPath() {
+		if m.has.javaAddPath {
 			g.javaWriter(cid)
 		} else {
 			g.ClientSendsAddEntryRequests(cid)
@@ -814,6 +814,9 @@ func (g *gen) ClientReceivesAddFencedResponse(cid int) {
 // bookie of the current ensemble; the writer writes the metadata at once
 // (compare-and-set on its version), a recovery client only at close.
 func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
+	if !g.m.has.spare {
+		return // no bookie could replace one (the action table's needSpare)
+	}
 	c := &g.s.Clients[cid]
 	if !c.NoPendingResends() {
 		return
@@ -982,7 +985,7 @@ func (g *gen) keepStoreFragments(nc *Client, n int) {
 // newEnsemble is cf's ensemble with the failed bookies replaced, and its
 // layout with striping; ok is false when no replacement exists.
 func (g *gen) newEnsemble(cf Fragment, failed Bookies) (Bookies, Layout, bool) {
-	if g.p.Ordered() {
+	if g.m.has.ordered {
 		return g.replaceFailed(cf, failed, failed)
 	}
 	ens, ok := g.SelectEnsemble(cf.Ensemble&^failed, failed)
@@ -1188,7 +1191,7 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 	a := clientAction(ClientSendsRecoveryReadRequests, cid)
 	a.Entry = next
 	to := g.recoveryReadSet(c, next)
-	if g.p.SequenceReads() {
+	if g.m.has.sequenceReads {
 		to = 1 << uint(g.recoveryReplica(c, next, 0))
 	}
 	g.sendToBookies(a, to, g.recoveryRead(cid, next), func() {
@@ -1196,7 +1199,7 @@ func (g *gen) ClientSendsRecoveryReadRequests(cid int) {
 		nc.RecoveryPhase = ReadWritePhase
 		nc.CurrReadEntry = next
 		nc.Fenced = 0
-		if g.p.SequenceReads() {
+		if g.m.has.sequenceReads {
 			nc.ReadNext = 1
 		}
 	})
@@ -1218,7 +1221,7 @@ func (g *gen) recoveryRead(cid int, id int8) func(b int) MsgKey {
 // before the read is decided.
 func (g *gen) ClientSendsNextRecoveryRead(cid int) {
 	c := &g.s.Clients[cid]
-	if !g.p.SequenceReads() || c.Status != StatusInRecovery || c.RecoveryPhase != ReadWritePhase ||
+	if !g.m.has.sequenceReads || c.Status != StatusInRecovery || c.RecoveryPhase != ReadWritePhase ||
 		c.CurrReadEntry == Nil || int(c.ReadNext) >= g.p.WriteQuorum {
 		return
 	}
@@ -1281,7 +1284,7 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 	readEns := readSet | c.RecoveryEns // where this client's reads can be in flight
 	// A sequence read decides as its answers come, as PendingReadOp does;
 	// the spec decides only with no other read of the client in flight.
-	seq := g.p.SequenceReads()
+	seq := g.m.has.sequenceReads
 	for _, m := range g.s.Msgs {
 		k := m.Key
 		if k.Cid() != cid || m.Count < 1 || k.Type() != ReadResponse || k.Entry().ID != c.CurrReadEntry {
@@ -1354,7 +1357,7 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 // lost reads of this entry.
 func (g *gen) readUnknown(cid, total int, readSet Bookies) bool {
 	c := &g.s.Clients[cid]
-	if !g.p.SequenceReads() {
+	if !g.m.has.sequenceReads {
 		return total+g.s.ReadTimeoutCount(cid, readSet) == g.p.WriteQuorum
 	}
 	return int(c.ReadNext) == g.p.WriteQuorum && total+g.s.entryReadTimeouts(cid, c.CurrReadEntry) == g.p.WriteQuorum

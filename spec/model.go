@@ -20,11 +20,14 @@ type Model struct {
 // ask on every state.
 type derived struct {
 	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, ordered, sequenceReads bool
+	// spare: an ensemble change can find a replacement (the action table's needSpare).
+	spare bool
 }
 
 func derive(p Params) derived {
 	return derived{faulty: p.Faulty(), deferredCheck: p.DeferredCheck(), handles: p.HasHandles(), fencesCanBeLost: p.FencesCanBeLost(),
-		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), ordered: p.Ordered(), sequenceReads: p.SequenceReads()}
+		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), ordered: p.Ordered(), sequenceReads: p.SequenceReads(),
+		spare: needSpare.ok(p)}
 }
 
 // NewModel fills in p's defaults, validates it and prepares the model.
