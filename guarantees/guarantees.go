@@ -237,6 +237,7 @@ func (g *generator) askWith(id string, mc check.ModelConfig, sym spec.Symmetry) 
 		return answer{}, err
 	}
 	a := answer{status: rep.Status.String(), distinct: rep.Distinct, depth: rep.Depth, symmetric: symmetric, bookiesOnly: symmetric && !sym.Clients}
+	rep0 := rep.Distinct // the full search's, for the report
 	tr := rep.Trace
 	// The full search ended at its bound: the partial-order reduction,
 	// where it covers the model, searches the same behaviours' verdict
@@ -317,6 +318,12 @@ func (g *generator) askWith(id string, mc check.ModelConfig, sym spec.Symmetry) 
 	}
 	if g.opt.Report != nil {
 		how := fmt.Sprintf("%s distinct", group(a.distinct))
+		if a.porTried {
+			how += fmt.Sprintf(" (with --por; %s without)", group(rep0))
+			if !a.por {
+				how = fmt.Sprintf("%s distinct, then %s with --por", group(rep0), group(a.porDistinct))
+			}
+		}
 		if a.walks > 0 {
 			how += fmt.Sprintf(", then %s random walks", group(a.walks))
 		}
