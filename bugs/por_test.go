@@ -144,7 +144,18 @@ func porCases() []regress.Case {
 		{File: "por", Name: "reformat-b2-w2-a2-terminal", Config: cfg(check.ModelConfig{Params: fault(p(2, 2, 2, 1, false), 0, 1, spec.JournalSynced), Symmetry: both, Invariants: []string{"none"}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
 		{File: "por", Name: "crash-reformat-b2-w1-a1", Config: cfg(check.ModelConfig{Params: fault(p(2, 1, 1, 1, false), 1, 1, spec.JournalSynced)})},
+		{File: "por", Name: "disk-loss-b2-w2-a1", Config: cfg(check.ModelConfig{Params: diskLoss(p(2, 2, 1, 1, false)), Symmetry: both}),
+			Expect: regress.Expect{Status: "violation", Invariant: "AllAckedEntriesAreReadable"}},
+		{File: "por", Name: "disk-loss-b2-w2-a2-reliable", Config: cfg(check.ModelConfig{Params: diskLoss(p(2, 2, 2, 1, true))})},
+		{File: "por", Name: "disk-loss-b3-w3-a2-terminal", Config: cfg(check.ModelConfig{Params: diskLoss(p(3, 3, 2, 1, false)), Symmetry: both, Invariants: []string{"none"}}),
+			Expect: regress.Expect{Status: "ok", Slow: true}},
 	}
+}
+
+// diskLoss gives q one lost disk.
+func diskLoss(q spec.Params) spec.Params {
+	q.DiskLoss = 1
+	return q
 }
 
 // fault gives q a crash and a re-format budget and a journal mode.

@@ -122,7 +122,7 @@ var actionTable = []actionDecl{
 	{kind: ClientReceivesAddErrorResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites},
 	{kind: ClientFailsToCreateLedger, enabledBy: "bookie faults", on: Params.Faulty, room: []need{needTooFew}, footprint: true},
 	{kind: BookieSendsAddReadOnlyResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites},
-	{kind: BookieLosesDisk, enabledBy: "--disk-loss", on: func(p Params) bool { return p.DiskLoss > 0 }},
+	{kind: BookieLosesDisk, enabledBy: "--disk-loss", on: func(p Params) bool { return p.DiskLoss > 0 }, footprint: true},
 	// A fence needs a second client (a recovery): with one, only a lossy
 	// journal gives the sync something to flush.
 	{kind: BookieSyncsJournal, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, room: []need{{
@@ -329,7 +329,7 @@ func (m *Model) NotCovered() string {
 		on   bool
 		name string
 	}{
-		{p.DiskLoss > 0 || p.ReadOnly > 0 || p.DiskFull > 0 || p.Unavailable > 0 || p.CorruptReads > 0, "bookie faults other than --crashes and --reformat"},
+		{p.ReadOnly > 0 || p.DiskFull > 0 || p.Unavailable > 0 || p.CorruptReads > 0, "bookie faults other than --crashes, --reformat and --disk-loss"},
 		{p.HasHandles(), "the bookies' ledger handles (--delete-ledger, --variant split-add-check)"},
 		{p.DataIntegrity, "--data-integrity"},
 		{p.CloseRereads, "--close-rereads"},

@@ -33,9 +33,9 @@ import "math/bits"
 // that change only what those actions compute (variants gwq,
 // no-recovery-fence, no-lac-floor, add-checks-metadata; striping;
 // partial replacement; recovery from the LAC; a reliable network), and
-// for two faults, crashes (with every journal mode: the crash, the
+// for three faults: crashes (with every journal mode: the crash, the
 // restart and the journal's sync, and a creation that finds too few
-// bookies up) and re-formats with the cookie deleted. A crash adds the
+// bookies up), re-formats with the cookie deleted, and lost disks. A crash adds the
 // variables Down(b) (read by a bookie's steps, by every send, since a
 // message to a down bookie is lost, and by ensemble choices) and the
 // budgets spent; it writes the bookie's store and fence (what its
@@ -122,7 +122,7 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.faultBase() + p.Bookies + 2
+	f.n = f.faultBase() + p.Bookies + 3
 	return f, true
 }
 
@@ -132,8 +132,9 @@ func (f *Footprints) faultBase() int {
 	return f.msgBase() + 3*f.slots + f.p.Clients*f.p.Bookies*f.entries
 }
 
-// Down is whether bookie b is down (BDown): a crash writes it, a restart
-// clears it; a bookie's steps, a send (a message to a down bookie is
+// Down is whether bookie b is down (BDown), and whether its disk is
+// wiped (BWiped: cookie validation keeps it down), one variable for both:
+// a crash or a disk loss writes it, a restart or a re-format clears it; a bookie's steps, a send (a message to a down bookie is
 // lost) and an ensemble choice read it.
 func (f *Footprints) Down(b int) int { return f.faultBase() + b }
 
@@ -142,6 +143,9 @@ func (f *Footprints) CrashBudget() int { return f.faultBase() + f.p.Bookies }
 
 // ReformatBudget is the re-formats spent (ReformatUsed).
 func (f *Footprints) ReformatBudget() int { return f.faultBase() + f.p.Bookies + 1 }
+
+// DiskLossBudget is the disks lost (DiskLossUsed).
+func (f *Footprints) DiskLossBudget() int { return f.faultBase() + f.p.Bookies + 2 }
 
 // lose: every deliverable message to or from bookie b becomes lost (the
 // fault's lose), and the reads in flight with them.
@@ -359,7 +363,7 @@ func (f *Footprints) Of(a Action) Footprint {
 	// read turns it on or makes it durable, a sync makes it durable),
 	// not a flag only ever turned on.
 	fence := func() {
-		if p.FencesCanBeLost() || p.Reformat > 0 {
+		if p.FencesCanBeLost() || p.Reformat > 0 || p.DiskLoss > 0 {
 			x.read(f.Fence(b))
 			x.write(f.Fence(b))
 		} else {
@@ -494,14 +498,21 @@ func (f *Footprints) Of(a Action) Footprint {
 		// metadata.
 		x.readMeta()
 		x.read(f.ReformatBudget(), f.Down(b), f.Store(b), f.Fence(b))
-		x.write(f.ReformatBudget(), f.Store(b), f.Fence(b))
+		x.write(f.ReformatBudget(), f.Down(b), f.Store(b), f.Fence(b))
+		x.lose(b)
+	case BookieLosesDisk:
+		// The disk is wiped once the ledger exists, the bookie goes down
+		// and stays down (wiped), its connections break.
+		x.readMeta()
+		x.read(f.DiskLossBudget(), f.Down(b), f.Store(b), f.Fence(b))
+		x.write(f.DiskLossBudget(), f.Down(b), f.Store(b), f.Fence(b))
 		x.lose(b)
 	case BookieSyncsJournal:
 		x.read(f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
 	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd, BookieFailsRead,
 		BookieBecomesReadOnly, ClientReceivesAddErrorResponse,
-		BookieSendsAddReadOnlyResponse, BookieLosesDisk,
+		BookieSendsAddReadOnlyResponse,
 		BookieFillsDisk, BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
 		ClientCompletesEnsembleChange, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
 		// Not declared (Footprints refuses the options that have them):
@@ -595,7 +606,7 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		// An ensemble change needs a lost message, which a reliable
 		// network has only from a crash or a re-format (their broken
 		// connections), and a re-send needs an ensemble change.
-		if f.p.ReliableNetwork && f.p.Crashes == 0 && f.p.Reformat == 0 {
+		if f.p.ReliableNetwork && f.p.Crashes == 0 && f.p.Reformat == 0 && f.p.DiskLoss == 0 {
 			return true
 		}
 	}
@@ -612,6 +623,8 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		return !s.BDown.Has(int(a.Bookie)) && int(s.CrashesUsed) >= f.p.Crashes
 	case BookieRejoinsEmpty:
 		return int(s.ReformatUsed) >= f.p.Reformat
+	case BookieLosesDisk:
+		return int(s.DiskLossUsed) >= f.p.DiskLoss
 	case ClientSendsAddEntryRequests:
 		return writerDead() || cl.LAP >= a.Entry
 	case ClientChangesEnsemble, ClientClosesLedgerSuccess:
@@ -727,7 +740,7 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 		// A label names its lost messages, and a message to a down
 		// bookie is always lost: a crash or a restart changes which
 		// labels are enabled.
-		for b := 0; b < f.p.Bookies && f.p.Crashes > 0; b++ {
+		for b := 0; b < f.p.Bookies && (f.p.Crashes > 0 || f.p.DiskLoss > 0); b++ {
 			vs.add(f.Down(b))
 		}
 		return vs
@@ -826,7 +839,7 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 		// that takes back a fence not yet durable.
 		if s.BFenced.Has(b) {
 			vs = vs[:0]
-			if f.p.FencesCanBeLost() || f.p.Reformat > 0 {
+			if f.p.FencesCanBeLost() || f.p.Reformat > 0 || f.p.DiskLoss > 0 {
 				vs.add(f.Fence(b))
 			}
 			if noLive(AddEntryRequest, true) {
@@ -922,8 +935,8 @@ func (f *Footprints) Frozen(s *State) VarSet {
 // stays durable (a fencing read or a sync of a fenced bookie leaves it
 // so).
 func (f *Footprints) FrozenFences(s *State) Bookies {
-	if int(s.ReformatUsed) < f.p.Reformat {
-		return 0 // a re-format can still wipe any bookie
+	if int(s.ReformatUsed) < f.p.Reformat || int(s.DiskLossUsed) < f.p.DiskLoss {
+		return 0 // a re-format or a lost disk can still wipe any bookie
 	}
 	if f.p.FencesCanBeLost() {
 		return s.BFenced &^ s.BUnflushedFence
@@ -1025,7 +1038,7 @@ func (f *Footprints) Universe() []Action {
 	var out []Action
 	all := Bookies(1)<<uint(p.Bookies) - 1
 	lossPatterns := func(within Bookies) []Bookies {
-		if p.ReliableNetwork && p.Crashes == 0 { // a message to a crashed bookie is lost
+		if p.ReliableNetwork && p.Crashes == 0 && p.DiskLoss == 0 { // a message to a down bookie is lost
 			return []Bookies{0}
 		}
 		var ps []Bookies
@@ -1100,6 +1113,9 @@ func (f *Footprints) Universe() []Action {
 	for b := 0; b < p.Bookies && p.Reformat > 0; b++ {
 		out = append(out, Action{Kind: BookieRejoinsEmpty, Client: -1, Bookie: int8(b)})
 	}
+	for b := 0; b < p.Bookies && p.DiskLoss > 0; b++ {
+		out = append(out, Action{Kind: BookieLosesDisk, Client: -1, Bookie: int8(b)})
+	}
 	return out
 }
 
@@ -1124,7 +1140,7 @@ type Progress struct{ faults, records, settled, status, current, durable int }
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
 	var pr Progress
-	pr.faults = 2*int(s.CrashesUsed) + int(s.ReformatUsed) - s.BDown.Len()
+	pr.faults = 2*int(s.CrashesUsed) + 2*int(s.ReformatUsed) + 2*int(s.DiskLossUsed) - s.BDown.Len()
 	for b := range s.BUnflushed {
 		pr.durable -= bits.OnesCount64(uint64(s.BUnflushed[b]))
 		if s.BDurableLAC[b] != s.BLAC[b] {

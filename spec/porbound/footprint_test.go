@@ -232,14 +232,19 @@ func declaredModels() []spec.Params {
 		with(params(2, 1, 1, true), func(p *spec.Params) { p.Variant = spec.VariantAddChecksMetadata; p.Entries = 2 }),
 	}
 	// Crashes (the journal synced, no-sync and disabled; a reliable
-	// network, whose only losses are a crashed bookie's), and re-formats.
+	// network, whose only losses are a crashed bookie's), re-formats and
+	// lost disks.
 	crash := func(p spec.Params, journal string) spec.Params { p.Crashes, p.Journal = 1, journal; return p }
 	ms = append(ms, crash(params(1, 1, 1, false), spec.JournalSynced), crash(params(2, 1, 1, true), spec.JournalSynced),
 		crash(with(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble = 2; p.Entries = 2 }), spec.JournalSynced),
-		with(params(2, 1, 1, true), func(p *spec.Params) { p.Reformat = 1 }), with(params(2, 1, 1, false), func(p *spec.Params) { p.Reformat = 1 }))
+		with(params(2, 1, 1, true), func(p *spec.Params) { p.Reformat = 1 }), with(params(2, 1, 1, false), func(p *spec.Params) { p.Reformat = 1 }),
+		with(params(2, 1, 1, true), func(p *spec.Params) { p.DiskLoss = 1 }), with(params(2, 1, 1, false), func(p *spec.Params) { p.DiskLoss = 1 }),
+		with(params(2, 1, 1, true), func(p *spec.Params) { p.DiskLoss, p.Reformat = 1, 1 }),
+		with(params(2, 2, 2, true), func(p *spec.Params) { p.DiskLoss = 1 }))
 	if testtier.IsLong() {
 		ms = append(ms, crash(params(2, 1, 1, false), spec.JournalNoSync), crash(params(2, 2, 2, true), spec.JournalSynced),
-			crash(params(2, 2, 1, true), spec.JournalDisabled))
+			crash(params(2, 2, 1, true), spec.JournalDisabled),
+			with(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble, p.Entries, p.DiskLoss, p.Crashes = 2, 2, 1, 1 }))
 		ms = append(ms, params(2, 2, 1, false), params(3, 3, 3, true))
 	}
 	return ms

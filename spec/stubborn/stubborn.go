@@ -13,13 +13,14 @@
 //   - transitions that can never fire again from s (Footprints.Dead) are
 //     left out, since no path from s contains them.
 //
-// With crashes and re-formats the same argument holds: their steps are
-// transitions like any other, with footprints (a crash conflicts with
-// every step of its bookie, every send and every ensemble choice), the
-// variables they can change back are not frozen (a fence a crash or a
-// re-format can still take back), and Progress puts the faults first
-// (2·crashes + re-formats − bookies down grows on each fault step and is
-// left alone by the others), so the graph stays acyclic.
+// With crashes, re-formats and lost disks the same argument holds: their
+// steps are transitions like any other, with footprints (a crash
+// conflicts with every step of its bookie, every send and every ensemble
+// choice), the variables they can change back are not frozen (a fence a
+// crash, a re-format or a lost disk can still take back), and Progress
+// puts the faults first (2·(crashes + re-formats + lost disks) − bookies
+// down grows on each fault step and is left alone by the others), so the
+// graph stays acyclic.
 //
 // Such a set keeps every terminal state of the full graph (Valmari's
 // theorem for strong stubborn sets). For invariants, a set is used only
