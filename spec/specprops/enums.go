@@ -10,6 +10,8 @@ import (
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
+
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 // Enumerated fields: strings that hold one of a few values (a status, a
@@ -30,15 +32,31 @@ type enum struct {
 	short map[string]string
 }
 
+// The enumerated fields, from the view's names (values.go) and, for the
+// short spellings, the names traces print (Status and MsgType's String).
 var (
-	statusShort      = map[string]string{"STATUS_OPEN": "OPEN", "STATUS_IN_RECOVERY": "IN_RECOVERY", "STATUS_CLOSED": "CLOSED"}
-	metaStatusEnum   = &enum{"meta_status", []string{"Nil", "STATUS_OPEN", "STATUS_IN_RECOVERY", "STATUS_CLOSED"}, statusShort}
-	clientStatusEnum = &enum{"a Client's status", []string{"Nil", "STATUS_OPEN", "STATUS_IN_RECOVERY", "STATUS_CLOSED", "CLIENT_WITHDRAWN", "RECOVERY_ABORTED"}, statusShort}
-	msgTypeEnum      = &enum{"a Message's type", []string{"AddEntryRequestMessage", "AddEntryResponseMessage", "FenceRequestMessage", "FenceResponseMessage", "ReadRequestMessage", "ReadResponseMessage"},
-		map[string]string{"AddEntryRequestMessage": "AddEntryRequest", "AddEntryResponseMessage": "AddEntryResponse", "FenceRequestMessage": "FenceRequest",
-			"FenceResponseMessage": "FenceResponse", "ReadRequestMessage": "ReadRequest", "ReadResponseMessage": "ReadResponse"}}
-	msgCodeEnum = &enum{"a Message's code", []string{"OK", "NoSuchEntry", "Unknown", "ReadOnly"}, nil}
+	metaStatusEnum   = enumOfNames("meta_status", statusNames, spec.Status.String, spec.StatusClosed)
+	clientStatusEnum = enumOfNames("a Client's status", statusNames, spec.Status.String, spec.RecoveryAborted)
+	msgTypeEnum      = enumOfNames("a Message's type", msgTypeNames, spec.MsgType.String, spec.ReadResponse)
+	msgCodeEnum      = enumOfNames("a Message's code", codeNames, nil, spec.CodeReadOnly)
 )
+
+// enumOfNames is the enum of the values of names up to last, in order,
+// with short(v) as another spelling where it differs.
+func enumOfNames[K ~uint8](field string, names map[K]string, short func(K) string, last K) *enum {
+	en := &enum{name: field, short: map[string]string{}}
+	for k := K(0); k <= last; k++ {
+		v, ok := names[k]
+		if !ok {
+			continue
+		}
+		en.values = append(en.values, v)
+		if short != nil && short(k) != v {
+			en.short[v] = short(k)
+		}
+	}
+	return en
+}
 
 // value is the value literal s means, if any.
 func (en *enum) value(s string) (string, bool) {

@@ -19,6 +19,21 @@ import (
 // either preallocated in the view or taken from a global table, so that
 // evaluation does not allocate (BenchmarkBuiltins reports it).
 
+// The view's names of the enumerated values, declared once: the values
+// hold them, and the enumerated fields' checks (enums.go) list them.
+var (
+	statusNames = map[spec.Status]string{
+		spec.StatusNil: "Nil", spec.StatusOpen: "STATUS_OPEN", spec.StatusInRecovery: "STATUS_IN_RECOVERY",
+		spec.StatusClosed: "STATUS_CLOSED", spec.ClientWithdrawn: "CLIENT_WITHDRAWN", spec.RecoveryAborted: "RECOVERY_ABORTED",
+	}
+	msgTypeNames = map[spec.MsgType]string{
+		spec.AddEntryRequest: "AddEntryRequestMessage", spec.AddEntryResponse: "AddEntryResponseMessage",
+		spec.FenceRequest: "FenceRequestMessage", spec.FenceResponse: "FenceResponseMessage",
+		spec.ReadRequest: "ReadRequestMessage", spec.ReadResponse: "ReadResponseMessage",
+	}
+	codeNames = map[uint8]string{spec.CodeOK: "OK", spec.CodeNoSuchEntry: "NoSuchEntry", spec.CodeUnknown: "Unknown", spec.CodeReadOnly: "ReadOnly"}
+)
+
 // Preallocated scalars (small ints: properties.Int).
 var (
 	bookieStrs [spec.MaxBookies]ref.Val
@@ -35,23 +50,16 @@ func init() {
 	for c := range clientStrs {
 		clientStrs[c] = types.String(clientName(c))
 	}
-	for st, name := range map[spec.Status]string{
-		spec.StatusNil: "Nil", spec.StatusOpen: "STATUS_OPEN", spec.StatusInRecovery: "STATUS_IN_RECOVERY",
-		spec.StatusClosed: "STATUS_CLOSED", spec.ClientWithdrawn: "CLIENT_WITHDRAWN", spec.RecoveryAborted: "RECOVERY_ABORTED",
-	} {
+	for st, name := range statusNames {
 		for len(statusList) <= int(st) {
 			statusList = append(statusList, nil)
 		}
 		statusList[st] = types.String(name)
 	}
-	for t, name := range map[spec.MsgType]string{
-		spec.AddEntryRequest: "AddEntryRequestMessage", spec.AddEntryResponse: "AddEntryResponseMessage",
-		spec.FenceRequest: "FenceRequestMessage", spec.FenceResponse: "FenceResponseMessage",
-		spec.ReadRequest: "ReadRequestMessage", spec.ReadResponse: "ReadResponseMessage",
-	} {
+	for t, name := range msgTypeNames {
 		msgTypeStr[t] = types.String(name)
 	}
-	for c, name := range map[uint8]string{spec.CodeOK: "OK", spec.CodeNoSuchEntry: "NoSuchEntry", spec.CodeUnknown: "Unknown", spec.CodeReadOnly: "ReadOnly"} {
+	for c, name := range codeNames {
 		codeStr[c] = types.String(name)
 	}
 	for bits := range bookieSets {
