@@ -84,6 +84,19 @@ func belowQw(percentage int) check.ModelConfig {
 			Terminal: []string{`ReachesQw=meta_status != "STATUS_CLOSED" || ` + specprops.AllCopies}}}
 }
 
+// decommissionBlocked is #3887's question: a bookie of a closed ledger
+// stopped for good and decommissioned, AutoRecovery on, every action
+// weakly fair; does decommissionbookie return? The writer makes no
+// ensemble change (so the closed ledger's last fragment is never empty:
+// that is f-4551's way to block it), and no message is lost (a recovery
+// read lost on the wire waits for ever in the model).
+func decommissionBlocked(ackQuorum int) check.ModelConfig {
+	return check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: ackQuorum, Entries: 1, Inflight: 1,
+		Crashes: 2, ReliableNetwork: true, AutoRecovery: true, Decommission: true, Exclude: []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp"}},
+		Invariants: []string{"none"}, Symmetry: spec.Symmetry{Bookies: true},
+		Settings: properties.Settings{Eventually: []string{"Decommissions=" + specprops.Decommissioned}, Fair: []string{properties.FairAll}}}
+}
+
 // inconsistentRange is PR #4551's question: can the worker's thread die
 // on an empty last fragment? WorkerRuns is an invariant over rw_phase.
 func inconsistentRange(variant string) check.ModelConfig {
@@ -267,6 +280,16 @@ var Findings = []Finding{
 		Master:   belowQw(0),
 		Expect:   regress.Expect{Status: "violation", Invariant: "ReachesQw", Length: 14},
 		Scope:    "The spec's writer; the ensemble change and resends left out (--exclude-actions), and the behaviours that lose at most one message (a state constraint): the question is whether AutoRecovery repairs a hole, not how the hole arises, which docs/guarantees.md asks. The property is a terminal-state property (in a state where nothing, AutoRecovery included, can happen any more, every entry of a closed ledger has Qw copies), so a violation is an entry below Qw for good. With three bookies and auditorLedgerVerificationPercentage = 100 (--auditor-verification-percentage 100, which finds the hole) the search did not finish: 122,754,432 states, depth 39, 5 minutes, 17 GiB, not exhaustive; the remedy is therefore not checked here.",
+	},
+	{
+		ID: "f-3887", Title: "Decommission waits for ever on a ledger whose only copy of an acknowledged entry was on the bookie",
+		Upstream: "apache/bookkeeper#3887 (open, 2023-03: \"Bookkeeper decommission may be blocked by ledgers that cannot be replicated\"); PR #3917 (merged, 4.14.8/4.15.5/4.16.2) fixed one way to it, a LAC read below the last entry",
+		Question: "With AutoRecovery on and every action weakly fair, can `bookkeeper shell decommissionbookie` of a stopped bookie of a closed ledger never return?",
+		Code:     "client/BookKeeperAdmin.decommissionBookie (refuses a registered bookie, triggerAudit, then waitForLedgersToBeReplicated polls areEntriesOfLedgerStoredInTheBookie with no bound), replication/ReplicationWorker.rereplicate (a fragment no bookie can serve an entry of fails; the lock is released and the ledger tried again), client/LedgerChecker.verifyLedgerFragment (first and last entry per bookie)",
+		Story:    "Yes, with no lost message. E = Qw = 2, Qa = 1, bookies b1..b3, AutoRecovery on. b1 is down when the writer sends entry 1, so only b2 stores it; b2's acknowledgement is the Ack quorum, b1 restarts without the entry, and the writer closes the ledger at 1 without an ensemble change. The operator stops b2 for good and runs decommissionbookie on it. The Auditor marks the ledger (b2 lost, and its check finds b1 lacking entry 1); the worker takes the lock, must copy entry 1 to b3, and can read it from no bookie: b2 is gone and b1 never had it. The fragment fails, the lock is released and taken again, and the behaviour repeats for ever; the command's poll finds b2 still in the ledger's only segment every time, so it never returns and never says why (it logs the count of ledgers left). Nothing in BookKeeper ends the wait: the lasso is fair to every action, the stopped bookie's restart excepted, which the operator's decommission rules out. The entry's only copy was on the decommissioned bookie, which the operator's check before stopping it (`listunderreplicated` empty, #3887's step 1) cannot see: the Auditor's periodic check runs weekly and reads only each bookie's first and last entry of a fragment (f-ar-below-qw).\n\nReport for BookKeeper: preconditions: Qa < Qw, an acknowledged entry a bookie of its write set missed (it was down, or the write was lost, with no ensemble change), that write set's other bookie decommissioned; consequence: decommissionbookie never returns, and the entry is lost with the bookie; remedy: before stopping a bookie, run the Auditor's check with auditorLedgerVerificationPercentage = 100 (or the replicas check, which counts such entries) and wait for the under-replicated list to empty; in the tool, a bound on the wait that names the ledgers it cannot replicate (PR #3974 proposed printing them).",
+		Master:   decommissionBlocked(1),
+		Expect:   regress.Expect{Status: "violation", Invariant: "Decommissions", Length: 16},
+		Scope:    "One ledger with one entry, one Auditor, one worker, one decommission; the writer's ensemble change and resends left out (--exclude-actions: with them, master's shortest way to block the command is f-4551's worker death on an empty last fragment, 15 states), no lost message (a recovery's read lost on the wire waits for ever in the model: docs/model.md, \"Decommission\"). The property is CEL, Decommissions = size(decom_bookie) > 0 && meta_status == \"STATUS_CLOSED\" ~> decom_done, under weak fairness of every action (--fair all), decided by the fair-cycle search over the (state, pending) graph. With Qa = Qw = 2 the same question holds (every acknowledged entry is on both bookies of its write set, so one of them can always serve the copy): 3,304,447 orbits, 3,528,054 (state, pending) pairs, exhaustive. docs/model.md lists what the AutoRecovery and decommission model leaves out.",
 	},
 	{
 		ID: "f-4551", Title: "The ReplicationWorker's thread dies on a closed ledger's empty last fragment",

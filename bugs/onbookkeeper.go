@@ -52,6 +52,8 @@ var Runs = []Run{
 		Says: "a candidate fix (checkpoint-flushes-index, PR #4843) is a change to BookKeeper's code; and the harness has no checkpoint on demand (--checkpoints)"},
 	{Trace: "traces/findings/f-4872.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery), and a lasso's endless retry is not a finite run to execute"},
+	{Trace: "traces/findings/f-3887.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery) and no decommissionbookie (--decommission), and a lasso's endless wait is not a finite run to execute"},
 	{Trace: "traces/findings/f-4551.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery)"},
 	{Trace: "traces/findings/f-ar-below-qw.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,

@@ -265,6 +265,9 @@ func oracleConfigs() []oracleConfig {
 		with("autorecovery-disk-loss-reformat", func(p *spec.Params) {
 			p.Bookies, p.AckQuorum, p.DiskLoss, p.Reformat, p.AutoRecovery = 3, 2, 1, 1, true
 		}),
+		with("decommission", func(p *spec.Params) {
+			p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery, p.Decommission = 3, 2, 1, true, true
+		}),
 		// Bookie symmetry refused: clients only.
 		with("unavailable", func(p *spec.Params) { p.Unavailable = 1 }),
 		with("two-spares", func(p *spec.Params) { p.Bookies = 4 }),

@@ -71,12 +71,15 @@ const (
 	WorkerReleasesLedger
 	WorkerGraceExpires
 	WorkerDiesOnInconsistentRange
+	// An operator's decommission (--decommission; decommission.go).
+	AdminDecommissionsBookie
+	AdminFinishesDecommission
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = WorkerDiesOnInconsistentRange + 1
+const numActionKinds = AdminFinishesDecommission + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -233,6 +236,9 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 	}
 	if p.AutoRecovery {
 		g.autoRecoveryActions()
+	}
+	if p.Decommission {
+		g.decommissionActions()
 	}
 }
 

@@ -173,7 +173,13 @@ var actionTable = []actionDecl{
 	}, room: []need{needSpare, {"more lost bookies than Qw and two entries", func(p Params) bool {
 		return p.Crashes+p.DiskLoss > p.WriteQuorum && p.Entries > 1
 	}}}},
+
+	// Decommission (decommission.go): of a bookie that is down.
+	{kind: AdminDecommissionsBookie, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}},
+	{kind: AdminFinishesDecommission, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}},
 }
+
+func (p Params) decommissions() bool { return p.Decommission }
 
 func (p Params) autoRecovers() bool { return p.AutoRecovery }
 

@@ -60,6 +60,7 @@ func javaOnly(m *spec.Model) bool         { return m.P.JavaAddPath() }
 func sequenceOnly(m *spec.Model) bool     { return m.P.SequenceReads() }
 func checkpointsOnly(m *spec.Model) bool  { return m.P.Checkpoints }
 func autoRecoveryOnly(m *spec.Model) bool { return m.P.AutoRecovery }
+func decommissionOnly(m *spec.Model) bool { return m.P.Decommission }
 
 // Extents.
 func perBookie(m *spec.Model, _ reflect.Value) int { return m.P.Bookies }
@@ -117,6 +118,21 @@ func flipCount(_ *spec.Model, _ *rand.Rand, v reflect.Value) {
 
 func flipBookies(m *spec.Model, rng *rand.Rand, v reflect.Value) {
 	v.SetUint(v.Uint() ^ 1<<uint(rng.IntN(m.P.Bookies)))
+}
+
+// flipOneBookie moves a set of at most one bookie to another such set.
+func flipOneBookie(m *spec.Model, rng *rand.Rand, v reflect.Value) {
+	next := uint64(0)
+	if b := rng.IntN(m.P.Bookies + 1); b < m.P.Bookies {
+		next = 1 << uint(b)
+	}
+	if next == v.Uint() {
+		next = 0
+		if v.Uint() == 0 {
+			next = 1
+		}
+	}
+	v.SetUint(next)
 }
 
 func flipEntrySet(m *spec.Model, rng *rand.Rand, v reflect.Value) {
@@ -234,6 +250,8 @@ var complFields = map[string]complField{
 	"RWFirst":                        {present: autoRecoveryOnly, flip: flipInt(fixed(0), entries(1))},
 	"RWMap":                          {present: autoRecoveryOnly, flip: flipMapping},
 	"RWCache":                        {present: autoRecoveryOnly, flip: flipCache},
+	"DecomBookie":                    {present: decommissionOnly, flip: flipOneBookie},
+	"DecomDone":                      {present: decommissionOnly, flip: flipBool},
 	"BDurableLAC":                    {present: lossyOnly, extent: perBookie},
 	"BDurableLAC[]":                  {flip: flipInt(fixed(0), entries(0))},
 	"BChecked":                       {present: splitOnly, extent: perBookie},
@@ -542,6 +560,9 @@ func complConfigs() []complConfig {
 		}),
 		with("autorecovery-java-add-path", func(p *spec.Params) {
 			p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery, p.AddPath, p.MaxEnsembleChanges = 4, 2, 2, true, spec.AddPathJava, 2
+		}),
+		with("decommission", func(p *spec.Params) {
+			p.Bookies, p.Crashes, p.AutoRecovery, p.Decommission = 3, 1, true, true
 		}),
 		with("autorecovery-verify-all", func(p *spec.Params) {
 			p.Bookies, p.Reformat, p.AutoRecovery, p.AuditorVerification = 3, 1, true, 100

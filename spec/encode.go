@@ -145,6 +145,9 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 		dst = binary.AppendUvarint(dst, uint64(rl.mapping(s.RWMap)))
 		dst = binary.AppendUvarint(dst, uint64(s.RWCache))
 	}
+	if p.Decommission {
+		dst = append(dst, byte(rl.set(s.DecomBookie)), byte(b2u(s.DecomDone)))
+	}
 	if m.has.lossyJournal {
 		for r := 0; r < p.Bookies; r++ {
 			b := rl.bookie(r)
@@ -383,6 +386,13 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		if s.RWCache&^cacheSet>>uint(p.Entries) != 0 || s.RWCache&^cacheSet != 0 && s.RWCache&cacheSet == 0 {
 			r.fail("worker's unreadable entries out of range")
 		}
+	}
+	if p.Decommission {
+		s.DecomBookie = r.bookies("decommissioned bookie", p.Bookies)
+		if s.DecomBookie.Len() > 1 {
+			r.fail("more than one decommissioned bookie")
+		}
+		s.DecomDone = r.small("decommission done", 0, 1) == 1
 	}
 	if m.has.lossyJournal {
 		for b := 0; b < p.Bookies && r.Err() == nil; b++ {

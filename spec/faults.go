@@ -63,9 +63,10 @@ func (g *gen) BookieCrashes(b int) {
 // (runPreBootCheck("UNCLEAN_SHUTDOWN")) and drops its future, so the
 // bookie serves reads, fences and adds before the check has run
 // (BookieRunsPreBootCheck). A bookie with a wiped disk does not restart:
-// cookie validation refuses it.
+// cookie validation refuses it. A decommissioned one does not either: the
+// operator stopped it for good.
 func (g *gen) BookieRestarts(b int) {
-	if !g.s.BDown.Has(b) || g.s.BWiped.Has(b) || g.p.unavailableSet().Has(b) {
+	if !g.s.BDown.Has(b) || g.s.BWiped.Has(b) || g.p.unavailableSet().Has(b) || g.s.DecomBookie.Has(b) {
 		return
 	}
 	g.begin(-1)
@@ -158,7 +159,7 @@ func (g *gen) BookieLosesDisk(b int) {
 // fenced and in limbo for the ledger if the ledger is open and its last
 // ensemble holds b.
 func (g *gen) BookieRejoinsEmpty(b int) {
-	if int(g.s.ReformatUsed) >= g.p.Reformat || g.p.unavailableSet().Has(b) || g.s.MetaStatus == StatusNil {
+	if int(g.s.ReformatUsed) >= g.p.Reformat || g.p.unavailableSet().Has(b) || g.s.MetaStatus == StatusNil || g.s.DecomBookie.Has(b) {
 		return
 	}
 	if g.s.BDown.Has(b) && !g.s.BWiped.Has(b) {

@@ -120,6 +120,10 @@ type Params struct {
 	AuditorVerification  int    `name:"auditor-verification-percentage" omitzero:"true" unit:"P" help:"with --autorecovery: auditorLedgerVerificationPercentage, how much of each fragment LedgerChecker reads from each bookie: 0 (BookKeeper's default: its first and last entry only) or 100 (every entry it should store); the percentages between sample entries at random and are not modelled"`
 	AuditorPeriodicCheck string `name:"auditor-periodic-check" omitzero:"true" unit:"MODE" help:"with --autorecovery: on (auditorPeriodicCheckInterval=604800, BookKeeper's default: AuditorCheckAllLedgersTask runs LedgerChecker on the ledger, reading each bookie's first and last entry of each fragment) or off (auditorPeriodicCheckInterval=0: only lost bookies mark ledgers)"`
 
+	// Decommission: an operator decommissions a bookie that is down
+	// (decommission.go). It needs AutoRecovery, which does the copying.
+	Decommission bool `name:"decommission" omitzero:"true" help:"with --autorecovery: an operator decommissions a bookie once it is down (bookkeeper shell decommissionbookie, BookKeeperAdmin.decommissionBookie): the bookie stays down from then on, the Auditor is asked to audit, and the command returns once no segment of the ledger's metadata that stores entries names the bookie (decom_done); it needs --crashes or --disk-loss"`
+
 	MaxEnsembleChanges int `name:"max-ensemble-changes" omitzero:"true" unit:"N" help:"with --add-path java: ensemble changes the writer may start before it gives up the ledger, as maxNumEnsembleChanges=N makes LedgerHandle.ensembleChangeLoop do (BookKeeper's default is unlimited; not given: 3)"`
 }
 
@@ -413,6 +417,12 @@ func (p Params) Validate() error {
 		if p.Striped() {
 			probs.Add("autorecovery", "needs E = Qw (the worker's copy of a striped fragment, each new bookie receiving the entries of the index it takes, is not modelled yet)")
 		}
+	}
+	if p.Decommission && !p.AutoRecovery {
+		probs.Add("decommission", "needs --autorecovery: BookKeeperAdmin.decommissionBookie asks the Auditor to audit and waits for the ReplicationWorker to move the ledger off the bookie")
+	}
+	if p.Decommission && p.Crashes+p.DiskLoss == 0 {
+		probs.Add("decommission", "needs --crashes or --disk-loss: decommissionBookie refuses a bookie that is still registered, so one must be able to go down")
 	}
 	if p.AuditorVerification != 0 && p.AuditorVerification != 100 {
 		probs.Add("auditor-verification-percentage", "must be 0 or 100 (got %d): the percentages between sample entries at random, which the model does not do", p.AuditorVerification)

@@ -285,6 +285,7 @@ func TestActionKindNames(t *testing.T) {
 		"AuditorMarksLedgerUnderreplicated", "AuditorChecksLedger", "WorkerAcquiresLedger", "WorkerReplicatesFragment",
 		"WorkerUpdatesEnsemble", "WorkerDefersLedger", "WorkerMarksLedgerReplicated", "WorkerReleasesLedger",
 		"WorkerGraceExpires", "WorkerDiesOnInconsistentRange",
+		"AdminDecommissionsBookie", "AdminFinishesDecommission",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

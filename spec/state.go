@@ -389,6 +389,12 @@ type State struct {
 	// cacheSet when it holds a set, and the entries in it (bit id-1).
 	RWCache uint16
 
+	// Decommission (--decommission; decommission.go): the bookie an
+	// operator's decommissionbookie is waiting on (at most one), and
+	// whether it has returned.
+	DecomBookie Bookies
+	DecomDone   bool
+
 	Clients [MaxClients]Client
 }
 

@@ -190,6 +190,7 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	dst.BKeyRecord, dst.BFenceRecord = pm.bookies(s.BKeyRecord), pm.bookies(s.BFenceRecord)
 	dst.BCacheDirty = pm.bookies(s.BCacheDirty)
 	dst.URMissing = pm.bookies(s.URMissing)
+	dst.DecomBookie = pm.bookies(s.DecomBookie)
 	dst.RWMap = pm.mapping(s.RWMap)
 	for i := 0; i < int(s.NumMetaFragments); i++ {
 		dst.MetaFragments[i] = pm.fragment(s.MetaFragments[i], p.Ensemble, ordered)
@@ -520,7 +521,7 @@ func (c *Canonicalizer) signatures(s *State) {
 		mask &^= 3 << shCid
 	}
 	var flags [MaxBookies]uint64
-	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle, s.BIndexKey, s.BIndexFenced, s.BKeyRecord, s.BFenceRecord, s.BCacheDirty, s.URMissing} {
+	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle, s.BIndexKey, s.BIndexFenced, s.BKeyRecord, s.BFenceRecord, s.BCacheDirty, s.URMissing, s.DecomBookie} {
 		for x := set; x != 0; x &= x - 1 {
 			flags[bits.TrailingZeros8(uint8(x))] += 1 << (24 + uint(i))
 		}

@@ -77,6 +77,10 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add("rw_replacements", "%s", formatMapping(s.RWMap))
 		add("rw_unreadable", "%s", formatUnreadable(s.RWCache))
 	}
+	if p.HasDecommission() {
+		add("decom_bookie", "%s", FormatBookies(s.DecomBookie))
+		add("decom_done", "%t", s.DecomDone)
+	}
 	lafr := p.HasLAFR()
 	if lafr {
 		for b := 0; b < p.Bookies; b++ {

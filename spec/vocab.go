@@ -37,6 +37,10 @@ func (p Params) HasCheckpoints() bool { return p.Checkpoints }
 // (--autorecovery): ur_missing and the worker's rw_ variables.
 func (p Params) HasAutoRecovery() bool { return p.AutoRecovery }
 
+// HasDecommission: an operator decommissions a bookie (--decommission):
+// decom_bookie and decom_done.
+func (p Params) HasDecommission() bool { return p.Decommission }
+
 // HasHandles: whether a bookie holds a handle for the ledger matters
 // (b_handle): to split-add-check, whose race needs an add that finds no
 // handle, and to ledger deletion, whose fix (PR #4462) remembers a fence
@@ -167,6 +171,12 @@ var stateVars = []stateVar{
 	{Var: vocab.Var{Name: "rw_unreadable", Doc: "the worker's unableToReadEntriesForReplication for the ledger: Nil when it holds no set, else the entries in it (a set stays once made, emptied as entries are read)", When: "--autorecovery"}, present: Params.HasAutoRecovery, since: true,
 		itf:    func(_ *vocabModel, s *State) any { return unreadableITF(s.RWCache) },
 		decode: func(d itfDec, v any, s *State) { s.RWCache = d.unreadable(v) }},
+	{Var: vocab.Var{Name: "decom_bookie", Shape: vocab.BookieSet, Doc: "the bookie an operator's decommissionbookie waits on (empty: none started)", When: "--decommission"}, present: Params.HasDecommission, since: true,
+		itf:    func(m *vocabModel, s *State) any { return m.bookieSet(s.DecomBookie) },
+		decode: func(d itfDec, v any, s *State) { s.DecomBookie = d.bookies(v) }},
+	{Var: vocab.Var{Name: "decom_done", Doc: "whether decommissionbookie has returned: no segment of the ledger that stores entries names the bookie", When: "--decommission"}, present: Params.HasDecommission, since: true,
+		itf:    func(_ *vocabModel, s *State) any { return s.DecomDone },
+		decode: func(d itfDec, v any, s *State) { s.DecomDone = d.Bool(v) }},
 	{Var: vocab.Var{Name: "meta_deleted", Doc: "whether the ledger's metadata is deleted", When: "--delete-ledger"}, present: Params.HasDeletion,
 		itf:    func(_ *vocabModel, s *State) any { return s.MetaDeleted },
 		decode: func(d itfDec, v any, s *State) { s.MetaDeleted = d.Bool(v) }},

@@ -182,6 +182,12 @@ func TestUsageListsEveryProblem(t *testing.T) {
 			t.Errorf("AutoRecovery's bad settings: the message lacks %q:\n%s", want, errOut)
 		}
 	}
+	// A decommission needs AutoRecovery and a bookie that can go down: both
+	// said at once.
+	code, _, errOut = runArgs(t, "check", "--decommission")
+	if code != 2 || !strings.Contains(errOut, "--decommission: needs --autorecovery") || !strings.Contains(errOut, "--decommission: needs --crashes or --disk-loss") {
+		t.Errorf("--decommission alone: exit %d, want 2 and both problems:\n%s", code, errOut)
+	}
 	code, _, errOut = runArgs(t, "check", "--variant", "skip-inconsistent-range", "--autorecovery=false")
 	if code != 2 || !strings.Contains(errOut, "needs --autorecovery") {
 		t.Errorf("skip-inconsistent-range without --autorecovery: exit %d, %s", code, errOut)

@@ -21,6 +21,9 @@ const (
 	AllCopies = `seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`
 	// Repaired: a ledger marked under-replicated is later not marked.
 	Repaired = `size(ur_missing) > 0 ~> size(ur_missing) == 0`
+	// Decommissioned: a decommission of a bookie of a closed ledger
+	// returns (docs/model.md, "Decommission", says why closed).
+	Decommissioned = `size(decom_bookie) > 0 && meta_status == "STATUS_CLOSED" ~> decom_done`
 )
 
 // Builtins are the CEL forms of invariants.All.

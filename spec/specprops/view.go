@@ -289,6 +289,8 @@ var typedVariables = []variable{
 	{"b_volatile_fence", bookieList, "--delete-ledger: bookies whose fence is only in memory (lost when the ledger is collected)", func(v *view) ref.Val { return bookieSet(v.s.BVolatileFence) }, "b_volatile_fence"},
 	{"b_checked", types.NewMapType(types.StringType, types.NewListType(entryType.t)), "split-add-check: bookie -> entries it accepted but has not yet written", func(v *view) ref.Val { return &v.maps[mkChecked] }, ""},
 	{"ur_missing", bookieList, "--autorecovery: the ledger's under-replication mark, the missing bookies it was marked with (empty: not marked)", func(v *view) ref.Val { return bookieSet(v.s.URMissing) }, "ur_missing"},
+	{"decom_bookie", bookieList, "--decommission: the bookie an operator's decommissionbookie waits on (empty: none started)", func(v *view) ref.Val { return bookieSet(v.s.DecomBookie) }, "decom_bookie"},
+	{"decom_done", types.BoolType, "--decommission: whether decommissionbookie has returned", func(v *view) ref.Val { return boolVal(v.s.DecomDone) }, "decom_done"},
 	// Constants.
 	{"params", paramsType.t, "the parameters of the run (params.write_quorum, ...)", func(v *view) ref.Val { return &v.paramsRec }, ""},
 	{"Nil", types.IntType, "-1: the value of an integer the spec sets to Nil", func(*view) ref.Val { return intVal(-1) }, ""},
