@@ -150,9 +150,25 @@ func porCases() []regress.Case {
 		{File: "por", Name: "disk-loss-b2-w2-a1", Config: cfg(check.ModelConfig{Params: diskLoss(p(2, 2, 1, 1, false)), Symmetry: both}),
 			Expect: regress.Expect{Status: "violation", Invariant: "AllAckedEntriesAreReadable"}},
 		{File: "por", Name: "disk-loss-b2-w2-a2-reliable", Config: cfg(check.ModelConfig{Params: diskLoss(p(2, 2, 2, 1, true))})},
+		// Read-only bookies and full disks: EREADONLY answers, the failed
+		// writes they make and the ensemble changes among writable bookies.
+		{File: "por", Name: "read-only-b3-w2-a1-reliable", Config: cfg(check.ModelConfig{Params: readOnly(p(3, 2, 1, 1, true), 1, 0), Symmetry: both})},
+		{File: "por", Name: "read-only-b3-w2-a1-reliable-below-qw", Config: cfg(check.ModelConfig{Params: readOnly(p(3, 2, 1, 1, true), 1, 0),
+			Invariants: []string{"EntriesReachWriteQuorum", "AllAckedEntriesAreReadable"}}),
+			Expect: regress.Expect{Status: "violation", Invariant: "EntriesReachWriteQuorum"}},
+		{File: "por", Name: "disk-full-b2-w2-a1-symmetry", Config: cfg(check.ModelConfig{Params: readOnly(p(2, 2, 1, 1, false), 0, 1), Symmetry: both}),
+			Expect: regress.Expect{Status: "ok", Slow: true}},
+		{File: "por", Name: "read-only-disk-full-b3-w3-a2-reliable-terminal", Config: cfg(check.ModelConfig{Params: readOnly(p(3, 3, 2, 1, true), 1, 1), Symmetry: both, Invariants: []string{"none"}}),
+			Expect: regress.Expect{Status: "ok", Slow: true}},
 		{File: "por", Name: "disk-loss-b3-w3-a2-reliable-terminal", Config: cfg(check.ModelConfig{Params: diskLoss(p(3, 3, 2, 1, true)), Symmetry: both, Invariants: []string{"none"}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
 	}
+}
+
+// readOnly gives q read-only and full-disk budgets.
+func readOnly(q spec.Params, readOnly, diskFull int) spec.Params {
+	q.ReadOnly, q.DiskFull = readOnly, diskFull
+	return q
 }
 
 // diskLoss gives q one lost disk.

@@ -118,10 +118,10 @@ var actionTable = []actionDecl{
 	{kind: BookieCrashes, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true},
 	{kind: BookieRestarts, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true},
 	{kind: BookieRejoinsEmpty, enabledBy: "--reformat", on: func(p Params) bool { return p.Reformat > 0 }, footprint: true},
-	{kind: BookieBecomesReadOnly, enabledBy: "--read-only", on: func(p Params) bool { return p.ReadOnly > 0 }},
-	{kind: ClientReceivesAddErrorResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites},
+	{kind: BookieBecomesReadOnly, enabledBy: "--read-only", on: func(p Params) bool { return p.ReadOnly > 0 }, footprint: true},
+	{kind: ClientReceivesAddErrorResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites, footprint: true},
 	{kind: ClientFailsToCreateLedger, enabledBy: "bookie faults", on: Params.Faulty, room: []need{needTooFew}, footprint: true},
-	{kind: BookieSendsAddReadOnlyResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites},
+	{kind: BookieSendsAddReadOnlyResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites, footprint: true},
 	{kind: BookieLosesDisk, enabledBy: "--disk-loss", on: func(p Params) bool { return p.DiskLoss > 0 }, footprint: true},
 	// A fence needs a second client (a recovery): with one, only a lossy
 	// journal gives the sync something to flush.
@@ -129,7 +129,7 @@ var actionTable = []actionDecl{
 		"a record a crash can lose (a lossy --journal, or a fence with a recovery)",
 		func(p Params) bool { return p.LossyJournal() || p.FencesCanBeLost() && p.Clients > 1 },
 	}}, footprint: true},
-	{kind: BookieFillsDisk, enabledBy: "--disk-full", on: func(p Params) bool { return p.DiskFull > 0 }},
+	{kind: BookieFillsDisk, enabledBy: "--disk-full", on: func(p Params) bool { return p.DiskFull > 0 }, footprint: true},
 
 	// Protocol bugs BookKeeper had (bugs.go).
 	{kind: BookieChecksAdd, enabledBy: "a variant"}, // the split add check's (Variant.Actions)
@@ -335,7 +335,7 @@ func (m *Model) NotCovered() string {
 		on   bool
 		name string
 	}{
-		{p.ReadOnly > 0 || p.DiskFull > 0 || p.Unavailable > 0 || p.CorruptReads > 0, "bookie faults other than --crashes, --reformat and --disk-loss"},
+		{p.Unavailable > 0 || p.CorruptReads > 0, "bookie faults other than --crashes, --reformat, --disk-loss, --read-only and --disk-full"},
 		{p.HasHandles(), "the bookies' ledger handles (--delete-ledger, --variant split-add-check)"},
 		{p.DataIntegrity, "--data-integrity"},
 		{p.CloseRereads, "--close-rereads"},

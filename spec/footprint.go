@@ -33,16 +33,19 @@ import "math/bits"
 // that change only what those actions compute (variants gwq,
 // no-recovery-fence, no-lac-floor, add-checks-metadata; striping;
 // partial replacement; recovery from the LAC; a reliable network), and
-// for three faults: crashes (with every journal mode: the crash, the
+// for five faults: crashes (with every journal mode: the crash, the
 // restart and the journal's sync, and a creation that finds too few
-// bookies up), re-formats with the cookie deleted, and lost disks. A crash adds the
+// bookies up), re-formats with the cookie deleted, lost disks, read-only
+// bookies and full disks (ReadOnly(b), read by a bookie's add steps and
+// ensemble choices; the EREADONLY answer and its failure). A crash adds the
 // variables Down(b) (read by a bookie's steps, by every send, since a
 // message to a down bookie is lost, and by ensemble choices) and the
 // budgets spent; it writes the bookie's store and fence (what its
 // journal had not made durable) and every deliverable message of the
 // bookie (now lost). Where a crash or a re-format can still take a fence
 // back, a fence is a plain variable, not a flag only ever turned on, and
-// it is frozen only once durable. Not for the other faults, ledger
+// it is frozen only once durable. Not for unavailable bookies and
+// corrupt reads, ledger
 // deletion, the split add check, data integrity, checkpoints,
 // AutoRecovery or the Java add path: Footprints reports false there
 // (Model.NotCovered says why), and a reduction must then expand every
@@ -122,7 +125,7 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.faultBase() + p.Bookies + 3
+	f.n = f.faultBase() + 2*p.Bookies + 5
 	return f, true
 }
 
@@ -146,6 +149,18 @@ func (f *Footprints) ReformatBudget() int { return f.faultBase() + f.p.Bookies +
 
 // DiskLossBudget is the disks lost (DiskLossUsed).
 func (f *Footprints) DiskLossBudget() int { return f.faultBase() + f.p.Bookies + 2 }
+
+// ReadOnly is whether bookie b rejects adds (BReadOnly, and BDiskFull:
+// recovery adds too), one variable for both: turning read-only or filling
+// the disk writes it; a bookie's add steps (which answer EREADONLY
+// instead) and an ensemble choice (only writable bookies join) read it.
+func (f *Footprints) ReadOnly(b int) int { return f.faultBase() + f.p.Bookies + 3 + b }
+
+// ReadOnlyBudget is the bookies turned read-only (ReadOnlyUsed).
+func (f *Footprints) ReadOnlyBudget() int { return f.faultBase() + 2*f.p.Bookies + 3 }
+
+// DiskFullBudget is the disks filled (DiskFullUsed).
+func (f *Footprints) DiskFullBudget() int { return f.faultBase() + 2*f.p.Bookies + 4 }
 
 // lose: every deliverable message to or from bookie b becomes lost (the
 // fault's lose), and the reads in flight with them.
@@ -173,6 +188,15 @@ func (x fp) lose(b int) {
 func (x fp) readDown() {
 	for b := 0; b < x.f.p.Bookies; b++ {
 		x.read(x.f.Down(b))
+	}
+}
+
+// readWritable: the transition chooses bookies among the writable ones:
+// those up and not read-only.
+func (x fp) readWritable() {
+	x.readDown()
+	for b := 0; b < x.f.p.Bookies; b++ {
+		x.read(x.f.ReadOnly(b))
 	}
 }
 
@@ -359,6 +383,10 @@ func (f *Footprints) Of(a Action) Footprint {
 	if a.Kind.bookieStep() {
 		x.read(f.Down(b)) // a down bookie answers nothing
 	}
+	switch a.Kind {
+	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsAddReadOnlyResponse:
+		x.read(f.ReadOnly(b)) // a read-only bookie answers EREADONLY first
+	}
 	// A fence a crash can still take back is a plain variable (a fencing
 	// read turns it on or makes it durable, a sync makes it durable),
 	// not a flag only ever turned on.
@@ -371,7 +399,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		}
 	}
 	switch a.Kind {
-	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse:
+	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsAddReadOnlyResponse:
 		// The label does not say whether the add is a recovery add.
 		for _, rec := range []bool{false, true} {
 			x.received(AddEntryRequest, rec, c, b, e)
@@ -381,6 +409,9 @@ func (f *Footprints) Of(a Action) Footprint {
 			} else {
 				x.sentTo(addRejected, rec, c, b, e, respLost)
 			}
+		}
+		if a.Kind == BookieSendsAddReadOnlyResponse {
+			break // EREADONLY before the fence is looked at
 		}
 		x.read(f.Fence(b))
 		if v.AddChecksMetadata {
@@ -406,7 +437,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		}
 	case ClientCreatesLedger, ClientClosesLedgerSuccess, RecoveryClientClosesLedger:
 		if a.Kind == ClientCreatesLedger {
-			x.readDown() // only writable bookies join an ensemble
+			x.readWritable() // only writable bookies join an ensemble
 		}
 		x.readMeta()
 		x.write(f.Meta())
@@ -441,7 +472,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.earliest(addRejected, rec, c, b, e)
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
 		rec := a.Kind == RecoveryClientChangesEnsemble
-		x.readDown()
+		x.readWritable()
 		x.readMeta()
 		if !rec {
 			x.write(f.Meta(), f.MetaFragments())
@@ -478,8 +509,22 @@ func (f *Footprints) Of(a Action) Footprint {
 			}
 		}
 	case ClientFailsToCreateLedger:
-		x.readDown()
+		x.readWritable()
 		x.readMeta()
+	case ClientReceivesAddErrorResponse:
+		// An EREADONLY answer (a rejected add's slot) to the writer or the
+		// recovery client, as its status says, is marked failed (-1), for
+		// the next ensemble change to replace the bookie.
+		for _, rec := range []bool{false, true} {
+			x.read(f.sent(addRejected, rec, c, b, e), f.live(addRejected, rec, c, b, e))
+			x.write(f.live(addRejected, rec, c, b, e), f.lost(addRejected, rec, c, b, e))
+		}
+	case BookieBecomesReadOnly:
+		x.read(f.ReadOnlyBudget(), f.ReadOnly(b))
+		x.write(f.ReadOnlyBudget(), f.ReadOnly(b))
+	case BookieFillsDisk:
+		x.read(f.DiskFullBudget(), f.ReadOnly(b))
+		x.write(f.DiskFullBudget(), f.ReadOnly(b))
 	case BookieCrashes:
 		// The budget, the bookie's flag, what its journal had not made
 		// durable (entries and LAC with a lossy journal: its store; a
@@ -511,9 +556,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.read(f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
 	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd, BookieFailsRead,
-		BookieBecomesReadOnly, ClientReceivesAddErrorResponse,
-		BookieSendsAddReadOnlyResponse,
-		BookieFillsDisk, BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
+		BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
 		ClientCompletesEnsembleChange, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
 		// Not declared (Footprints refuses the options that have them):
 		// the transition may read and write everything.
@@ -564,6 +607,7 @@ var clientWrites = [numActionKinds]uint8{
 	RecoveryClientSendsPendingAddOp:            wPending,
 	RecoveryClientClosesLedger:                 wCore | wStatus,
 	ClientFailsToCreateLedger:                  wCore | wStatus,
+	ClientReceivesAddErrorResponse:             0,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -603,10 +647,11 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 	}
 	switch a.Kind {
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble, ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp:
-		// An ensemble change needs a lost message, which a reliable
-		// network has only from a crash or a re-format (their broken
-		// connections), and a re-send needs an ensemble change.
-		if f.p.ReliableNetwork && f.p.Crashes == 0 && f.p.Reformat == 0 && f.p.DiskLoss == 0 {
+		// An ensemble change needs a lost or failed message, which a
+		// reliable network has only from a crash, a re-format or a lost
+		// disk (their broken connections) or a read-only bookie's
+		// EREADONLY, and a re-send needs an ensemble change.
+		if f.p.ReliableNetwork && f.p.Crashes == 0 && f.p.Reformat == 0 && f.p.DiskLoss == 0 && !rejectsWrites(f.p) {
 			return true
 		}
 	}
@@ -625,6 +670,10 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		return int(s.ReformatUsed) >= f.p.Reformat
 	case BookieLosesDisk:
 		return int(s.DiskLossUsed) >= f.p.DiskLoss
+	case BookieBecomesReadOnly:
+		return int(s.ReadOnlyUsed) >= f.p.ReadOnly
+	case BookieFillsDisk:
+		return int(s.DiskFullUsed) >= f.p.DiskFull
 	case ClientSendsAddEntryRequests:
 		return writerDead() || cl.LAP >= a.Entry
 	case ClientChangesEnsemble, ClientClosesLedgerSuccess:
@@ -1063,7 +1112,11 @@ func (f *Footprints) Universe() []Action {
 		for c := 0; c < p.Clients; c++ {
 			lo, hi := entries(k)
 			switch k {
-			case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsFencingReadLacResponse, BookieSendsReadResponse:
+			case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsFencingReadLacResponse, BookieSendsReadResponse,
+				BookieSendsAddReadOnlyResponse:
+				if k == BookieSendsAddReadOnlyResponse && !rejectsWrites(p) {
+					continue
+				}
 				for b := 0; b < p.Bookies; b++ {
 					for e := lo; e <= hi; e++ {
 						for _, l := range lossPatterns(1 << uint(b)) {
@@ -1072,7 +1125,10 @@ func (f *Footprints) Universe() []Action {
 					}
 				}
 			case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, RecoveryClientReceivesAddConfirmedResponse,
-				ClientReceivesFencingReadLacResponse, ClientReceivesRecoveryReadResponse:
+				ClientReceivesFencingReadLacResponse, ClientReceivesRecoveryReadResponse, ClientReceivesAddErrorResponse:
+				if k == ClientReceivesAddErrorResponse && !rejectsWrites(p) {
+					continue
+				}
 				for b := 0; b < p.Bookies; b++ {
 					for e := lo; e <= hi; e++ {
 						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})
@@ -1116,6 +1172,12 @@ func (f *Footprints) Universe() []Action {
 	for b := 0; b < p.Bookies && p.DiskLoss > 0; b++ {
 		out = append(out, Action{Kind: BookieLosesDisk, Client: -1, Bookie: int8(b)})
 	}
+	for b := 0; b < p.Bookies && p.ReadOnly > 0; b++ {
+		out = append(out, Action{Kind: BookieBecomesReadOnly, Client: -1, Bookie: int8(b)})
+	}
+	for b := 0; b < p.Bookies && p.DiskFull > 0; b++ {
+		out = append(out, Action{Kind: BookieFillsDisk, Client: -1, Bookie: int8(b)})
+	}
 	return out
 }
 
@@ -1123,8 +1185,10 @@ func (f *Footprints) Universe() []Action {
 // covers strictly increases, compared as Less does, so that their state
 // graph has no cycle (which a reduction needs: on a cycle it could put a
 // transition off for ever). Records are never removed, and a send adds
-// at least one; a receive turns a deliverable record (count 1) into a
-// processed one (0), an ensemble change a lost one (-1) into 0; the
+// at least one; settled counts a processed record (count 0) twice and a
+// lost or failed one (-1) once: a receive turns a deliverable record (1)
+// into a processed one, an ensemble change a lost one into a processed
+// one, an EREADONLY answer a deliverable one into a failed one; the
 // steps that touch no message move a client's status along Nil → OPEN →
 // CLOSED or CLIENT_WITHDRAWN, or Nil → IN_RECOVERY → CLOSED or
 // RECOVERY_ABORTED, which only increase as numbers; and a re-send to no
@@ -1132,7 +1196,8 @@ func (f *Footprints) Universe() []Action {
 //
 // With crashes, faults comes first: a crash spends budget (twice) and
 // takes a bookie down, a restart brings it up, so 2·crashes − down grows
-// on each; the other steps leave it alone. A journal sync changes nothing
+// on each; turning read-only or filling a disk spends its budget; the
+// other steps leave it alone. A journal sync changes nothing
 // else, and last comes durable, which it increases: minus what is not yet
 // durable (entries, a LAC behind, a fence record).
 type Progress struct{ faults, records, settled, status, current, durable int }
@@ -1140,7 +1205,8 @@ type Progress struct{ faults, records, settled, status, current, durable int }
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
 	var pr Progress
-	pr.faults = 2*int(s.CrashesUsed) + 2*int(s.ReformatUsed) + 2*int(s.DiskLossUsed) - s.BDown.Len()
+	pr.faults = 2*int(s.CrashesUsed) + 2*int(s.ReformatUsed) + 2*int(s.DiskLossUsed) - s.BDown.Len() +
+		int(s.ReadOnlyUsed) + int(s.DiskFullUsed)
 	for b := range s.BUnflushed {
 		pr.durable -= bits.OnesCount64(uint64(s.BUnflushed[b]))
 		if s.BDurableLAC[b] != s.BLAC[b] {
@@ -1150,7 +1216,10 @@ func ProgressOf(s *State) Progress {
 	pr.durable -= s.BUnflushedFence.Len()
 	for _, m := range s.Msgs {
 		pr.records++
-		if m.Count == 0 {
+		switch m.Count {
+		case 0:
+			pr.settled += 2
+		case -1:
 			pr.settled++
 		}
 	}

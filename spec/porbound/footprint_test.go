@@ -241,10 +241,17 @@ func declaredModels() []spec.Params {
 		with(params(2, 1, 1, true), func(p *spec.Params) { p.DiskLoss = 1 }), with(params(2, 1, 1, false), func(p *spec.Params) { p.DiskLoss = 1 }),
 		with(params(2, 1, 1, true), func(p *spec.Params) { p.DiskLoss, p.Reformat = 1, 1 }),
 		with(params(2, 2, 2, true), func(p *spec.Params) { p.DiskLoss = 1 }))
+	// Read-only bookies and full disks (EREADONLY answers, failed writes,
+	// ensemble changes among writable bookies).
+	ms = append(ms, with(params(2, 1, 1, true), func(p *spec.Params) { p.ReadOnly = 1 }),
+		with(params(2, 1, 1, false), func(p *spec.Params) { p.DiskFull = 1 }),
+		with(params(3, 2, 1, true), func(p *spec.Params) { p.ReadOnly = 1 }))
 	if testtier.IsLong() {
 		ms = append(ms, crash(params(2, 1, 1, false), spec.JournalNoSync), crash(params(2, 2, 2, true), spec.JournalSynced),
 			crash(params(2, 2, 1, true), spec.JournalDisabled),
-			with(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble, p.Entries, p.DiskLoss, p.Crashes = 2, 2, 1, 1 }))
+			with(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble, p.Entries, p.DiskLoss, p.Crashes = 2, 2, 1, 1 }),
+			with(params(2, 2, 2, true), func(p *spec.Params) { p.ReadOnly, p.DiskFull = 1, 1 }),
+			with(params(3, 2, 2, false), func(p *spec.Params) { p.ReadOnly, p.Crashes = 1, 1 }))
 		ms = append(ms, params(2, 2, 1, false), params(3, 3, 3, true))
 	}
 	return ms

@@ -27,8 +27,9 @@ func TestViewMatchesITF(t *testing.T) {
 	deferred.Crashes, deferred.Journal, deferred.DataIntegrity = 1, spec.JournalDisabled, true
 	checkpointed := spec.DefaultParams() // b_index_key and the other checkpoint sets
 	checkpointed.Crashes, checkpointed.Checkpoints = 1, true
-	recovering := spec.DefaultParams() // ur_missing and the worker's variables
-	recovering.Bookies, recovering.Crashes, recovering.AutoRecovery = 3, 1, true
+	// ur_missing and the worker's variables; decom_bookie, decom_done.
+	recovering := spec.DefaultParams()
+	recovering.Bookies, recovering.Crashes, recovering.AutoRecovery, recovering.Decommission = 3, 1, true, true
 	itfVars := map[string]bool{}
 	fields := map[string]map[string]bool{} // record type -> ITF keys seen
 	note := func(rt string, obj any) {
