@@ -160,6 +160,13 @@ func porCases() []regress.Case {
 			Expect: regress.Expect{Status: "ok", Slow: true}},
 		{File: "por", Name: "read-only-disk-full-b3-w3-a2-reliable-terminal", Config: cfg(check.ModelConfig{Params: readOnly(p(3, 3, 2, 1, true), 1, 1), Symmetry: both, Invariants: []string{"none"}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
+		// Corrupt reads (PR #2909's error, and the NoSuchEntry of the
+		// bug before it) and a bookie down for the whole run.
+		{File: "por", Name: "corrupt-reads-b2-w2-a1-reliable", Config: cfg(check.ModelConfig{Params: corrupt(p(2, 2, 1, 1, true), ""), Symmetry: both})},
+		{File: "por", Name: "corrupt-read-nosuch-b2-w2-a1", Config: cfg(check.ModelConfig{Params: corrupt(p(2, 2, 1, 1, false), spec.VariantCorruptReadNosuch), Symmetry: both}),
+			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData"}},
+		{File: "por", Name: "unavailable-b3-w2-a1", Config: cfg(check.ModelConfig{Params: unavailable(p(3, 2, 1, 1, false)), Symmetry: spec.Symmetry{Clients: true}}),
+			Expect: regress.Expect{Status: "ok", Slow: true}},
 		{File: "por", Name: "disk-loss-b3-w3-a2-reliable-terminal", Config: cfg(check.ModelConfig{Params: diskLoss(p(3, 3, 2, 1, true)), Symmetry: both, Invariants: []string{"none"}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
 	}
@@ -168,6 +175,18 @@ func porCases() []regress.Case {
 // readOnly gives q read-only and full-disk budgets.
 func readOnly(q spec.Params, readOnly, diskFull int) spec.Params {
 	q.ReadOnly, q.DiskFull = readOnly, diskFull
+	return q
+}
+
+// corrupt gives q one corrupt read and a variant.
+func corrupt(q spec.Params, variant string) spec.Params {
+	q.CorruptReads, q.Variant = 1, variant
+	return q
+}
+
+// unavailable makes q's last bookie down for the whole run.
+func unavailable(q spec.Params) spec.Params {
+	q.Unavailable = 1
 	return q
 }
 

@@ -481,8 +481,8 @@ to their counterexample (ITF; `+"`bkcheck trace render FILE --format html`"+`
 draws it); **proved** ones come from an exhaustive search, of the model
 the scope column names; **open** ones found no counterexample within the
 bound, which proves nothing. Where the search ends at its bound and the
-partial-order reduction covers the model (`+"`--por`"+`: no fault, or
-crashes, re-formats and lost disks), a reduced search with the same bound follows: it
+partial-order reduction covers the model (`+"`--por`"+`: the spec's actions,
+with or without bookie faults), a reduced search with the same bound follows: it
 gives the full search's verdict in fewer states, its counterexample is a
 real behaviour but not necessarily the shortest, and the scope says so.
 A question both leave open also gets

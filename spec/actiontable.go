@@ -133,7 +133,7 @@ var actionTable = []actionDecl{
 
 	// Protocol bugs BookKeeper had (bugs.go).
 	{kind: BookieChecksAdd, enabledBy: "a variant"}, // the split add check's (Variant.Actions)
-	{kind: BookieFailsRead, enabledBy: "--corrupt-reads", on: func(p Params) bool { return p.CorruptReads > 0 }, room: []need{needRecovery}},
+	{kind: BookieFailsRead, enabledBy: "--corrupt-reads", on: func(p Params) bool { return p.CorruptReads > 0 }, room: []need{needRecovery}, footprint: true},
 	{kind: ClientDeletesLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }},
 	{kind: BookieCollectsLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }},
 	{kind: BookieRunsPreBootCheck, enabledBy: "--data-integrity with --crashes and --journal disabled", on: Params.DeferredCheck},
@@ -335,7 +335,6 @@ func (m *Model) NotCovered() string {
 		on   bool
 		name string
 	}{
-		{p.Unavailable > 0 || p.CorruptReads > 0, "bookie faults other than --crashes, --reformat, --disk-loss, --read-only and --disk-full"},
 		{p.HasHandles(), "the bookies' ledger handles (--delete-ledger, --variant split-add-check)"},
 		{p.DataIntegrity, "--data-integrity"},
 		{p.CloseRereads, "--close-rereads"},

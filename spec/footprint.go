@@ -33,19 +33,21 @@ import "math/bits"
 // that change only what those actions compute (variants gwq,
 // no-recovery-fence, no-lac-floor, add-checks-metadata; striping;
 // partial replacement; recovery from the LAC; a reliable network), and
-// for five faults: crashes (with every journal mode: the crash, the
-// restart and the journal's sync, and a creation that finds too few
+// for every bookie fault: crashes (with every journal mode: the crash,
+// the restart and the journal's sync, and a creation that finds too few
 // bookies up), re-formats with the cookie deleted, lost disks, read-only
 // bookies and full disks (ReadOnly(b), read by a bookie's add steps and
-// ensemble choices; the EREADONLY answer and its failure). A crash adds the
+// ensemble choices; the EREADONLY answer and its failure), corrupt reads
+// (a failed read answers its request in the read response's slot, and
+// spends CorruptBudget) and unavailable bookies (down from the initial
+// state and never up: Down(b) is never written for them). A crash adds the
 // variables Down(b) (read by a bookie's steps, by every send, since a
 // message to a down bookie is lost, and by ensemble choices) and the
 // budgets spent; it writes the bookie's store and fence (what its
 // journal had not made durable) and every deliverable message of the
 // bookie (now lost). Where a crash or a re-format can still take a fence
 // back, a fence is a plain variable, not a flag only ever turned on, and
-// it is frozen only once durable. Not for unavailable bookies and
-// corrupt reads, ledger
+// it is frozen only once durable. Not for ledger
 // deletion, the split add check, data integrity, checkpoints,
 // AutoRecovery or the Java add path: Footprints reports false there
 // (Model.NotCovered says why), and a reduction must then expand every
@@ -125,7 +127,7 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.faultBase() + 2*p.Bookies + 5
+	f.n = f.faultBase() + 2*p.Bookies + 6
 	return f, true
 }
 
@@ -161,6 +163,9 @@ func (f *Footprints) ReadOnlyBudget() int { return f.faultBase() + 2*f.p.Bookies
 
 // DiskFullBudget is the disks filled (DiskFullUsed).
 func (f *Footprints) DiskFullBudget() int { return f.faultBase() + 2*f.p.Bookies + 4 }
+
+// CorruptBudget is the reads failed on a corrupt entry log (CorruptUsed).
+func (f *Footprints) CorruptBudget() int { return f.faultBase() + 2*f.p.Bookies + 5 }
 
 // lose: every deliverable message to or from bookie b becomes lost (the
 // fault's lose), and the reads in flight with them.
@@ -427,7 +432,13 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.sentTo(FenceResponse, false, c, b, 0, respLost)
 		x.read(f.Store(b))
 		fence()
-	case BookieSendsReadResponse:
+	case BookieSendsReadResponse, BookieFailsRead:
+		// A failed read (an error, or NoSuchEntry with variant
+		// corrupt-read-nosuch) answers the same request in the same slot.
+		if a.Kind == BookieFailsRead {
+			x.read(f.CorruptBudget())
+			x.write(f.CorruptBudget())
+		}
 		x.received(ReadRequest, false, c, b, e)
 		x.sentTo(ReadResponse, false, c, b, e, respLost)
 		x.read(f.Store(b))
@@ -555,7 +566,7 @@ func (f *Footprints) Of(a Action) Footprint {
 	case BookieSyncsJournal:
 		x.read(f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
-	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd, BookieFailsRead,
+	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd,
 		BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
 		ClientCompletesEnsembleChange, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
 		// Not declared (Footprints refuses the options that have them):
@@ -712,6 +723,8 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		return spent(FenceRequest, int(a.Bookie), 0)
 	case BookieSendsReadResponse:
 		return spent(ReadRequest, int(a.Bookie), int(a.Entry))
+	case BookieFailsRead:
+		return int(s.CorruptUsed) >= f.p.CorruptReads || spent(ReadRequest, int(a.Bookie), int(a.Entry))
 	}
 	return false
 }
@@ -1103,7 +1116,7 @@ func (f *Footprints) Universe() []Action {
 		switch k {
 		case BookieSendsFencingReadLacResponse, ClientReceivesFencingReadLacResponse:
 			return 0, 0
-		case BookieSendsReadResponse, ClientReceivesRecoveryReadResponse, ClientSendsRecoveryReadRequests:
+		case BookieSendsReadResponse, BookieFailsRead, ClientReceivesRecoveryReadResponse, ClientSendsRecoveryReadRequests:
 			return 1, p.Entries + 1 // a recovery reads one past the last entry
 		}
 		return 1, p.Entries
@@ -1113,8 +1126,8 @@ func (f *Footprints) Universe() []Action {
 			lo, hi := entries(k)
 			switch k {
 			case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsFencingReadLacResponse, BookieSendsReadResponse,
-				BookieSendsAddReadOnlyResponse:
-				if k == BookieSendsAddReadOnlyResponse && !rejectsWrites(p) {
+				BookieSendsAddReadOnlyResponse, BookieFailsRead:
+				if k == BookieSendsAddReadOnlyResponse && !rejectsWrites(p) || k == BookieFailsRead && p.CorruptReads == 0 {
 					continue
 				}
 				for b := 0; b < p.Bookies; b++ {
@@ -1206,7 +1219,7 @@ type Progress struct{ faults, records, settled, status, current, durable int }
 func ProgressOf(s *State) Progress {
 	var pr Progress
 	pr.faults = 2*int(s.CrashesUsed) + 2*int(s.ReformatUsed) + 2*int(s.DiskLossUsed) - s.BDown.Len() +
-		int(s.ReadOnlyUsed) + int(s.DiskFullUsed)
+		int(s.ReadOnlyUsed) + int(s.DiskFullUsed) + int(s.CorruptUsed)
 	for b := range s.BUnflushed {
 		pr.durable -= bits.OnesCount64(uint64(s.BUnflushed[b]))
 		if s.BDurableLAC[b] != s.BLAC[b] {

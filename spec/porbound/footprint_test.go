@@ -246,6 +246,11 @@ func declaredModels() []spec.Params {
 	ms = append(ms, with(params(2, 1, 1, true), func(p *spec.Params) { p.ReadOnly = 1 }),
 		with(params(2, 1, 1, false), func(p *spec.Params) { p.DiskFull = 1 }),
 		with(params(3, 2, 1, true), func(p *spec.Params) { p.ReadOnly = 1 }))
+	// Corrupt reads (an error or, with the variant, NoSuchEntry, for an
+	// entry the bookie has) and bookies down for the whole run.
+	ms = append(ms, with(params(2, 2, 1, true), func(p *spec.Params) { p.CorruptReads = 1 }),
+		with(params(2, 1, 1, false), func(p *spec.Params) { p.CorruptReads, p.Variant = 1, spec.VariantCorruptReadNosuch }),
+		with(params(3, 2, 1, true), func(p *spec.Params) { p.Unavailable = 1 }))
 	if testtier.IsLong() {
 		ms = append(ms, crash(params(2, 1, 1, false), spec.JournalNoSync), crash(params(2, 2, 2, true), spec.JournalSynced),
 			crash(params(2, 2, 1, true), spec.JournalDisabled),
