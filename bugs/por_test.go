@@ -167,6 +167,13 @@ func porCases() []regress.Case {
 			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData"}},
 		{File: "por", Name: "unavailable-b3-w2-a1", Config: cfg(check.ModelConfig{Params: unavailable(p(3, 2, 1, 1, false)), Symmetry: spec.Symmetry{Clients: true}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
+		// The Java add path: ordered ensembles, failures by index, timeouts
+		// in channel order, the two-step ensemble change and its re-sends.
+		{File: "por", Name: "java-b2-w1-a1-symmetry", Config: cfg(check.ModelConfig{Params: java(p(2, 1, 1, 1, false)), Symmetry: both})},
+		{File: "por", Name: "java-b2-w2-a1-below-qw", Config: cfg(check.ModelConfig{Params: java(p(2, 2, 1, 1, false)), Symmetry: both, Invariants: []string{"EntriesReachWriteQuorum"}}),
+			Expect: regress.Expect{Status: "violation", Invariant: "EntriesReachWriteQuorum"}},
+		{File: "por", Name: "java-b3-w2-a2-reliable-crash", Config: cfg(check.ModelConfig{Params: fault(java(p(3, 2, 2, 1, true)), 1, 0, spec.JournalSynced), Symmetry: both}),
+			Expect: regress.Expect{Status: "ok", Slow: true}},
 		{File: "por", Name: "disk-loss-b3-w3-a2-reliable-terminal", Config: cfg(check.ModelConfig{Params: diskLoss(p(3, 3, 2, 1, true)), Symmetry: both, Invariants: []string{"none"}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
 	}
@@ -175,6 +182,12 @@ func porCases() []regress.Case {
 // readOnly gives q read-only and full-disk budgets.
 func readOnly(q spec.Params, readOnly, diskFull int) spec.Params {
 	q.ReadOnly, q.DiskFull = readOnly, diskFull
+	return q
+}
+
+// java gives q the Java client's add path.
+func java(q spec.Params) spec.Params {
+	q.AddPath = spec.AddPathJava
 	return q
 }
 

@@ -139,9 +139,9 @@ var actionTable = []actionDecl{
 	{kind: BookieRunsPreBootCheck, enabledBy: "--data-integrity with --crashes and --journal disabled", on: Params.DeferredCheck},
 
 	// The Java client's add path (javaclient.go).
-	{kind: ClientReceivesAddTimeout, enabledBy: "--add-path java", writer: javaPath},
-	{kind: ClientUpdatesEnsembleMetadata, enabledBy: "--add-path java", writer: javaPath},
-	{kind: ClientCompletesEnsembleChange, enabledBy: "--add-path java", writer: javaPath, room: []need{needSpare}},
+	{kind: ClientReceivesAddTimeout, enabledBy: "--add-path java", writer: javaPath, footprint: true},
+	{kind: ClientUpdatesEnsembleMetadata, enabledBy: "--add-path java", writer: javaPath, footprint: true},
+	{kind: ClientCompletesEnsembleChange, enabledBy: "--add-path java", writer: javaPath, room: []need{needSpare}, footprint: true},
 
 	// Sequence recovery reads: a second replica is asked only with Qw > 1
 	// and a recovery.
@@ -182,6 +182,19 @@ var actionTable = []actionDecl{
 func (p Params) decommissions() bool { return p.Decommission }
 
 func (p Params) autoRecovers() bool { return p.AutoRecovery }
+
+// writerHas reports whether k can fire with p's writer: an action of the
+// spec writer's add path only never fires with --add-path java, and the
+// Java path's never without.
+func (p Params) writerHas(k ActionKind) bool {
+	switch decl(k).writer {
+	case specPath:
+		return !p.JavaAddPath()
+	case javaPath:
+		return p.JavaAddPath()
+	}
+	return true
+}
 
 // decl returns k's declaration.
 func decl(k ActionKind) *actionDecl { return &actionTable[k-1] }
@@ -233,7 +246,7 @@ func (m *Model) added(k ActionKind) bool {
 		return false
 	case variantOf(k) != nil && !m.ownAction(k):
 		return false
-	case d.writer == specPath && p.JavaAddPath(), d.writer == javaPath && !p.JavaAddPath():
+	case !p.writerHas(k):
 		return false
 	}
 	return d.on == nil || d.on(p)
@@ -339,11 +352,10 @@ func (m *Model) NotCovered() string {
 		{p.DataIntegrity, "--data-integrity"},
 		{p.CloseRereads, "--close-rereads"},
 		{p.SequenceReads(), "--recovery-read sequence"},
-		{p.JavaAddPath(), "--add-path java"},
 		{p.DeleteLedger, "--delete-ledger"},
 		{p.Checkpoints, "--checkpoints"},
 		{p.AutoRecovery, "--autorecovery"},
-		{v.SplitAddCheck || v.DeleteForgetsFence || v.CallbacksAfterUnset || v.SkipChangeWithoutFailed, "--variant " + v.Name},
+		{v.SplitAddCheck || v.DeleteForgetsFence, "--variant " + v.Name},
 	} {
 		if o.on {
 			why = append(why, o.name)

@@ -51,7 +51,7 @@ var actionGrid = []struct {
 	{"autorecovery, E 1 and a disk lost for good", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, DiskLoss: 1, AutoRecovery: true}},
 	{"autorecovery, an empty last fragment", true, spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 2, Inflight: 2, Crashes: 1, DiskLoss: 1, ReliableNetwork: true, AutoRecovery: true}},
 	{"autorecovery", true, spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, ReliableNetwork: true, Crashes: 1, AutoRecovery: true}},
-	{"decommission", true, spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, ReliableNetwork: true, Crashes: 1, AutoRecovery: true, Decommission: true}},
+	{"decommission", true, spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, ReliableNetwork: true, DiskLoss: 1, AutoRecovery: true, Decommission: true}},
 	{"decommission, E 1 and a disk lost for good", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, DiskLoss: 1, AutoRecovery: true, Decommission: true}},
 }
 

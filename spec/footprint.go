@@ -40,7 +40,9 @@ import "math/bits"
 // ensemble choices; the EREADONLY answer and its failure), corrupt reads
 // (a failed read answers its request in the read response's slot, and
 // spends CorruptBudget) and unavailable bookies (down from the initial
-// state and never up: Down(b) is never written for them). A crash adds the
+// state and never up: Down(b) is never written for them); and for the
+// Java add path (every step of the Java writer writes its whole record,
+// and its ensemble change one more variable, ClientChange). A crash adds the
 // variables Down(b) (read by a bookie's steps, by every send, since a
 // message to a down bookie is lost, and by ensemble choices) and the
 // budgets spent; it writes the bookie's store and fence (what its
@@ -48,8 +50,8 @@ import "math/bits"
 // bookie (now lost). Where a crash or a re-format can still take a fence
 // back, a fence is a plain variable, not a flag only ever turned on, and
 // it is frozen only once durable. Not for ledger
-// deletion, the split add check, data integrity, checkpoints,
-// AutoRecovery or the Java add path: Footprints reports false there
+// deletion, the split add check, data integrity, checkpoints or
+// AutoRecovery: Footprints reports false there
 // (Model.NotCovered says why), and a reduction must then expand every
 // state fully.
 
@@ -127,7 +129,7 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.faultBase() + 2*p.Bookies + 6
+	f.n = f.faultBase() + 2*p.Bookies + 6 + p.Clients
 	return f, true
 }
 
@@ -167,6 +169,14 @@ func (f *Footprints) DiskFullBudget() int { return f.faultBase() + 2*f.p.Bookies
 // CorruptBudget is the reads failed on a corrupt entry log (CorruptUsed).
 func (f *Footprints) CorruptBudget() int { return f.faultBase() + 2*f.p.Bookies + 5 }
 
+// ClientChange is the Java writer c's ensemble change (Change, Changes,
+// ChangeFailed, DelayedFailed: --add-path java), apart from the rest of
+// its record, which its close also writes: only its sends, receives,
+// timeouts and loop steps write it, so the loop's steps, disabled while
+// the change is elsewhere, need one of those (not the close) to enable
+// them.
+func (f *Footprints) ClientChange(c int) int { return f.faultBase() + 2*f.p.Bookies + 6 + c }
+
 // lose: every deliverable message to or from bookie b becomes lost (the
 // fault's lose), and the reads in flight with them.
 func (x fp) lose(b int) {
@@ -193,6 +203,48 @@ func (x fp) lose(b int) {
 func (x fp) readDown() {
 	for b := 0; b < x.f.p.Bookies; b++ {
 		x.read(x.f.Down(b))
+	}
+}
+
+// receivedResponse: the spec's receive of an add response (a rejection
+// if rejected): its slot, and IsEarliestMsg, which compares responses
+// whatever their success.
+func (x fp) receivedResponse(rejected, rec bool) {
+	// (c, b, e) are the label's, kept by the caller in x.at.
+	c, b, e := x.at[0], x.at[1], x.at[2]
+	if rejected {
+		x.received(addRejected, rec, c, b, e)
+	} else {
+		x.received(AddEntryResponse, rec, c, b, e)
+	}
+	x.earliest(AddEntryResponse, rec, c, b, e)
+	x.earliest(addRejected, rec, c, b, e)
+}
+
+// failed: an EREADONLY answer (a rejected add's slot) to the spec's
+// writer or recovery client, as its status says, is marked failed (-1),
+// for the next ensemble change to replace the bookie.
+func (x fp) failed() {
+	f := x.f
+	c, b, e := x.at[0], x.at[1], x.at[2]
+	for _, rec := range []bool{false, true} {
+		x.read(f.sent(addRejected, rec, c, b, e), f.live(addRejected, rec, c, b, e))
+		x.write(f.live(addRejected, rec, c, b, e), f.lost(addRejected, rec, c, b, e))
+	}
+}
+
+// writerAdds: the Java writer's step reads whether each of its add
+// requests was sent (and with which LAC: opLAC), and with sends, sends
+// or re-sends any of them, lost or not.
+func (x fp) writerAdds(sends bool) {
+	f := x.f
+	for b := 0; b < f.p.Bookies; b++ {
+		for e := 1; e <= f.p.Entries; e++ {
+			x.read(f.sent(AddEntryRequest, false, x.at[0], b, e), f.live(AddEntryRequest, false, x.at[0], b, e))
+			if sends {
+				x.write(f.sent(AddEntryRequest, false, x.at[0], b, e), f.live(AddEntryRequest, false, x.at[0], b, e), f.lost(AddEntryRequest, false, x.at[0], b, e))
+			}
+		}
 	}
 }
 
@@ -291,6 +343,7 @@ func (f *Footprints) inflight(c, b, e int) int {
 type fp struct {
 	f          *Footprints
 	r, w, sets VarSet
+	at         [3]int // the label's client, bookie and entry
 }
 
 func (x fp) read(vs ...int) {
@@ -354,8 +407,8 @@ func (x fp) sentToAny(t MsgType, rec bool, c, e int, lost Bookies) {
 
 // Of returns the footprint of transition a.
 func (f *Footprints) Of(a Action) Footprint {
-	x := fp{f: f, r: f.NewSet(), w: f.NewSet(), sets: f.NewSet()}
 	p, c, b, e := f.p, int(a.Client), int(a.Bookie), int(a.Entry)
+	x := fp{f: f, r: f.NewSet(), w: f.NewSet(), sets: f.NewSet(), at: [3]int{c, b, e}}
 	respLost := a.Lost != 0
 	v := p.variant()
 	if c >= 0 && !a.Kind.bookieStep() {
@@ -384,6 +437,13 @@ func (f *Footprints) Of(a Action) Footprint {
 		if w&wLAC != 0 {
 			x.write(f.ClientLAC(c))
 		}
+	}
+	if c >= 0 && p.JavaAddPath() && a.Kind.javaWriterStep() {
+		// The Java writer's steps run writeComplete, handleBookieFailure
+		// and the ensemble change loop: any of them can change any part
+		// of the handle (its ops, acks, LAC, failures, fragments, status).
+		x.read(f.ClientChange(c))
+		x.write(f.Client(c), f.ClientStatus(c), f.ClientClass(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c), f.ClientChange(c))
 	}
 	if a.Kind.bookieStep() {
 		x.read(f.Down(b)) // a down bookie answers nothing
@@ -462,6 +522,9 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.readMeta()
 	case ClientSendsAddEntryRequests, ClientResendsPendingAddOp:
 		x.sentToAny(AddEntryRequest, false, c, e, a.Lost)
+		if p.JavaAddPath() {
+			x.writerAdds(false) // deferredAdd: whether the last op's writes went out
+		}
 	case RecoveryClientSendsPendingAddOp:
 		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
 	case ClientWritesBackEntry:
@@ -471,16 +534,52 @@ func (f *Footprints) Of(a Action) Footprint {
 			}
 		}
 		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
-	case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, RecoveryClientReceivesAddConfirmedResponse:
-		rec := a.Kind == RecoveryClientReceivesAddConfirmedResponse
-		if a.Kind == ClientReceivesAddFencedResponse {
-			x.received(addRejected, rec, c, b, e)
-		} else {
-			x.received(AddEntryResponse, rec, c, b, e)
+	case ClientReceivesAddErrorResponse, ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse:
+		if !p.JavaAddPath() {
+			if a.Kind == ClientReceivesAddErrorResponse {
+				x.failed()
+				break
+			}
+			x.receivedResponse(a.Kind == ClientReceivesAddFencedResponse, false)
+			break
 		}
-		// IsEarliestMsg compares responses whatever their success.
-		x.earliest(AddEntryResponse, rec, c, b, e)
-		x.earliest(addRejected, rec, c, b, e)
+		// javaReceivesAddResponse: any add response of the writer, the
+		// earliest of its channel, through writeComplete (the handle's
+		// record, written above); an EREADONLY answer may also be the
+		// recovery client's (faults.go).
+		if a.Kind == ClientReceivesAddErrorResponse {
+			x.failed()
+		}
+		x.received(AddEntryResponse, false, c, b, e)
+		x.received(addRejected, false, c, b, e)
+		x.earliest(AddEntryResponse, false, c, b, e)
+		x.earliest(addRejected, false, c, b, e)
+	case ClientReceivesAddTimeout:
+		// A lost add request or reply of the writer (the label does not
+		// say which) is processed, once no older add of its channel is
+		// deliverable (olderAddInFlight).
+		for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
+			x.read(f.sent(t, false, c, b, e), f.lost(t, false, c, b, e))
+			x.write(f.lost(t, false, c, b, e))
+			for e2 := 1; e2 < e; e2++ {
+				x.read(f.live(t, false, c, b, e2))
+			}
+		}
+	case ClientUpdatesEnsembleMetadata:
+		// The MetadataUpdateLoop: the store's status and version, a
+		// replacement among the writable bookies, the new fragment.
+		x.readWritable()
+		x.readMeta()
+		x.write(f.Meta(), f.MetaFragments())
+	case ClientCompletesEnsembleChange:
+		// Re-sends (unsetSuccessAndSendWriteRequest) and the deferred
+		// op's writes, to bookies and of entries the label does not
+		// name; a re-sent request merges with its copy still unanswered
+		// (and makes an answered one deliverable again).
+		x.writerAdds(true)
+		x.readDown()
+	case RecoveryClientReceivesAddConfirmedResponse:
+		x.receivedResponse(false, true)
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
 		rec := a.Kind == RecoveryClientChangesEnsemble
 		x.readWritable()
@@ -522,14 +621,6 @@ func (f *Footprints) Of(a Action) Footprint {
 	case ClientFailsToCreateLedger:
 		x.readWritable()
 		x.readMeta()
-	case ClientReceivesAddErrorResponse:
-		// An EREADONLY answer (a rejected add's slot) to the writer or the
-		// recovery client, as its status says, is marked failed (-1), for
-		// the next ensemble change to replace the bookie.
-		for _, rec := range []bool{false, true} {
-			x.read(f.sent(addRejected, rec, c, b, e), f.live(addRejected, rec, c, b, e))
-			x.write(f.live(addRejected, rec, c, b, e), f.lost(addRejected, rec, c, b, e))
-		}
 	case BookieBecomesReadOnly:
 		x.read(f.ReadOnlyBudget(), f.ReadOnly(b))
 		x.write(f.ReadOnlyBudget(), f.ReadOnly(b))
@@ -567,8 +658,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.read(f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
 	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd,
-		BookieRunsPreBootCheck, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata,
-		ClientCompletesEnsembleChange, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
+		BookieRunsPreBootCheck, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
 		// Not declared (Footprints refuses the options that have them):
 		// the transition may read and write everything.
 		for i := range x.r {
@@ -576,6 +666,17 @@ func (f *Footprints) Of(a Action) Footprint {
 		}
 	}
 	return Footprint{Reads: x.r, Writes: x.w, Sets: x.sets}
+}
+
+// javaWriterStep reports whether the kind is a step of the Java writer
+// (--add-path java): its sends, receives, timeouts and ensemble change.
+func (k ActionKind) javaWriterStep() bool {
+	switch k {
+	case ClientSendsAddEntryRequests, ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse,
+		ClientReceivesAddErrorResponse, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange:
+		return true
+	}
+	return false
 }
 
 // bookieStep reports whether the kind is a bookie's (its Client is the
@@ -655,6 +756,9 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 			}
 		}
 		return false
+	}
+	if !f.p.writerHas(a.Kind) {
+		return true // the other writer's add path: it never fires
 	}
 	switch a.Kind {
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble, ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp:
@@ -925,8 +1029,44 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 		if noLive(ReadRequest, false) {
 			return vs, true
 		}
+	case ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange:
+		// The Java writer's loop steps: enabled in every state where the
+		// handle's change is at the step (each has a successor then).
+		want := ChangeUpdating
+		if a.Kind == ClientCompletesEnsembleChange {
+			want = ChangeCompleting
+		}
+		if status(StatusOpen) || !is(cl.Change == want, f.ClientChange(c)) {
+			return vs, true
+		}
+	case ClientReceivesAddTimeout:
+		// A lost record of the slot, the handle not completing a change,
+		// and no older add of the channel deliverable.
+		if status(StatusOpen) || !is(cl.Change != ChangeCompleting, f.ClientChange(c)) {
+			return vs, true
+		}
+		lost := false
+		for _, m := range s.Msgs {
+			k := m.Key
+			lost = lost || m.Count == -1 && isWriterAdd(k, c) && k.Bookie() == b && int(k.Entry().ID) == e
+		}
+		if !lost {
+			for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
+				vs.add(f.lost(t, false, c, b, e))
+			}
+			return vs, true
+		}
+		for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
+			for e2 := 1; e2 < e; e2++ {
+				vs.add(f.live(t, false, c, b, e2))
+			}
+		}
+		return vs, true
 	case ClientReceivesAddConfirmedResponse:
 		if status(StatusOpen) || noLive(AddEntryResponse, false) {
+			return vs, true
+		}
+		if f.p.JavaAddPath() && !is(cl.Change != ChangeCompleting, f.ClientChange(c)) {
 			return vs, true
 		}
 	case ClientReceivesAddFencedResponse:
@@ -1122,6 +1262,9 @@ func (f *Footprints) Universe() []Action {
 		return 1, p.Entries
 	}
 	for k := ActionKind(1); k < numActionKinds; k++ {
+		if !p.writerHas(k) {
+			continue // the other writer's action: it never fires
+		}
 		for c := 0; c < p.Clients; c++ {
 			lo, hi := entries(k)
 			switch k {
@@ -1145,6 +1288,23 @@ func (f *Footprints) Universe() []Action {
 				for b := 0; b < p.Bookies; b++ {
 					for e := lo; e <= hi; e++ {
 						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})
+					}
+				}
+			case ClientReceivesAddTimeout:
+				for b := 0; b < p.Bookies && p.JavaAddPath(); b++ {
+					for e := lo; e <= hi; e++ {
+						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})
+					}
+				}
+			case ClientUpdatesEnsembleMetadata:
+				// Lost is the set replaced, empty when nothing is written.
+				for sub := Bookies(0); sub <= all && p.JavaAddPath(); sub++ {
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: sub})
+				}
+			case ClientCompletesEnsembleChange:
+				for _, l := range lossPatterns(all) {
+					if p.JavaAddPath() {
+						out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: l})
 					}
 				}
 			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger:
@@ -1198,14 +1358,24 @@ func (f *Footprints) Universe() []Action {
 // covers strictly increases, compared as Less does, so that their state
 // graph has no cycle (which a reduction needs: on a cycle it could put a
 // transition off for ever). Records are never removed, and a send adds
-// at least one; settled counts a processed record (count 0) twice and a
-// lost or failed one (-1) once: a receive turns a deliverable record (1)
-// into a processed one, an ensemble change a lost one into a processed
-// one, an EREADONLY answer a deliverable one into a failed one; the
+// at least one; settled counts a processed request (count 0) four times,
+// a processed response twice and a lost or failed record (-1) once: a
+// receive turns a deliverable record (1) into a processed one, an
+// ensemble change or a timeout a lost one into a processed one, an
+// EREADONLY answer a deliverable one into a failed one, and a Java
+// bookie's answer to a re-sent request (which makes its earlier answer
+// deliverable again) gains a processed request for a processed response; the
 // steps that touch no message move a client's status along Nil → OPEN →
 // CLOSED or CLIENT_WITHDRAWN, or Nil → IN_RECOVERY → CLOSED or
 // RECOVERY_ABORTED, which only increase as numbers; and a re-send to no
 // new bookie moves a pending op to the current fragment.
+//
+// Status comes second (it never goes back, and a Java writer that gives
+// up the ledger can undo the count of its last loop, below), then the
+// Java writer's ensemble changes (--add-path java): 3·loops started +
+// the phase (updating 0, completing 1, none 2) grows on each step of the
+// loop, and its completion may re-send a request already answered
+// (settled goes down then, records do not).
 //
 // With crashes, faults comes first: a crash spends budget (twice) and
 // takes a bookie down, a restart brings it up, so 2·crashes − down grows
@@ -1213,7 +1383,7 @@ func (f *Footprints) Universe() []Action {
 // other steps leave it alone. A journal sync changes nothing
 // else, and last comes durable, which it increases: minus what is not yet
 // durable (entries, a LAC behind, a fence record).
-type Progress struct{ faults, records, settled, status, current, durable int }
+type Progress struct{ faults, status, changes, records, settled, current, durable int }
 
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
@@ -1229,16 +1399,20 @@ func ProgressOf(s *State) Progress {
 	pr.durable -= s.BUnflushedFence.Len()
 	for _, m := range s.Msgs {
 		pr.records++
-		switch m.Count {
-		case 0:
-			pr.settled += 2
-		case -1:
+		switch t := m.Key.Type(); {
+		case m.Count == -1:
 			pr.settled++
+		case m.Count != 0:
+		case t == AddEntryRequest || t == FenceRequest || t == ReadRequest:
+			pr.settled += 4
+		default:
+			pr.settled += 2
 		}
 	}
 	for i := range s.Clients {
 		c := &s.Clients[i]
 		pr.status += int(c.Status)
+		pr.changes += 3*int(c.Changes) + changeRank[c.Change]
 		for _, op := range c.PendingList() {
 			if c.NumFragments > 0 && !c.needsResend(op) {
 				pr.current++
@@ -1248,17 +1422,25 @@ func ProgressOf(s *State) Progress {
 	return pr
 }
 
+// changeRank orders the Java writer's ensemble change phases as a loop
+// runs them: a loop starts (ChangeUpdating, with Changes one more), writes
+// the metadata (ChangeCompleting) and completes (ChangeNone), or starts
+// again for failures delayed meanwhile (Changes one more again).
+var changeRank = [...]int{ChangeUpdating: 0, ChangeCompleting: 1, ChangeNone: 2}
+
 // Less reports whether p comes before q.
 func (p Progress) Less(q Progress) bool {
 	switch {
 	case p.faults != q.faults:
 		return p.faults < q.faults
+	case p.status != q.status:
+		return p.status < q.status
+	case p.changes != q.changes:
+		return p.changes < q.changes
 	case p.records != q.records:
 		return p.records < q.records
 	case p.settled != q.settled:
 		return p.settled < q.settled
-	case p.status != q.status:
-		return p.status < q.status
 	case p.current != q.current:
 		return p.current < q.current
 	}

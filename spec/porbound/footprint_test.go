@@ -251,12 +251,21 @@ func declaredModels() []spec.Params {
 	ms = append(ms, with(params(2, 2, 1, true), func(p *spec.Params) { p.CorruptReads = 1 }),
 		with(params(2, 1, 1, false), func(p *spec.Params) { p.CorruptReads, p.Variant = 1, spec.VariantCorruptReadNosuch }),
 		with(params(3, 2, 1, true), func(p *spec.Params) { p.Unavailable = 1 }))
+	// The Java add path (ordered ensembles, failures by index, timeouts in
+	// channel order, the two-step ensemble change and its re-sends).
+	java := func(p spec.Params) spec.Params { p.AddPath = spec.AddPathJava; return p }
+	ms = append(ms, java(params(2, 1, 1, false)), java(with(params(3, 2, 1, true), func(p *spec.Params) { p.ReadOnly = 1 })),
+		java(with(params(2, 1, 1, false), func(p *spec.Params) { p.Variant = spec.VariantCallbacksAfterUnset })),
+		java(with(params(2, 1, 1, false), func(p *spec.Params) { p.Variant = spec.VariantSkipChangeNoFailed })))
+	if testtier.IsLong() {
+		ms = append(ms, java(with(params(2, 2, 2, true), func(p *spec.Params) { p.Crashes = 1 })))
+	}
 	if testtier.IsLong() {
 		ms = append(ms, crash(params(2, 1, 1, false), spec.JournalNoSync), crash(params(2, 2, 2, true), spec.JournalSynced),
 			crash(params(2, 2, 1, true), spec.JournalDisabled),
 			with(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble, p.Entries, p.DiskLoss, p.Crashes = 2, 2, 1, 1 }),
 			with(params(2, 2, 2, true), func(p *spec.Params) { p.ReadOnly, p.DiskFull = 1, 1 }),
-			with(params(3, 2, 2, false), func(p *spec.Params) { p.ReadOnly, p.Crashes = 1, 1 }))
+			with(params(2, 1, 1, true), func(p *spec.Params) { p.ReadOnly, p.Crashes = 1, 1 }))
 		ms = append(ms, params(2, 2, 1, false), params(3, 3, 3, true))
 	}
 	return ms
