@@ -18,9 +18,8 @@ import (
 // fix that the reduction covers gets the same verdict and the same
 // violated property with --por (and without symmetry) as the case as
 // given; a counterexample found with --por replays on the full model.
-// Cases the reduction does not cover (ledger deletion, data integrity,
-// checkpoints, AutoRecovery, release 4.13's model) must be refused, not
-// run. The slow cases run in the long
+// Cases the reduction does not cover (ledger deletion, checkpoints,
+// AutoRecovery, release 4.13's model) must be refused, not run. The slow cases run in the long
 // tier.
 func TestPORSameVerdict(t *testing.T) {
 	cases, err := regress.Load("../testdata/regress")
@@ -175,6 +174,12 @@ func porCases() []regress.Case {
 			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData"}},
 		{File: "por", Name: "unavailable-b3-w2-a1", Config: cfg(check.ModelConfig{Params: unavailable(p(3, 2, 1, 1, false)), Symmetry: spec.Symmetry{Clients: true}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
+		// Data integrity: the deferred pre-boot check (f-preboot's
+		// violation) and the awaited one.
+		{File: "por", Name: "integrity-deferred-b2-w2-a2-symmetry", Config: cfg(check.ModelConfig{Params: integrity(fault(p(2, 2, 2, 1, false), 1, 0, spec.JournalDisabled), ""), Symmetry: both}),
+			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData", Slow: true}},
+		{File: "por", Name: "integrity-awaited-b2-w1-a1", Config: cfg(check.ModelConfig{Params: integrity(fault(p(2, 1, 1, 1, false), 1, 0, spec.JournalDisabled), spec.VariantAwaitPreBootCheck)}),
+			Expect: regress.Expect{Status: "violation", Invariant: "AllAckedEntriesAreReadable"}},
 		// The Java add path: ordered ensembles, failures by index, timeouts
 		// in channel order, the two-step ensemble change and its re-sends.
 		{File: "por", Name: "java-b2-w1-a1-symmetry", Config: cfg(check.ModelConfig{Params: java(p(2, 1, 1, 1, false)), Symmetry: both})},
@@ -190,6 +195,12 @@ func porCases() []regress.Case {
 // readOnly gives q read-only and full-disk budgets.
 func readOnly(q spec.Params, readOnly, diskFull int) spec.Params {
 	q.ReadOnly, q.DiskFull = readOnly, diskFull
+	return q
+}
+
+// integrity gives q the data-integrity check and a variant.
+func integrity(q spec.Params, variant string) spec.Params {
+	q.DataIntegrity, q.Variant = true, variant
 	return q
 }
 

@@ -136,7 +136,7 @@ var actionTable = []actionDecl{
 	{kind: BookieFailsRead, enabledBy: "--corrupt-reads", on: func(p Params) bool { return p.CorruptReads > 0 }, room: []need{needRecovery}, footprint: true},
 	{kind: ClientDeletesLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }},
 	{kind: BookieCollectsLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }},
-	{kind: BookieRunsPreBootCheck, enabledBy: "--data-integrity with --crashes and --journal disabled", on: Params.DeferredCheck},
+	{kind: BookieRunsPreBootCheck, enabledBy: "--data-integrity with --crashes and --journal disabled", on: Params.DeferredCheck, footprint: true},
 
 	// The Java client's add path (javaclient.go).
 	{kind: ClientReceivesAddTimeout, enabledBy: "--add-path java", writer: javaPath, footprint: true},
@@ -349,7 +349,6 @@ func (m *Model) NotCovered() string {
 		name string
 	}{
 		{p.HasHandles(), "the bookies' ledger handles (--delete-ledger, --variant split-add-check)"},
-		{p.DataIntegrity, "--data-integrity"},
 		{p.CloseRereads, "--close-rereads"},
 		{p.SequenceReads(), "--recovery-read sequence"},
 		{p.DeleteLedger, "--delete-ledger"},

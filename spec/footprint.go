@@ -42,7 +42,9 @@ import "math/bits"
 // spends CorruptBudget) and unavailable bookies (down from the initial
 // state and never up: Down(b) is never written for them); and for the
 // Java add path (every step of the Java writer writes its whole record,
-// and its ensemble change one more variable, ClientChange). A crash adds the
+// and its ensemble change one more variable, ClientChange); and for data
+// integrity (limbo and a pending check in the store; a restart's check
+// and the deferred one read the metadata and write store and fence). A crash adds the
 // variables Down(b) (read by a bookie's steps, by every send, since a
 // message to a down bookie is lost, and by ensemble choices) and the
 // budgets spent; it writes the bookie's store and fence (what its
@@ -50,8 +52,8 @@ import "math/bits"
 // bookie (now lost). Where a crash or a re-format can still take a fence
 // back, a fence is a plain variable, not a flag only ever turned on, and
 // it is frozen only once durable. Not for ledger
-// deletion, the split add check, data integrity, checkpoints or
-// AutoRecovery: Footprints reports false there
+// deletion, the split add check, checkpoints or AutoRecovery:
+// Footprints reports false there
 // (Model.NotCovered says why), and a reduction must then expand every
 // state fully.
 
@@ -266,7 +268,9 @@ func (f *Footprints) NewSet() VarSet { return make(VarSet, (f.n+63)/64) }
 // The variables, numbered: bookie stores, bookie fences, clients, the
 // metadata, then per message slot sent, live and lost, then inflight.
 
-// Store is bookie b's stored entries, LAC and LAFR.
+// Store is bookie b's stored entries, LAC and LAFR, and with
+// --data-integrity whether it is in limbo and whether a pre-boot check is
+// pending (a restart starts one, a crash or a wiped disk drops it).
 func (f *Footprints) Store(b int) int { return b }
 
 // Fence is bookie b's fence bit.
@@ -638,6 +642,22 @@ func (f *Footprints) Of(a Action) Footprint {
 	case BookieRestarts:
 		x.read(f.Down(b))
 		x.write(f.Down(b))
+		if p.DataIntegrity {
+			// The pre-boot check: started (check pending, in the
+			// store), or awaited (limbo and fence) for the ledger the
+			// metadata says is open with b in its last ensemble.
+			x.readMeta()
+			x.read(f.Store(b))
+			x.write(f.Store(b))
+			fence()
+		}
+	case BookieRunsPreBootCheck:
+		// The deferred check runs on a bookie that is up and has one
+		// pending: limbo and fence, from the metadata as it is now.
+		x.read(f.Down(b), f.Store(b))
+		x.write(f.Store(b))
+		x.readMeta()
+		fence()
 	case BookieRejoinsEmpty:
 		// An operator wipes the bookie (its store, limbo included, and
 		// its fence) once the ledger exists, and its connections break;
@@ -658,7 +678,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.read(f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
 	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd,
-		BookieRunsPreBootCheck, ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
+		ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
 		// Not declared (Footprints refuses the options that have them):
 		// the transition may read and write everything.
 		for i := range x.r {
@@ -1351,6 +1371,9 @@ func (f *Footprints) Universe() []Action {
 	for b := 0; b < p.Bookies && p.DiskFull > 0; b++ {
 		out = append(out, Action{Kind: BookieFillsDisk, Client: -1, Bookie: int8(b)})
 	}
+	for b := 0; b < p.Bookies && p.DeferredCheck(); b++ {
+		out = append(out, Action{Kind: BookieRunsPreBootCheck, Client: -1, Bookie: int8(b)})
+	}
 	return out
 }
 
@@ -1377,9 +1400,12 @@ func (f *Footprints) Universe() []Action {
 // loop, and its completion may re-send a request already answered
 // (settled goes down then, records do not).
 //
-// With crashes, faults comes first: a crash spends budget (twice) and
-// takes a bookie down, a restart brings it up, so 2·crashes − down grows
-// on each; turning read-only or filling a disk spends its budget; the
+// With faults, faults comes first: 4·(crashes + re-formats + lost disks)
+// − 2·down + 2·(read-only switches + full disks + failed reads) −
+// pending pre-boot checks. A crash, a re-format or a lost disk spends
+// budget (4) and takes a bookie down (−2) or brings it up, dropping its
+// pending check; a restart brings it up (+2) and may start a check (−1);
+// running the check ends it (+1); the other faults spend budget; the
 // other steps leave it alone. A journal sync changes nothing
 // else, and last comes durable, which it increases: minus what is not yet
 // durable (entries, a LAC behind, a fence record).
@@ -1388,8 +1414,8 @@ type Progress struct{ faults, status, changes, records, settled, current, durabl
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
 	var pr Progress
-	pr.faults = 2*int(s.CrashesUsed) + 2*int(s.ReformatUsed) + 2*int(s.DiskLossUsed) - s.BDown.Len() +
-		int(s.ReadOnlyUsed) + int(s.DiskFullUsed) + int(s.CorruptUsed)
+	pr.faults = 4*(int(s.CrashesUsed)+int(s.ReformatUsed)+int(s.DiskLossUsed)) - 2*s.BDown.Len() +
+		2*(int(s.ReadOnlyUsed)+int(s.DiskFullUsed)+int(s.CorruptUsed)) - s.BCheckPending.Len()
 	for b := range s.BUnflushed {
 		pr.durable -= bits.OnesCount64(uint64(s.BUnflushed[b]))
 		if s.BDurableLAC[b] != s.BLAC[b] {

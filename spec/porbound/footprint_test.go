@@ -251,6 +251,16 @@ func declaredModels() []spec.Params {
 	ms = append(ms, with(params(2, 2, 1, true), func(p *spec.Params) { p.CorruptReads = 1 }),
 		with(params(2, 1, 1, false), func(p *spec.Params) { p.CorruptReads, p.Variant = 1, spec.VariantCorruptReadNosuch }),
 		with(params(3, 2, 1, true), func(p *spec.Params) { p.Unavailable = 1 }))
+	// Data integrity: the pre-boot check deferred (started at a restart,
+	// run later) or awaited (the variant), and at a re-format with the
+	// cookie kept (with the variant that fences a closed ledger too).
+	integrity := func(p spec.Params) spec.Params { p.DataIntegrity = true; return p }
+	ms = append(ms, integrity(crash(params(2, 1, 1, true), spec.JournalDisabled)),
+		integrity(with(crash(params(2, 1, 1, true), spec.JournalDisabled), func(p *spec.Params) { p.Variant = spec.VariantAwaitPreBootCheck })),
+		integrity(with(params(2, 1, 1, true), func(p *spec.Params) { p.Reformat, p.ReformatCookie = 1, spec.CookieKept })),
+		integrity(with(params(2, 1, 1, true), func(p *spec.Params) {
+			p.Reformat, p.ReformatCookie, p.Variant = 1, spec.CookieKept, spec.VariantIntegrityFencesClosed
+		})))
 	// The Java add path (ordered ensembles, failures by index, timeouts in
 	// channel order, the two-step ensemble change and its re-sends).
 	java := func(p spec.Params) spec.Params { p.AddPath = spec.AddPathJava; return p }
