@@ -18,8 +18,8 @@ import (
 // fix that the reduction covers gets the same verdict and the same
 // violated property with --por (and without symmetry) as the case as
 // given; a counterexample found with --por replays on the full model.
-// Cases the reduction does not cover (ledger deletion, checkpoints,
-// AutoRecovery, release 4.13's model) must be refused, not run. The slow cases run in the long
+// Cases the reduction does not cover (ledger deletion, AutoRecovery,
+// release 4.13's model) must be refused, not run. The slow cases run in the long
 // tier.
 func TestPORSameVerdict(t *testing.T) {
 	cases, err := regress.Load("../testdata/regress")
@@ -180,6 +180,10 @@ func porCases() []regress.Case {
 			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData", Slow: true}},
 		{File: "por", Name: "integrity-awaited-b2-w1-a1", Config: cfg(check.ModelConfig{Params: integrity(fault(p(2, 1, 1, 1, false), 1, 0, spec.JournalDisabled), spec.VariantAwaitPreBootCheck)}),
 			Expect: regress.Expect{Status: "violation", Invariant: "AllAckedEntriesAreReadable"}},
+		// DbLedgerStorage's checkpoints: the lost fence (14 states) with
+		// PR #4843's variant.
+		{File: "por", Name: "checkpoints-flushes-index-b2-w1-a1", Config: cfg(check.ModelConfig{Params: checkpoints(fault(p(2, 1, 1, 1, false), 1, 0, spec.JournalSynced), spec.VariantCheckpointFlushes)}),
+			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData"}},
 		// The Java add path: ordered ensembles, failures by index, timeouts
 		// in channel order, the two-step ensemble change and its re-sends.
 		{File: "por", Name: "java-b2-w1-a1-symmetry", Config: cfg(check.ModelConfig{Params: java(p(2, 1, 1, 1, false)), Symmetry: both})},
@@ -201,6 +205,12 @@ func readOnly(q spec.Params, readOnly, diskFull int) spec.Params {
 // integrity gives q the data-integrity check and a variant.
 func integrity(q spec.Params, variant string) spec.Params {
 	q.DataIntegrity, q.Variant = true, variant
+	return q
+}
+
+// checkpoints gives q DbLedgerStorage's checkpoints and a variant.
+func checkpoints(q spec.Params, variant string) spec.Params {
+	q.Checkpoints, q.Variant = true, variant
 	return q
 }
 

@@ -151,8 +151,8 @@ var actionTable = []actionDecl{
 	// DbLedgerStorage checkpoints. An idle checkpoint moves the mark past
 	// a record the busy one has not already: a fence record, which needs
 	// a recovery.
-	{kind: BookieCheckpoints, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }},
-	{kind: BookieCheckpointsIdle, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }, room: []need{needRecovery}},
+	{kind: BookieCheckpoints, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }, footprint: true},
+	{kind: BookieCheckpointsIdle, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }, room: []need{needRecovery}, footprint: true},
 
 	// AutoRecovery (autorecovery.go): a lost bookie is what the Auditor
 	// audits and the worker repairs.
@@ -352,7 +352,6 @@ func (m *Model) NotCovered() string {
 		{p.CloseRereads, "--close-rereads"},
 		{p.SequenceReads(), "--recovery-read sequence"},
 		{p.DeleteLedger, "--delete-ledger"},
-		{p.Checkpoints, "--checkpoints"},
 		{p.AutoRecovery, "--autorecovery"},
 		{v.SplitAddCheck || v.DeleteForgetsFence, "--variant " + v.Name},
 	} {

@@ -44,7 +44,9 @@ import "math/bits"
 // Java add path (every step of the Java writer writes its whole record,
 // and its ensemble change one more variable, ClientChange); and for data
 // integrity (limbo and a pending check in the store; a restart's check
-// and the deferred one read the metadata and write store and fence). A crash adds the
+// and the deferred one read the metadata and write store and fence); and
+// for checkpoints (the write cache, the index and the journal's records
+// after the mark in the store and fence). A crash adds the
 // variables Down(b) (read by a bookie's steps, by every send, since a
 // message to a down bookie is lost, and by ensemble choices) and the
 // budgets spent; it writes the bookie's store and fence (what its
@@ -52,7 +54,7 @@ import "math/bits"
 // bookie (now lost). Where a crash or a re-format can still take a fence
 // back, a fence is a plain variable, not a flag only ever turned on, and
 // it is frozen only once durable. Not for ledger
-// deletion, the split add check, checkpoints or AutoRecovery:
+// deletion, the split add check or AutoRecovery:
 // Footprints reports false there
 // (Model.NotCovered says why), and a reduction must then expand every
 // state fully.
@@ -466,6 +468,11 @@ func (f *Footprints) Of(a Action) Footprint {
 		} else {
 			x.set(f.Fence(b))
 		}
+		if p.Checkpoints {
+			// A durable fence record goes to the journal after the mark
+			// (with variant fence-journals-key, the master key too).
+			x.write(f.Store(b))
+		}
 	}
 	switch a.Kind {
 	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsAddReadOnlyResponse:
@@ -651,6 +658,12 @@ func (f *Footprints) Of(a Action) Footprint {
 			x.write(f.Store(b))
 			fence()
 		}
+	case BookieCheckpoints, BookieCheckpointsIdle:
+		// The write cache and the ledger index (master key, fenced flag)
+		// flushed or not, the journal's mark past the key and fence
+		// records: all of it in the bookie's store and fence.
+		x.read(f.Down(b), f.Store(b), f.Fence(b))
+		x.write(f.Store(b), f.Fence(b))
 	case BookieRunsPreBootCheck:
 		// The deferred check runs on a bookie that is up and has one
 		// pending: limbo and fence, from the metadata as it is now.
@@ -678,7 +691,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.read(f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
 	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd,
-		ClientSendsNextRecoveryRead, BookieCheckpoints, BookieCheckpointsIdle:
+		ClientSendsNextRecoveryRead:
 		// Not declared (Footprints refuses the options that have them):
 		// the transition may read and write everything.
 		for i := range x.r {
@@ -1374,6 +1387,9 @@ func (f *Footprints) Universe() []Action {
 	for b := 0; b < p.Bookies && p.DeferredCheck(); b++ {
 		out = append(out, Action{Kind: BookieRunsPreBootCheck, Client: -1, Bookie: int8(b)})
 	}
+	for b := 0; b < p.Bookies && p.Checkpoints; b++ {
+		out = append(out, Action{Kind: BookieCheckpoints, Client: -1, Bookie: int8(b)}, Action{Kind: BookieCheckpointsIdle, Client: -1, Bookie: int8(b)})
+	}
 	return out
 }
 
@@ -1407,9 +1423,11 @@ func (f *Footprints) Universe() []Action {
 // pending check; a restart brings it up (+2) and may start a check (−1);
 // running the check ends it (+1); the other faults spend budget; the
 // other steps leave it alone. A journal sync changes nothing
-// else, and last comes durable, which it increases: minus what is not yet
-// durable (entries, a LAC behind, a fence record).
-type Progress struct{ faults, status, changes, records, settled, current, durable int }
+// else, and then comes durable, which it increases: minus what is not yet
+// durable (entries, a LAC behind, a fence record). Last comes what is
+// checkpointed (--checkpoints): 2·(index keys + index fences) − key
+// records − fence records − dirty write caches.
+type Progress struct{ faults, status, changes, records, settled, current, durable, checkpointed int }
 
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
@@ -1423,6 +1441,7 @@ func ProgressOf(s *State) Progress {
 		}
 	}
 	pr.durable -= s.BUnflushedFence.Len()
+	pr.checkpointed = 2*(s.BIndexKey.Len()+s.BIndexFenced.Len()) - s.BKeyRecord.Len() - s.BFenceRecord.Len() - s.BCacheDirty.Len()
 	for _, m := range s.Msgs {
 		pr.records++
 		switch t := m.Key.Type(); {
@@ -1469,6 +1488,8 @@ func (p Progress) Less(q Progress) bool {
 		return p.settled < q.settled
 	case p.current != q.current:
 		return p.current < q.current
+	case p.durable != q.durable:
+		return p.durable < q.durable
 	}
-	return p.durable < q.durable
+	return p.checkpointed < q.checkpointed
 }

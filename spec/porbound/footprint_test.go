@@ -261,6 +261,9 @@ func declaredModels() []spec.Params {
 		integrity(with(params(2, 1, 1, true), func(p *spec.Params) {
 			p.Reformat, p.ReformatCookie, p.Variant = 1, spec.CookieKept, spec.VariantIntegrityFencesClosed
 		})))
+	// DbLedgerStorage's checkpoints (and PR #4843's variant).
+	ckpt := func(p spec.Params) spec.Params { p.Crashes, p.Checkpoints = 1, true; return p }
+	ms = append(ms, ckpt(params(2, 1, 1, true)), ckpt(with(params(2, 1, 1, true), func(p *spec.Params) { p.Variant = spec.VariantCheckpointFlushes })))
 	// The Java add path (ordered ensembles, failures by index, timeouts in
 	// channel order, the two-step ensemble change and its re-sends).
 	java := func(p spec.Params) spec.Params { p.AddPath = spec.AddPathJava; return p }
