@@ -133,7 +133,7 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.faultBase() + 2*p.Bookies + 6 + p.Clients
+	f.n = f.ClientChange(p.Clients) // one past the last variable
 	return f, true
 }
 
@@ -213,9 +213,7 @@ func (x fp) readDown() {
 // receivedResponse: the spec's receive of an add response (a rejection
 // if rejected): its slot, and IsEarliestMsg, which compares responses
 // whatever their success.
-func (x fp) receivedResponse(rejected, rec bool) {
-	// (c, b, e) are the label's, kept by the caller in x.at.
-	c, b, e := x.at[0], x.at[1], x.at[2]
+func (x fp) receivedResponse(rejected, rec bool, c, b, e int) {
 	if rejected {
 		x.received(addRejected, rec, c, b, e)
 	} else {
@@ -228,9 +226,8 @@ func (x fp) receivedResponse(rejected, rec bool) {
 // failed: an EREADONLY answer (a rejected add's slot) to the spec's
 // writer or recovery client, as its status says, is marked failed (-1),
 // for the next ensemble change to replace the bookie.
-func (x fp) failed() {
+func (x fp) failed(c, b, e int) {
 	f := x.f
-	c, b, e := x.at[0], x.at[1], x.at[2]
 	for _, rec := range []bool{false, true} {
 		x.read(f.sent(addRejected, rec, c, b, e), f.live(addRejected, rec, c, b, e))
 		x.write(f.live(addRejected, rec, c, b, e), f.lost(addRejected, rec, c, b, e))
@@ -240,13 +237,13 @@ func (x fp) failed() {
 // writerAdds: the Java writer's step reads whether each of its add
 // requests was sent (and with which LAC: opLAC), and with sends, sends
 // or re-sends any of them, lost or not.
-func (x fp) writerAdds(sends bool) {
+func (x fp) writerAdds(c int, sends bool) {
 	f := x.f
 	for b := 0; b < f.p.Bookies; b++ {
 		for e := 1; e <= f.p.Entries; e++ {
-			x.read(f.sent(AddEntryRequest, false, x.at[0], b, e), f.live(AddEntryRequest, false, x.at[0], b, e))
+			x.read(f.sent(AddEntryRequest, false, c, b, e), f.live(AddEntryRequest, false, c, b, e))
 			if sends {
-				x.write(f.sent(AddEntryRequest, false, x.at[0], b, e), f.live(AddEntryRequest, false, x.at[0], b, e), f.lost(AddEntryRequest, false, x.at[0], b, e))
+				x.write(f.sent(AddEntryRequest, false, c, b, e), f.live(AddEntryRequest, false, c, b, e), f.lost(AddEntryRequest, false, c, b, e))
 			}
 		}
 	}
@@ -349,7 +346,6 @@ func (f *Footprints) inflight(c, b, e int) int {
 type fp struct {
 	f          *Footprints
 	r, w, sets VarSet
-	at         [3]int // the label's client, bookie and entry
 }
 
 func (x fp) read(vs ...int) {
@@ -414,7 +410,7 @@ func (x fp) sentToAny(t MsgType, rec bool, c, e int, lost Bookies) {
 // Of returns the footprint of transition a.
 func (f *Footprints) Of(a Action) Footprint {
 	p, c, b, e := f.p, int(a.Client), int(a.Bookie), int(a.Entry)
-	x := fp{f: f, r: f.NewSet(), w: f.NewSet(), sets: f.NewSet(), at: [3]int{c, b, e}}
+	x := fp{f: f, r: f.NewSet(), w: f.NewSet(), sets: f.NewSet()}
 	respLost := a.Lost != 0
 	v := p.variant()
 	if c >= 0 && !a.Kind.bookieStep() {
@@ -534,7 +530,7 @@ func (f *Footprints) Of(a Action) Footprint {
 	case ClientSendsAddEntryRequests, ClientResendsPendingAddOp:
 		x.sentToAny(AddEntryRequest, false, c, e, a.Lost)
 		if p.JavaAddPath() {
-			x.writerAdds(false) // deferredAdd: whether the last op's writes went out
+			x.writerAdds(c, false) // deferredAdd: whether the last op's writes went out
 		}
 	case RecoveryClientSendsPendingAddOp:
 		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
@@ -546,25 +542,20 @@ func (f *Footprints) Of(a Action) Footprint {
 		}
 		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
 	case ClientReceivesAddErrorResponse, ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse:
-		if !p.JavaAddPath() {
-			if a.Kind == ClientReceivesAddErrorResponse {
-				x.failed()
-				break
-			}
-			x.receivedResponse(a.Kind == ClientReceivesAddFencedResponse, false)
-			break
-		}
-		// javaReceivesAddResponse: any add response of the writer, the
-		// earliest of its channel, through writeComplete (the handle's
-		// record, written above); an EREADONLY answer may also be the
-		// recovery client's (faults.go).
 		if a.Kind == ClientReceivesAddErrorResponse {
-			x.failed()
+			x.failed(c, b, e)
 		}
-		x.received(AddEntryResponse, false, c, b, e)
-		x.received(addRejected, false, c, b, e)
-		x.earliest(AddEntryResponse, false, c, b, e)
-		x.earliest(addRejected, false, c, b, e)
+		switch {
+		case p.JavaAddPath():
+			// javaReceivesAddResponse: any add response of the writer,
+			// the earliest of its channel, through writeComplete (the
+			// handle's record, written above); an EREADONLY answer may
+			// also be the recovery client's (faults.go), as above.
+			x.receivedResponse(false, false, c, b, e)
+			x.receivedResponse(true, false, c, b, e)
+		case a.Kind != ClientReceivesAddErrorResponse:
+			x.receivedResponse(a.Kind == ClientReceivesAddFencedResponse, false, c, b, e)
+		}
 	case ClientReceivesAddTimeout:
 		// A lost add request or reply of the writer (the label does not
 		// say which) is processed, once no older add of its channel is
@@ -587,10 +578,10 @@ func (f *Footprints) Of(a Action) Footprint {
 		// op's writes, to bookies and of entries the label does not
 		// name; a re-sent request merges with its copy still unanswered
 		// (and makes an answered one deliverable again).
-		x.writerAdds(true)
+		x.writerAdds(c, true)
 		x.readDown()
 	case RecoveryClientReceivesAddConfirmedResponse:
-		x.receivedResponse(false, true)
+		x.receivedResponse(false, true, c, b, e)
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
 		rec := a.Kind == RecoveryClientChangesEnsemble
 		x.readWritable()
@@ -752,7 +743,6 @@ var clientWrites = [numActionKinds]uint8{
 	RecoveryClientSendsPendingAddOp:            wPending,
 	RecoveryClientClosesLedger:                 wCore | wStatus,
 	ClientFailsToCreateLedger:                  wCore | wStatus,
-	ClientReceivesAddErrorResponse:             0,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -1324,21 +1314,19 @@ func (f *Footprints) Universe() []Action {
 					}
 				}
 			case ClientReceivesAddTimeout:
-				for b := 0; b < p.Bookies && p.JavaAddPath(); b++ {
+				for b := 0; b < p.Bookies; b++ {
 					for e := lo; e <= hi; e++ {
 						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})
 					}
 				}
 			case ClientUpdatesEnsembleMetadata:
 				// Lost is the set replaced, empty when nothing is written.
-				for sub := Bookies(0); sub <= all && p.JavaAddPath(); sub++ {
+				for sub := Bookies(0); sub <= all; sub++ {
 					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: sub})
 				}
 			case ClientCompletesEnsembleChange:
 				for _, l := range lossPatterns(all) {
-					if p.JavaAddPath() {
-						out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: l})
-					}
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: l})
 				}
 			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger:
 				out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
