@@ -44,6 +44,7 @@ type Cluster struct {
 	ZKPort  int
 	bookies []*Bookie
 	zk      *proc
+	ports   *reservation
 	mu      sync.Mutex
 	procs   map[*proc]bool
 }
@@ -88,11 +89,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	ports, err := freePorts(1 + 2*opts.Bookies)
+	ports, err := reservePorts(1 + 2*opts.Bookies)
 	if err != nil {
 		return nil, err
 	}
-	c.ZKPort = ports[0]
+	c.ports = ports
+	c.ZKPort = ports.ports[0]
 	zkDir := filepath.Join(opts.Dir, "zk")
 	if err := os.MkdirAll(zkDir, 0o755); err != nil {
 		return nil, err
@@ -112,7 +114,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	for i := 0; i < opts.Bookies; i++ {
-		b := &Bookie{Name: fmt.Sprintf("b%d", i+1), Port: ports[1+2*i], HTTP: ports[2+2*i], dir: filepath.Join(opts.Dir, fmt.Sprintf("b%d", i+1))}
+		b := &Bookie{Name: fmt.Sprintf("b%d", i+1), Port: ports.ports[1+2*i], HTTP: ports.ports[2+2*i], dir: filepath.Join(opts.Dir, fmt.Sprintf("b%d", i+1))}
 		b.conf = filepath.Join(b.dir, "bk_server.conf")
 		if err := os.MkdirAll(b.dir, 0o755); err != nil {
 			return nil, err
@@ -499,6 +501,7 @@ func (c *Cluster) Close() {
 	for _, b := range c.bookies {
 		b.p = nil
 	}
+	c.ports.release()
 }
 
 // Leftover lists the running JVMs whose command line names dir (a
@@ -518,28 +521,6 @@ func Leftover(dir string) []int {
 		}
 	}
 	return out
-}
-
-// freePorts asks the kernel for n free ports on loopback. A port can be
-// taken by another process between this and the JVM's bind; the JVM then
-// exits and the start fails with its log, which names the port.
-func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("no free port on loopback: %w", err)
-		}
-		lns = append(lns, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func tail(path string, n int) string {
