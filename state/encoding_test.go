@@ -49,10 +49,17 @@ func TestReaderRoundTrip(t *testing.T) {
 
 func TestUvarintEdges(t *testing.T) {
 	var r Reader
-	for _, v := range []uint64{0, 127, 128, 1<<63 - 1, 1 << 63, math.MaxUint64} {
-		r.Reset(binary.AppendUvarint(nil, v))
-		if got := r.Uvarint(); got != v || r.Done() != nil {
-			t.Errorf("Uvarint(%d) round trip = %d, %v", v, got, r.Err())
+	vals := []uint64{0, 127, 128, 1<<63 - 1, 1 << 63, math.MaxUint64}
+	for k := 1; k < 64; k++ { // every length, at both ends
+		vals = append(vals, 1<<k-1, 1<<k)
+	}
+	for _, v := range vals {
+		for _, pad := range []int{0, 8} { // with 8 bytes to spare: the one-load path
+			enc := binary.AppendUvarint(nil, v)
+			r.Reset(append(enc, make([]byte, pad)...))
+			if got := r.Uvarint(); got != v || r.Err() != nil || r.Remaining() != pad {
+				t.Errorf("Uvarint(%d) round trip, %d bytes after = %d, %v, %d left", v, pad, got, r.Err(), r.Remaining())
+			}
 		}
 	}
 }
@@ -71,6 +78,10 @@ func TestReaderErrors(t *testing.T) {
 		{"overflow 11 bytes", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x00}, func(r *Reader) { r.Uvarint() }, ErrOverflow},
 		{"non-minimal zero", []byte{0x80, 0x00}, func(r *Reader) { r.Uvarint() }, ErrNonCanonical},
 		{"non-minimal one", []byte{0x81, 0x80, 0x00}, func(r *Reader) { r.Uvarint() }, ErrNonCanonical},
+		// The same with 8 bytes or more to read: the one-load path.
+		{"non-minimal zero, padded", []byte{0x80, 0x00, 1, 2, 3, 4, 5, 6, 7}, func(r *Reader) { r.Uvarint() }, ErrNonCanonical},
+		{"non-minimal 5 bytes, padded", []byte{0x81, 0x80, 0x80, 0x80, 0x00, 1, 2, 3, 4}, func(r *Reader) { r.Uvarint() }, ErrNonCanonical},
+		{"overflow, padded", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1}, func(r *Reader) { r.Uvarint() }, ErrOverflow},
 		{"trailing", []byte{1, 2}, func(r *Reader) { r.Byte() }, ErrTrailing},
 		{"sticky", []byte{0x80}, func(r *Reader) { r.Uvarint(); r.Byte(); r.Fail(errors.New("later")) }, ErrTruncated},
 	}
