@@ -100,7 +100,7 @@ func TestPORSameVerdict(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs compared, %d of them reduced, %d cases refused", compared, reduced, refused)
-	if compared < 10 || reduced < 5 || refused < 10 {
+	if compared < 10 || reduced < 5 || refused < 3 {
 		t.Errorf("%d runs compared, %d reduced, %d refused: the test proves too little", compared, reduced, refused)
 	}
 }

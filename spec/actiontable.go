@@ -132,10 +132,10 @@ var actionTable = []actionDecl{
 	{kind: BookieFillsDisk, enabledBy: "--disk-full", on: func(p Params) bool { return p.DiskFull > 0 }, footprint: true},
 
 	// Protocol bugs BookKeeper had (bugs.go).
-	{kind: BookieChecksAdd, enabledBy: "a variant"}, // the split add check's (Variant.Actions)
+	{kind: BookieChecksAdd, enabledBy: "a variant", footprint: true}, // the split add check's (Variant.Actions)
 	{kind: BookieFailsRead, enabledBy: "--corrupt-reads", on: func(p Params) bool { return p.CorruptReads > 0 }, room: []need{needRecovery}, footprint: true},
-	{kind: ClientDeletesLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }},
-	{kind: BookieCollectsLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }},
+	{kind: ClientDeletesLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }, footprint: true},
+	{kind: BookieCollectsLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }, footprint: true},
 	{kind: BookieRunsPreBootCheck, enabledBy: "--data-integrity with --crashes and --journal disabled", on: Params.DeferredCheck, footprint: true},
 
 	// The Java client's add path (javaclient.go).
@@ -343,17 +343,14 @@ func (m *Model) footprintGaps() []string {
 // changes the spec's, so each such action's option is named first).
 func (m *Model) NotCovered() string {
 	var why []string
-	p, v := m.P, m.V
+	p := m.P
 	for _, o := range []struct {
 		on   bool
 		name string
 	}{
-		{p.HasHandles(), "the bookies' ledger handles (--delete-ledger, --variant split-add-check)"},
 		{p.CloseRereads, "--close-rereads"},
 		{p.SequenceReads(), "--recovery-read sequence"},
-		{p.DeleteLedger, "--delete-ledger"},
 		{p.AutoRecovery, "--autorecovery"},
-		{v.SplitAddCheck || v.DeleteForgetsFence, "--variant " + v.Name},
 	} {
 		if o.on {
 			why = append(why, o.name)

@@ -53,11 +53,16 @@ import "math/bits"
 // journal had not made durable) and every deliverable message of the
 // bookie (now lost). Where a crash or a re-format can still take a fence
 // back, a fence is a plain variable, not a flag only ever turned on, and
-// it is frozen only once durable. Not for ledger
-// deletion, the split add check or AutoRecovery:
-// Footprints reports false there
-// (Model.NotCovered says why), and a reduction must then expand every
-// state fully.
+// it is frozen only once durable. And for ledger deletion (the deleted
+// flag is part of the metadata's status; a bookie's collection, and the
+// adds it checked with split-add-check, are part of its store; a fence
+// remembered in memory only is part of its fence, which the collection
+// can clear, so a fence is then a plain variable and never frozen) and
+// for the bookies' ledger handles (Handle(b): every answer loads one,
+// a flag only turned on; a crash, a wiped disk and the collection drop
+// it). Not for AutoRecovery, sequence recovery reads or the re-reading
+// close: Footprints reports false there (Model.NotCovered says why), and
+// a reduction must then expand every state fully.
 
 // VarSet is a set of footprint variables.
 type VarSet []uint64
@@ -133,7 +138,7 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.ClientChange(p.Clients) // one past the last variable
+	f.n = f.Deleted() + 1 // one past the last variable
 	return f, true
 }
 
@@ -180,6 +185,19 @@ func (f *Footprints) CorruptBudget() int { return f.faultBase() + 2*f.p.Bookies 
 // the change is elsewhere, need one of those (not the close) to enable
 // them.
 func (f *Footprints) ClientChange(c int) int { return f.faultBase() + 2*f.p.Bookies + 6 + c }
+
+// Handle is whether bookie b holds a handle for the ledger in memory
+// (BHandle: --delete-ledger, split-add-check): every answer to a request
+// sets it (a flag only turned on), a crash, a wiped disk and the garbage
+// collection clear it; the collection (whether it remembers the fence)
+// and the split add check read it.
+func (f *Footprints) Handle(b int) int { return f.ClientChange(f.p.Clients) + b }
+
+// Deleted is whether the ledger is deleted from the metadata store
+// (MetaDeleted, --delete-ledger): written only by the deletion, read by
+// whatever reads the metadata and by the garbage collection, which it
+// enables.
+func (f *Footprints) Deleted() int { return f.Handle(f.p.Bookies) }
 
 // lose: every deliverable message to or from bookie b becomes lost (the
 // fault's lose), and the reads in flight with them.
@@ -269,10 +287,13 @@ func (f *Footprints) NewSet() VarSet { return make(VarSet, (f.n+63)/64) }
 
 // Store is bookie b's stored entries, LAC and LAFR, and with
 // --data-integrity whether it is in limbo and whether a pre-boot check is
-// pending (a restart starts one, a crash or a wiped disk drops it).
+// pending (a restart starts one, a crash or a wiped disk drops it); with
+// --delete-ledger whether it has garbage-collected the ledger; with
+// split-add-check the adds it checked and has not stored yet.
 func (f *Footprints) Store(b int) int { return b }
 
-// Fence is bookie b's fence bit.
+// Fence is bookie b's fence bit, and with --delete-ledger whether a
+// collected ledger's fence is kept in memory only (BVolatileFence).
 func (f *Footprints) Fence(b int) int { return f.p.Bookies + b }
 
 // Client is client c's record but its status, LAC, pending adds,
@@ -360,8 +381,14 @@ func (x fp) write(vs ...int) {
 	}
 }
 
-// readMeta: the transition reads the metadata.
-func (x fp) readMeta() { x.read(x.f.Meta(), x.f.MetaFragments(), x.f.MetaEnd()) }
+// readMeta: the transition reads the metadata (and whether it is
+// deleted).
+func (x fp) readMeta() {
+	x.read(x.f.Meta(), x.f.MetaFragments(), x.f.MetaEnd())
+	if x.f.p.DeleteLedger {
+		x.read(x.f.Deleted())
+	}
+}
 
 // set: the transition turns the flag v on, whatever it was.
 func (x fp) set(v int) {
@@ -413,7 +440,7 @@ func (f *Footprints) Of(a Action) Footprint {
 	x := fp{f: f, r: f.NewSet(), w: f.NewSet(), sets: f.NewSet()}
 	respLost := a.Lost != 0
 	v := p.variant()
-	if c >= 0 && !a.Kind.bookieStep() {
+	if c >= 0 && !a.Kind.bookieStep() && a.Kind != ClientDeletesLedger {
 		// Every client step reads its own record (its status first)
 		// and writes what clientWrites says.
 		x.read(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c))
@@ -449,6 +476,18 @@ func (f *Footprints) Of(a Action) Footprint {
 	}
 	if a.Kind.bookieStep() {
 		x.read(f.Down(b)) // a down bookie answers nothing
+	}
+	if p.HasHandles() {
+		switch a.Kind {
+		case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsFencingReadLacResponse,
+			BookieSendsReadResponse, BookieFailsRead, BookieChecksAdd:
+			// Handling a request loads the ledger's handle (reply), as
+			// does the split add check; an EREADONLY answer comes first.
+			x.set(f.Handle(b))
+		case BookieCrashes, BookieRejoinsEmpty, BookieLosesDisk, BookieCollectsLedger:
+			x.read(f.Handle(b)) // the collection: whether the fence is remembered
+			x.write(f.Handle(b))
+		}
 	}
 	switch a.Kind {
 	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsAddReadOnlyResponse:
@@ -486,9 +525,14 @@ func (f *Footprints) Of(a Action) Footprint {
 			break // EREADONLY before the fence is looked at
 		}
 		x.read(f.Fence(b))
+		if v.AddChecksMetadata || v.SplitAddCheck {
+			x.read(f.Store(b)) // split-add-check: the adds checked
+		}
 		if v.AddChecksMetadata {
-			x.read(f.Store(b))
 			x.readMeta()
+		}
+		if v.SplitAddCheck && a.Kind == BookieSendsAddConfirmedResponse {
+			x.read(f.Handle(b)) // mayStore: without a handle, only a checked add
 		}
 		if a.Kind == BookieSendsAddConfirmedResponse {
 			x.read(f.Store(b)) // gwq: LAC and LAFR are running maxima
@@ -681,8 +725,27 @@ func (f *Footprints) Of(a Action) Footprint {
 	case BookieSyncsJournal:
 		x.read(f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
-	case ClientDeletesLedger, BookieCollectsLedger, BookieChecksAdd,
-		ClientSendsNextRecoveryRead:
+	case BookieChecksAdd:
+		// A normal add request (left deliverable: the store answers it),
+		// the earliest of its channel, to a bookie up, not fenced, not
+		// read-only, without a handle, not already checked and not yet
+		// answered; it loads the handle (above) and marks the add checked.
+		x.read(f.sent(AddEntryRequest, false, c, b, e), f.live(AddEntryRequest, false, c, b, e))
+		x.earliest(AddEntryRequest, false, c, b, e)
+		x.read(f.sent(AddEntryResponse, false, c, b, e))
+		x.read(f.Fence(b), f.ReadOnly(b), f.Store(b), f.Handle(b))
+		x.write(f.Store(b))
+	case ClientDeletesLedger:
+		// Only the client's status and the metadata's (CLOSED, not yet
+		// deleted): the rest of the client does not matter to it.
+		x.read(f.ClientStatus(c), f.Meta(), f.Deleted())
+		x.write(f.Deleted())
+	case BookieCollectsLedger:
+		// Its entries, LAC, index and checks go, its fence goes or is
+		// remembered (in memory, or durably with collect-keeps-fence).
+		x.read(f.Deleted(), f.Down(b), f.Store(b), f.Fence(b))
+		x.write(f.Store(b), f.Fence(b))
+	case ClientSendsNextRecoveryRead:
 		// Not declared (Footprints refuses the options that have them):
 		// the transition may read and write everything.
 		for i := range x.r {
@@ -852,6 +915,13 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		return spent(ReadRequest, int(a.Bookie), int(a.Entry))
 	case BookieFailsRead:
 		return int(s.CorruptUsed) >= f.p.CorruptReads || spent(ReadRequest, int(a.Bookie), int(a.Entry))
+	case ClientDeletesLedger:
+		// Once; and only by a client that closed the ledger, which a
+		// client can no longer do once the metadata is closed.
+		return s.MetaDeleted || s.MetaStatus == StatusClosed && cl.Status != StatusClosed ||
+			cl.Status == ClientWithdrawn || cl.Status == RecoveryAborted
+	case BookieCollectsLedger:
+		return s.BCollected.Has(int(a.Bookie)) // once: nothing clears it
 	}
 	return false
 }
@@ -933,6 +1003,17 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 			vs.add(f.Down(b))
 		}
 		return vs
+	}
+	if a.Kind == BookieCollectsLedger {
+		// The ledger deleted, the bookie up (once collected it is Dead).
+		if !s.MetaDeleted {
+			vs.add(f.Deleted())
+			return vs, true
+		}
+		if s.BDown.Has(b) {
+			vs.add(f.Down(b))
+			return vs, true
+		}
 	}
 	if c < 0 {
 		return vs, false // the crashes' steps: their reads
@@ -1019,6 +1100,13 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 		if status(StatusOpen) || !is(s.MetaStatus != StatusOpen, metaVars...) {
 			return vs, true
 		}
+	case ClientDeletesLedger:
+		// The metadata closed (only a close writes its end), then the
+		// client's own close (Dead once the metadata is closed without
+		// it, or deleted).
+		if !is(s.MetaStatus == StatusClosed, f.MetaEnd()) || status(StatusClosed) {
+			return vs, true
+		}
 	case BookieSendsAddConfirmedResponse:
 		if noLive(AddEntryRequest, false, true) {
 			return vs, true
@@ -1028,8 +1116,13 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 		// that takes back a fence not yet durable.
 		if s.BFenced.Has(b) {
 			vs = vs[:0]
-			if f.p.FencesCanBeLost() || f.p.Reformat > 0 || f.p.DiskLoss > 0 {
+			switch {
+			case f.p.FencesCanBeLost() || f.p.Reformat > 0 || f.p.DiskLoss > 0, f.p.DeleteLedger && s.MetaDeleted:
 				vs.add(f.Fence(b))
+			case f.p.DeleteLedger:
+				// Only the collection of the deleted ledger (and a
+				// crash after it) can unfence: the deletion comes first.
+				vs.add(f.Deleted())
 			}
 			if noLive(AddEntryRequest, true) {
 				return vs, true
@@ -1160,6 +1253,9 @@ func (f *Footprints) Frozen(s *State) VarSet {
 // stays durable (a fencing read or a sync of a fenced bookie leaves it
 // so).
 func (f *Footprints) FrozenFences(s *State) Bookies {
+	if f.p.DeleteLedger {
+		return 0 // the collection, and a crash after it, can clear any fence
+	}
 	if int(s.ReformatUsed) < f.p.Reformat || int(s.DiskLossUsed) < f.p.DiskLoss {
 		return 0 // a re-format or a lost disk can still wipe any bookie
 	}
@@ -1226,6 +1322,11 @@ func (f *Footprints) Visible(s *State, r PropertyReads) VarSet {
 	}
 	if r.Meta || r.MetaEnd {
 		vs.add(f.MetaEnd())
+	}
+	if f.p.DeleteLedger && (r.Meta || r.MetaFragments || r.MetaEnd || r.Stores) {
+		// The invariants hold of a deleted ledger vacuously: what reads
+		// the metadata or the stores reads whether it is deleted.
+		vs.add(f.Deleted())
 	}
 	for b := 0; b < f.p.Bookies && r.Stores; b++ {
 		vs.add(f.Store(b))
@@ -1330,6 +1431,16 @@ func (f *Footprints) Universe() []Action {
 				}
 			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger:
 				out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
+			case ClientDeletesLedger:
+				if p.DeleteLedger {
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
+				}
+			case BookieChecksAdd:
+				for b := 0; b < p.Bookies && p.variant().SplitAddCheck; b++ {
+					for e := lo; e <= hi; e++ {
+						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})
+					}
+				}
 			case ClientStartsRecovery:
 				for _, l := range lossPatterns(all) {
 					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: l})
@@ -1375,6 +1486,9 @@ func (f *Footprints) Universe() []Action {
 	for b := 0; b < p.Bookies && p.DeferredCheck(); b++ {
 		out = append(out, Action{Kind: BookieRunsPreBootCheck, Client: -1, Bookie: int8(b)})
 	}
+	for b := 0; b < p.Bookies && p.DeleteLedger; b++ {
+		out = append(out, Action{Kind: BookieCollectsLedger, Client: -1, Bookie: int8(b)})
+	}
 	for b := 0; b < p.Bookies && p.Checkpoints; b++ {
 		out = append(out, Action{Kind: BookieCheckpoints, Client: -1, Bookie: int8(b)}, Action{Kind: BookieCheckpointsIdle, Client: -1, Bookie: int8(b)})
 	}
@@ -1410,12 +1524,19 @@ func (f *Footprints) Universe() []Action {
 // budget (4) and takes a bookie down (−2) or brings it up, dropping its
 // pending check; a restart brings it up (+2) and may start a check (−1);
 // running the check ends it (+1); the other faults spend budget; the
-// other steps leave it alone. A journal sync changes nothing
+// other steps leave it alone. With --delete-ledger, deletion comes next:
+// the ledger deleted, and the bookies that collected it (neither ever
+// undone); with handles, after current, the handles loaded and the adds
+// checked (split-add-check): an answer loads a handle (and stores a
+// checked add) but settles a record first, and a crash, a wiped disk or
+// the collection, which drop them, count earlier. A journal sync changes nothing
 // else, and then comes durable, which it increases: minus what is not yet
 // durable (entries, a LAC behind, a fence record). Last comes what is
 // checkpointed (--checkpoints): 2·(index keys + index fences) − key
 // records − fence records − dirty write caches.
-type Progress struct{ faults, status, changes, records, settled, current, durable, checkpointed int }
+type Progress struct {
+	faults, deletion, status, changes, records, settled, current, handles, durable, checkpointed int
+}
 
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
@@ -1429,6 +1550,14 @@ func ProgressOf(s *State) Progress {
 		}
 	}
 	pr.durable -= s.BUnflushedFence.Len()
+	pr.deletion = s.BCollected.Len()
+	if s.MetaDeleted {
+		pr.deletion++
+	}
+	pr.handles = s.BHandle.Len()
+	for b := range s.BChecked {
+		pr.handles += bits.OnesCount64(uint64(s.BChecked[b]))
+	}
 	pr.checkpointed = 2*(s.BIndexKey.Len()+s.BIndexFenced.Len()) - s.BKeyRecord.Len() - s.BFenceRecord.Len() - s.BCacheDirty.Len()
 	for _, m := range s.Msgs {
 		pr.records++
@@ -1466,6 +1595,8 @@ func (p Progress) Less(q Progress) bool {
 	switch {
 	case p.faults != q.faults:
 		return p.faults < q.faults
+	case p.deletion != q.deletion:
+		return p.deletion < q.deletion
 	case p.status != q.status:
 		return p.status < q.status
 	case p.changes != q.changes:
@@ -1476,6 +1607,8 @@ func (p Progress) Less(q Progress) bool {
 		return p.settled < q.settled
 	case p.current != q.current:
 		return p.current < q.current
+	case p.handles != q.handles:
+		return p.handles < q.handles
 	case p.durable != q.durable:
 		return p.durable < q.durable
 	}

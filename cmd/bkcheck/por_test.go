@@ -13,9 +13,9 @@ func TestPORFromTheCommandLine(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "9255 distinct states") || !strings.Contains(out, "Partial-order reduction (--por): ") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runArgs(t, "check", "--por", "--delete-ledger", "--probe", "p=true")
+	code, out, errOut = runArgs(t, "check", "--por", "--recovery-read", "sequence", "--probe", "p=true")
 	for _, want := range []string{"--por: keeps terminal states and invariant violations, not what --eventually, --probe or --constraint ask about",
-		"--por: the partial-order reduction covers the TLA+ spec's actions", "not: the bookies' ledger handles (--delete-ledger, --variant split-add-check); --delete-ledger; actions without a footprint: ClientDeletesLedger (--delete-ledger), BookieCollectsLedger (--delete-ledger)"} {
+		"--por: the partial-order reduction covers the TLA+ spec's actions", "not: --recovery-read sequence; actions without a footprint: ClientSendsNextRecoveryRead (--recovery-read sequence)"} {
 		if code != exitUsage || !strings.Contains(errOut, want) {
 			t.Errorf("exit %d, want %q in:\n%s%s", code, want, out, errOut)
 		}
@@ -46,11 +46,11 @@ ack-quorum = 1
 crashes = 1
 expect-status = "violation"
 
-[runs.delete]
+[runs.sequence]
 bookies = 2
 write-quorum = 2
 ack-quorum = 1
-delete-ledger = true
+recovery-read = "sequence"
 reliable-network = true
 expect-status = "ok"
 `)
