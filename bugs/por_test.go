@@ -193,7 +193,42 @@ func porCases() []regress.Case {
 			Expect: regress.Expect{Status: "ok", Slow: true}},
 		{File: "por", Name: "disk-loss-b3-w3-a2-reliable-terminal", Config: cfg(check.ModelConfig{Params: diskLoss(p(3, 3, 2, 1, true)), Symmetry: both, Invariants: []string{"none"}}),
 			Expect: regress.Expect{Status: "ok", Slow: true}},
+		// Sequence recovery reads (BookKeeper's default) and the
+		// re-reading close: the whole space, and a violation each.
+		{File: "por", Name: "sequence-b2-w2-a1-reliable", Config: cfg(check.ModelConfig{Params: sequence(p(2, 2, 1, 1, true)), Symmetry: both})},
+		{File: "por", Name: "sequence-b2-w2-a1-below-qw", Config: cfg(check.ModelConfig{Params: sequence(p(2, 2, 1, 1, false)), Symmetry: both, Invariants: []string{"EntriesReachWriteQuorum"}}),
+			Expect: regress.Expect{Status: "violation", Invariant: "EntriesReachWriteQuorum"}},
+		{File: "por", Name: "close-rereads-b2-w2-a1-reliable", Config: cfg(check.ModelConfig{Params: closeRereads(p(2, 2, 1, 1, true)), Symmetry: both})},
+		{File: "por", Name: "close-rereads-b2-w2-a2-crash", Config: cfg(check.ModelConfig{Params: fault(closeRereads(p(2, 2, 2, 1, false)), 1, 0, spec.JournalSynced), Symmetry: both}),
+			Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData", Slow: true}},
+		// Ledger deletion and the split add check on a reliable network.
+		{File: "por", Name: "delete-b2-w2-a2-reliable", Config: cfg(check.ModelConfig{Params: deletion(p(2, 2, 2, 1, true)), Symmetry: both})},
+		{File: "por", Name: "split-add-check-b2-w2-a1-reliable", Config: cfg(check.ModelConfig{Params: variant(p(2, 2, 1, 1, true), spec.VariantSplitAddCheck), Symmetry: both})},
 	}
+}
+
+// sequence gives q BookKeeper's sequence recovery reads.
+func sequence(q spec.Params) spec.Params {
+	q.RecoveryRead = spec.RecoveryReadSequence
+	return q
+}
+
+// closeRereads gives q the writer's re-reading close.
+func closeRereads(q spec.Params) spec.Params {
+	q.CloseRereads = true
+	return q
+}
+
+// deletion lets q's clients delete the ledger.
+func deletion(q spec.Params) spec.Params {
+	q.DeleteLedger = true
+	return q
+}
+
+// variant gives q a variant.
+func variant(q spec.Params, name string) spec.Params {
+	q.Variant = name
+	return q
 }
 
 // readOnly gives q read-only and full-disk budgets.

@@ -146,7 +146,7 @@ var actionTable = []actionDecl{
 	// Sequence recovery reads: a second replica is asked only with Qw > 1
 	// and a recovery.
 	{kind: ClientSendsNextRecoveryRead, enabledBy: "--recovery-read sequence", on: Params.SequenceReads, room: []need{
-		{"a second replica (Qw above 1)", func(p Params) bool { return p.WriteQuorum > 1 }}, needRecovery}},
+		{"a second replica (Qw above 1)", func(p Params) bool { return p.WriteQuorum > 1 }}, needRecovery}, footprint: true},
 
 	// DbLedgerStorage checkpoints. An idle checkpoint moves the mark past
 	// a record the busy one has not already: a fence record, which needs
@@ -348,8 +348,6 @@ func (m *Model) NotCovered() string {
 		on   bool
 		name string
 	}{
-		{p.CloseRereads, "--close-rereads"},
-		{p.SequenceReads(), "--recovery-read sequence"},
 		{p.AutoRecovery, "--autorecovery"},
 	} {
 		if o.on {

@@ -60,8 +60,11 @@ import "math/bits"
 // can clear, so a fence is then a plain variable and never frozen) and
 // for the bookies' ledger handles (Handle(b): every answer loads one,
 // a flag only turned on; a crash, a wiped disk and the collection drop
-// it). Not for AutoRecovery, sequence recovery reads or the re-reading
-// close: Footprints reports false there (Model.NotCovered says why), and
+// it). And for sequence recovery reads (the next read's request goes to
+// a member of the write set its label does not name, as the first one's
+// does; it writes the recovery's progress) and the re-reading close
+// (only its guards change). Not for AutoRecovery: Footprints reports
+// false there (Model.NotCovered says why), and
 // a reduction must then expand every state fully.
 
 // VarSet is a set of footprint variables.
@@ -649,7 +652,10 @@ func (f *Footprints) Of(a Action) Footprint {
 		x.sentToAny(FenceRequest, false, c, 0, a.Lost)
 	case ClientReceivesFencingReadLacResponse:
 		x.received(FenceResponse, false, c, b, 0)
-	case ClientSendsRecoveryReadRequests:
+	case ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
+		// A sequence read's first request, or its next one: to a member
+		// of the write set (the first, or the next one asked) that the
+		// label does not name.
 		x.readMeta()
 		x.sentToAny(ReadRequest, false, c, e, a.Lost)
 		for b := 0; b < p.Bookies; b++ {
@@ -745,12 +751,6 @@ func (f *Footprints) Of(a Action) Footprint {
 		// remembered (in memory, or durably with collect-keeps-fence).
 		x.read(f.Deleted(), f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
-	case ClientSendsNextRecoveryRead:
-		// Not declared (Footprints refuses the options that have them):
-		// the transition may read and write everything.
-		for i := range x.r {
-			x.r[i], x.w[i] = ^uint64(0), ^uint64(0)
-		}
 	}
 	return Footprint{Reads: x.r, Writes: x.w, Sets: x.sets}
 }
@@ -799,6 +799,7 @@ var clientWrites = [numActionKinds]uint8{
 	ClientStartsRecovery:                       wCore | wStatus | wFragments | wRecovery,
 	ClientReceivesFencingReadLacResponse:       wCore | wLAC | wRecovery,
 	ClientSendsRecoveryReadRequests:            wRecovery,
+	ClientSendsNextRecoveryRead:                wRecovery,
 	ClientReceivesRecoveryReadResponse:         wCore | wStatus | wPending | wRecovery,
 	ClientWritesBackEntry:                      0,
 	RecoveryClientReceivesAddConfirmedResponse: wCore | wLAC | wPending,
@@ -879,14 +880,18 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		return writerDead() || cl.LAP >= a.Entry
 	case ClientChangesEnsemble, ClientClosesLedgerSuccess:
 		// Both need the metadata OPEN, which it never is again once it
-		// left OPEN.
+		// left OPEN; with --close-rereads the close also writes over
+		// IN_RECOVERY, never over CLOSED.
+		if a.Kind == ClientClosesLedgerSuccess && f.p.CloseRereads {
+			return writerDead() || s.MetaStatus == StatusClosed
+		}
 		return writerDead() || s.MetaStatus != StatusNil && s.MetaStatus != StatusOpen
 	case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse,
 		ClientResendsPendingAddOp, ClientClosesLedgerFail:
 		return writerDead()
 	case ClientStartsRecovery:
 		return cl.Status != StatusNil || s.MetaStatus == StatusClosed
-	case ClientSendsRecoveryReadRequests:
+	case ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
 		return recoveryDead() || cl.Status == StatusInRecovery && (cl.LastRecoverable != Nil || cl.LAP >= a.Entry)
 	case ClientReceivesFencingReadLacResponse:
 		return recoveryDead() || spent(FenceResponse, int(a.Bookie), 0)
@@ -1072,6 +1077,14 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 			}
 		}
 		return own(false), true
+	case ClientSendsNextRecoveryRead:
+		// Its guard but the send is the client's own: reading entry e,
+		// with a member of the write set not yet asked.
+		ok := cl.RecoveryPhase == ReadWritePhase && cl.CurrReadEntry == a.Entry && int(cl.ReadNext) < f.p.WriteQuorum
+		if status(StatusInRecovery) || !is(ok, f.ClientRecovery(c)) {
+			return vs, true
+		}
+		return own(true), true
 	case ClientSendsRecoveryReadRequests:
 		// Its guard but the sends is the client's own: the phase, the
 		// fencing coverage, the entry it reads next.
@@ -1093,11 +1106,15 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 			return vs, true
 		}
 	case ClientClosesLedgerSuccess:
-		if status(StatusOpen) || !is(s.MetaStatus == StatusOpen, metaVars...) {
+		ok := s.MetaStatus == StatusOpen || f.p.CloseRereads && s.MetaStatus == StatusInRecovery
+		if status(StatusOpen) || !is(ok, metaVars...) {
 			return vs, true
 		}
 	case ClientClosesLedgerFail:
-		if status(StatusOpen) || !is(s.MetaStatus != StatusOpen, metaVars...) {
+		// With --close-rereads only a closed (or deleted) ledger makes
+		// the close fail.
+		ok := s.MetaStatus != StatusOpen && (!f.p.CloseRereads || s.MetaStatus != StatusInRecovery || s.MetaDeleted)
+		if status(StatusOpen) || !is(ok, metaVars...) {
 			return vs, true
 		}
 	case ClientDeletesLedger:
@@ -1380,7 +1397,7 @@ func (f *Footprints) Universe() []Action {
 		switch k {
 		case BookieSendsFencingReadLacResponse, ClientReceivesFencingReadLacResponse:
 			return 0, 0
-		case BookieSendsReadResponse, BookieFailsRead, ClientReceivesRecoveryReadResponse, ClientSendsRecoveryReadRequests:
+		case BookieSendsReadResponse, BookieFailsRead, ClientReceivesRecoveryReadResponse, ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
 			return 1, p.Entries + 1 // a recovery reads one past the last entry
 		}
 		return 1, p.Entries
@@ -1446,7 +1463,10 @@ func (f *Footprints) Universe() []Action {
 					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: l})
 				}
 			case ClientSendsAddEntryRequests, ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp,
-				ClientWritesBackEntry, ClientSendsRecoveryReadRequests:
+				ClientWritesBackEntry, ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
+				if k == ClientSendsNextRecoveryRead && !p.SequenceReads() {
+					continue
+				}
 				for e := lo; e <= hi; e++ {
 					for _, l := range lossPatterns(all) {
 						out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Entry: int8(e), Lost: l})

@@ -13,9 +13,9 @@ func TestPORFromTheCommandLine(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "9255 distinct states") || !strings.Contains(out, "Partial-order reduction (--por): ") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runArgs(t, "check", "--por", "--recovery-read", "sequence", "--probe", "p=true")
+	code, out, errOut = runArgs(t, "check", "--por", "--autorecovery", "--probe", "p=true")
 	for _, want := range []string{"--por: keeps terminal states and invariant violations, not what --eventually, --probe or --constraint ask about",
-		"--por: the partial-order reduction covers the TLA+ spec's actions", "not: --recovery-read sequence; actions without a footprint: ClientSendsNextRecoveryRead (--recovery-read sequence)"} {
+		"--por: the partial-order reduction covers the TLA+ spec's actions", "not: --autorecovery; actions without a footprint: AuditorChecksLedger"} {
 		if code != exitUsage || !strings.Contains(errOut, want) {
 			t.Errorf("exit %d, want %q in:\n%s%s", code, want, out, errOut)
 		}
@@ -46,12 +46,15 @@ ack-quorum = 1
 crashes = 1
 expect-status = "violation"
 
-[runs.sequence]
-bookies = 2
-write-quorum = 2
+`)
+	writeFile(t, dir, "v413.toml", `
+model = "v4.13"
+entries = 1
+
+[runs.v413]
+bookies = 1
+write-quorum = 1
 ack-quorum = 1
-recovery-read = "sequence"
-reliable-network = true
 expect-status = "ok"
 `)
 	code, out, errOut := runArgs(t, "regress", "--no-bugs", "--por", dir)

@@ -279,16 +279,25 @@ func declaredModels() []spec.Params {
 	// Ledger deletion and garbage collection (the fence remembered in
 	// memory, forgotten with the variant, kept durably with the other),
 	// with a crash that forgets what is in memory; the split add check
-	// (handles loaded by answers, adds checked before they are stored).
+	// (handles loaded by answers, adds checked before they are stored);
+	// in the long tier with Qw = 2, and lossy with a crash.
 	del := func(p spec.Params) spec.Params { p.DeleteLedger = true; return p }
 	ms = append(ms, del(params(2, 1, 1, true)), del(with(params(2, 1, 1, false), func(p *spec.Params) { p.Variant = spec.VariantDeleteForgetsFence })),
 		del(with(params(2, 1, 1, true), func(p *spec.Params) { p.Crashes = 1 })),
 		del(with(params(2, 1, 1, true), func(p *spec.Params) { p.Crashes, p.Variant = 1, spec.VariantCollectKeepsFence })),
 		with(params(2, 1, 1, true), func(p *spec.Params) { p.Variant = spec.VariantSplitAddCheck }),
 		with(params(2, 1, 1, true), func(p *spec.Params) { p.Variant = spec.VariantSplitAddCheck; p.Crashes = 1 }))
+	// Sequence recovery reads (the first member of the write set, then
+	// the next) and the writer's re-reading close.
+	seq := func(p spec.Params) spec.Params { p.RecoveryRead = spec.RecoveryReadSequence; return p }
+	rereads := func(p spec.Params) spec.Params { p.CloseRereads = true; return p }
+	ms = append(ms, seq(params(2, 2, 1, true)), rereads(params(2, 1, 1, false)), rereads(params(2, 2, 1, true)))
+	if testtier.IsLong() {
+		ms = append(ms, seq(params(2, 2, 2, true)), rereads(with(params(2, 1, 1, true), func(p *spec.Params) { p.Crashes = 1 })))
+	}
 	if testtier.IsLong() {
 		ms = append(ms, with(params(2, 2, 1, true), func(p *spec.Params) { p.Variant = spec.VariantSplitAddCheck; p.Crashes = 1 }),
-			del(with(params(2, 2, 2, false), func(p *spec.Params) { p.Crashes = 1 })))
+			del(with(params(2, 2, 2, true), func(p *spec.Params) { p.Crashes = 1 })), del(with(params(2, 1, 1, false), func(p *spec.Params) { p.Crashes = 1 })))
 	}
 	if testtier.IsLong() {
 		ms = append(ms, crash(params(2, 1, 1, false), spec.JournalNoSync), crash(params(2, 2, 2, true), spec.JournalSynced),

@@ -101,7 +101,7 @@ func notCovered(m *spec.Model) error {
 }
 
 // covers says what the partial-order reduction covers.
-const covers = "the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network; crashes in every journal mode, re-formats, lost disks, read-only and full disks, corrupt reads and the variant corrupt-read-nosuch, unavailable bookies; the Java add path and its variants callbacks-after-unset and skip-change-without-failed; data integrity and its variants await-preboot-check and integrity-fences-closed; checkpoints and their variants; ledger deletion and its variants delete-forgets-fence and collect-keeps-fence; the split add check)"
+const covers = "the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network; crashes in every journal mode, re-formats, lost disks, read-only and full disks, corrupt reads and the variant corrupt-read-nosuch, unavailable bookies; the Java add path and its variants callbacks-after-unset and skip-change-without-failed; data integrity and its variants await-preboot-check and integrity-fences-closed; checkpoints and their variants; ledger deletion and its variants delete-forgets-fence and collect-keeps-fence; the split add check; sequence recovery reads; the re-reading close)"
 
 func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, labels []spec.Action) *Reducer {
 	r := &Reducer{fps: fps, reads: reads, p: p, labels: len(labels), conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
