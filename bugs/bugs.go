@@ -61,6 +61,17 @@ func staleAcksConfig(variant string) check.ModelConfig {
 	}
 }
 
+// staleAcksLossy is staleAcksConfig with every message losable and a
+// writer that gives up after one ensemble change (maxNumEnsembleChanges
+// = 1): the loss ladder's rung that an exhaustive search reaches here
+// (with BookKeeper's default, unlimited, the writer's changes multiply
+// with every lost message beyond reach).
+func staleAcksLossy(variant string) check.ModelConfig {
+	mc := staleAcksConfig(variant)
+	mc.ReliableNetwork, mc.MaxEnsembleChanges = false, 1
+	return mc
+}
+
 // Constraints that put the events of a story in order where the state does
 // not record it: the bookie loses its data only once the ledger is closed
 // (the split brain of #544 and #4812, not #2612's truncation), or before

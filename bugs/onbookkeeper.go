@@ -58,6 +58,8 @@ var Runs = []Run{
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery)"},
 	{Trace: "traces/findings/f-ar-below-qw.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery)"},
+	{Trace: "traces/findings/f-stale-acks-also1.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, with no crash at all: the proxy drops entry 2's request to b1, its timeout is delivered to its op, the ensemble change replaces b1 by b4, and the writer acknowledges entries 0 and 1 while entry 1 is served only by b3 of the {b3,b4} the metadata names for it (Qa = 2)"},
 	{Trace: "traces/findings/f-stale-acks.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, on the Java add path with striping (E = 3, Qw = Qa = 2): after the crash of b1 and the ensemble change that replaces it by b4, the writer acknowledges entries 0 and 1 while entry 1 is served only by b3 of the {b3,b4} the metadata names for it, and no write of entry 1 to b4 is in flight (the completion re-sends only entry 2): one copy where Qa = 2 was promised"},
 
