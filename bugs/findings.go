@@ -484,51 +484,50 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 		if on := onBookKeeper(trace); on != "" {
 			sections.WriteString(on + "\n\n")
 		}
-		var fixCells []string
-		for i, x := range f.Fixes {
+		// ask runs one more search of the question (a fix, or one asked
+		// in another scope), keeps its trace as <id>-<suffix>.itf.json,
+		// writes its list item (with the trace's link when link is set)
+		// and reports it; it returns the verdict, linked to the trace.
+		ask := func(x Fix, suffix string, link bool) (string, error) {
 			res, xtr, err := run(ctx, check.Config{ModelConfig: x.Config}, x.Expect)
 			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", f.ID, x.Name, err)
+				return "", fmt.Errorf("%s %s: %w", f.ID, x.Name, err)
 			}
-			fixTrace := fmt.Sprintf("traces/findings/%s-fix%d.itf.json", f.ID, i+1)
-			note := res.verdict()
+			file := f.ID + "-" + suffix + ".itf.json"
+			path := "traces/findings/" + file
+			note, detail := res.verdict(), res.detail()
 			if xtr != nil {
-				page.Traces[fixTrace] = xtr
-				note = fmt.Sprintf("[%s](%s)", note, fixTrace)
+				page.Traces[path] = xtr
+				note = fmt.Sprintf("[%s](%s)", note, path)
+				if link {
+					detail += fmt.Sprintf("; the trace is [%s](%s)", file, path)
+				}
 			} else {
-				page.Unused = append(page.Unused, fixTrace)
+				page.Unused = append(page.Unused, path)
 			}
-			fixCells = append(fixCells, x.Name+": "+note)
-			fmt.Fprintf(&sections, "- **%s** (%s), `bkcheck check %s`: %s.\n", x.Name, x.Change, flags(x.Config), res.detail())
-			if on := onBookKeeper(fixTrace); on != "" {
+			fmt.Fprintf(&sections, "- **%s** (%s), `bkcheck check %s`: %s.\n", x.Name, x.Change, flags(x.Config), detail)
+			if on := onBookKeeper(path); on != "" {
 				fmt.Fprintf(&sections, "  %s\n", on)
 			}
 			if opt.Report != nil {
 				opt.Report(fmt.Sprintf("%-16s %s: %s", f.ID, x.Name, res.short()))
 			}
+			return note, nil
+		}
+		var fixCells []string
+		for i, x := range f.Fixes {
+			note, err := ask(x, fmt.Sprintf("fix%d", i+1), false)
+			if err != nil {
+				return nil, err
+			}
+			fixCells = append(fixCells, x.Name+": "+note)
 		}
 		if len(f.Also) > 0 {
 			sections.WriteString("\nAlso asked:\n\n")
 		}
 		for i, x := range f.Also {
-			res, xtr, err := run(ctx, check.Config{ModelConfig: x.Config}, x.Expect)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", f.ID, x.Name, err)
-			}
-			alsoTrace := fmt.Sprintf("traces/findings/%s-also%d.itf.json", f.ID, i+1)
-			detail := res.detail()
-			if xtr != nil {
-				page.Traces[alsoTrace] = xtr
-				detail += fmt.Sprintf("; the trace is [%s](%s)", f.ID+fmt.Sprintf("-also%d.itf.json", i+1), alsoTrace)
-			} else {
-				page.Unused = append(page.Unused, alsoTrace)
-			}
-			fmt.Fprintf(&sections, "- **%s** (%s), `bkcheck check %s`: %s.\n", x.Name, x.Change, flags(x.Config), detail)
-			if on := onBookKeeper(alsoTrace); on != "" {
-				fmt.Fprintf(&sections, "  %s\n", on)
-			}
-			if opt.Report != nil {
-				opt.Report(fmt.Sprintf("%-16s %s: %s", f.ID, x.Name, res.short()))
+			if _, err := ask(x, fmt.Sprintf("also%d", i+1), true); err != nil {
+				return nil, err
 			}
 		}
 		if opt.Report != nil {
