@@ -68,7 +68,8 @@ func (c ModelConfig) porReads(m *Model) *spec.PropertyReads {
 // transition invisible to the invariants to seed one).
 type Reduction struct {
 	States, FullyExpanded int64
-	Transitions           int // the transitions declared (the universe)
+	ByProviso             int64 // of FullyExpanded, those by the cycle proviso (stubborn.Scratch.Proviso)
+	Transitions           int   // the transitions declared (the universe)
 }
 
 // reduction sums the expanders' figures; nil without --por.
@@ -82,6 +83,7 @@ func (m *Model) reduction() *Reduction {
 	for _, sc := range m.cov.scratches {
 		r.States += sc.States
 		r.FullyExpanded += sc.Full
+		r.ByProviso += sc.Proviso
 	}
 	return r
 }
@@ -98,6 +100,7 @@ type porExpander struct {
 	labels  []spec.Action
 	succs   []spec.State // the loaded state's successors, in Next's order
 	keep    []bool
+	closing []bool // successors whose edge does not increase spec.Progress (AutoRecovery's cycles)
 	from    spec.Progress
 	bad     error
 	collect func(spec.Action, *spec.State)
@@ -108,10 +111,13 @@ type porExpander struct {
 // successors of the stubborn set chosen in it.
 func (e *porExpander) choose() {
 	if e.collect == nil {
+		cycles := e.m.spec.P.AutoRecovery
 		e.collect = func(a spec.Action, s *spec.State) {
-			if e.bad == nil && !e.from.Less(spec.ProgressOf(s)) {
+			closes := !e.from.Less(spec.ProgressOf(s))
+			if closes && !cycles && e.bad == nil {
 				e.bad = progressError(a)
 			}
+			e.closing = append(e.closing, closes)
 			n := len(e.labels)
 			if n == len(e.succs) {
 				e.succs = append(e.succs, spec.State{})
@@ -120,13 +126,13 @@ func (e *porExpander) choose() {
 			e.labels = append(e.labels, a)
 		}
 	}
-	e.labels, e.from, e.bad = e.labels[:0], spec.ProgressOf(&e.cur), nil
+	e.labels, e.closing, e.from, e.bad = e.labels[:0], e.closing[:0], spec.ProgressOf(&e.cur), nil
 	e.m.spec.Next(&e.cur, &e.scratch, e.collect)
 	if e.bad != nil {
 		panic(e.bad)
 	}
 	e.keep = resize(e.keep, len(e.labels))
-	if err := e.sc.Choose(&e.cur, e.labels, e.keep); err != nil {
+	if err := e.sc.Choose(&e.cur, e.labels, e.closing, e.keep); err != nil {
 		panic(err)
 	}
 }

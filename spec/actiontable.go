@@ -156,15 +156,15 @@ var actionTable = []actionDecl{
 
 	// AutoRecovery (autorecovery.go): a lost bookie is what the Auditor
 	// audits and the worker repairs.
-	{kind: AuditorMarksLedgerUnderreplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: AuditorChecksLedger, enabledBy: "--autorecovery (with --auditor-periodic-check on)", on: Params.PeriodicCheck},
-	{kind: WorkerAcquiresLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: WorkerReplicatesFragment, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: WorkerUpdatesEnsemble, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: WorkerDefersLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}},
-	{kind: WorkerMarksLedgerReplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: WorkerReleasesLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}},
-	{kind: WorkerGraceExpires, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}},
+	{kind: AuditorMarksLedgerUnderreplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
+	{kind: AuditorChecksLedger, enabledBy: "--autorecovery (with --auditor-periodic-check on)", on: Params.PeriodicCheck, footprint: true},
+	{kind: WorkerAcquiresLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
+	{kind: WorkerReplicatesFragment, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
+	{kind: WorkerUpdatesEnsemble, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
+	{kind: WorkerDefersLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}, footprint: true},
+	{kind: WorkerMarksLedgerReplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
+	{kind: WorkerReleasesLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
+	{kind: WorkerGraceExpires, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}, footprint: true},
 	// An empty last fragment (a change at a pending entry, then a close
 	// at the earlier LAC) with a bookie of it lost, and an entry no copy
 	// of which the worker could read: more lost bookies than Qw.
@@ -172,11 +172,11 @@ var actionTable = []actionDecl{
 		return p.AutoRecovery && p.variant().Name != VariantSkipInconsistentRange
 	}, room: []need{needSpare, {"more lost bookies than Qw and two entries", func(p Params) bool {
 		return p.Crashes+p.DiskLoss > p.WriteQuorum && p.Entries > 1
-	}}}},
+	}}}, footprint: true},
 
 	// Decommission (decommission.go): of a bookie that is down.
-	{kind: AdminDecommissionsBookie, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}},
-	{kind: AdminFinishesDecommission, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}},
+	{kind: AdminDecommissionsBookie, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true},
+	{kind: AdminFinishesDecommission, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }
@@ -343,17 +343,6 @@ func (m *Model) footprintGaps() []string {
 // changes the spec's, so each such action's option is named first).
 func (m *Model) NotCovered() string {
 	var why []string
-	p := m.P
-	for _, o := range []struct {
-		on   bool
-		name string
-	}{
-		{p.AutoRecovery, "--autorecovery"},
-	} {
-		if o.on {
-			why = append(why, o.name)
-		}
-	}
 	if gaps := m.footprintGaps(); len(gaps) > 0 {
 		why = append(why, "actions without a footprint: "+strings.Join(gaps, ", "))
 	}

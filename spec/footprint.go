@@ -63,9 +63,17 @@ import "math/bits"
 // it). And for sequence recovery reads (the next read's request goes to
 // a member of the write set its label does not name, as the first one's
 // does; it writes the recovery's progress) and the re-reading close
-// (only its guards change). Not for AutoRecovery: Footprints reports
-// false there (Model.NotCovered says why), and
-// a reduction must then expand every state fully.
+// (only its guards change). And for AutoRecovery and decommission: the
+// under-replication mark (URMissing), the worker (Worker) and the
+// decommission (Decom), each written by its own steps; the Auditor's
+// check and the worker's steps read what LedgerChecker reads (the
+// metadata, every store, which bookies are down), a copy writes the
+// stores of the new bookies it names, an ensemble update the store's
+// fragments, and the grace period's end starts the admin client's
+// recovery. Their graphs have cycles; the reduction's cycle proviso
+// (spec/stubborn) covers them. An action without a footprint leaves the
+// model uncovered (Model.NotCovered), and a reduction must then expand
+// every state fully.
 
 // VarSet is a set of footprint variables.
 type VarSet []uint64
@@ -141,7 +149,7 @@ func (m *Model) Footprints() (*Footprints, bool) {
 	}
 	f := &Footprints{p: p, entries: p.Entries + 2}
 	f.slots = int(addRejected) * 2 * p.Clients * p.Bookies * f.entries
-	f.n = f.Deleted() + 1 // one past the last variable
+	f.n = f.Decom() + 1 // one past the last variable
 	return f, true
 }
 
@@ -201,6 +209,21 @@ func (f *Footprints) Handle(b int) int { return f.ClientChange(f.p.Clients) + b 
 // whatever reads the metadata and by the garbage collection, which it
 // enables.
 func (f *Footprints) Deleted() int { return f.Handle(f.p.Bookies) }
+
+// URMissing is the ledger's under-replication mark (URMissing,
+// --autorecovery): the Auditor's marks grow it, the worker's
+// WorkerMarksLedgerReplicated clears it, and the worker's lock needs it.
+func (f *Footprints) URMissing() int { return f.Deleted() + 1 }
+
+// Worker is the ReplicationWorker (RWPhase, RWTried, RWFirst, RWMap,
+// RWCache): written only by its own steps; whether it stopped is read by
+// every AutoRecovery step (the death watcher stops the Auditor too) and
+// by the decommission command (which needs an Auditor).
+func (f *Footprints) Worker() int { return f.Deleted() + 2 }
+
+// Decom is the decommission (DecomBookie, DecomDone, --decommission):
+// read by a restart and a re-format of the bookie, which it rules out.
+func (f *Footprints) Decom() int { return f.Deleted() + 3 }
 
 // lose: every deliverable message to or from bookie b becomes lost (the
 // fault's lose), and the reads in flight with them.
@@ -272,6 +295,25 @@ func (x fp) writerAdds(c int, sends bool) {
 
 // readWritable: the transition chooses bookies among the writable ones:
 // those up and not read-only.
+// readChecker: what LedgerChecker.checkLedger and the LAC read of an
+// AutoRecovery step read (the metadata, every bookie's store and whether
+// it is down), and whether the worker stopped.
+func (x fp) readChecker() {
+	x.readMeta()
+	x.readDown()
+	for b := 0; b < x.f.p.Bookies; b++ {
+		x.read(x.f.Store(b))
+	}
+	x.read(x.f.Worker())
+}
+
+// readAdmin: the steps that wait for the admin client's recovery read
+// the whole client.
+func (x fp) readAdmin() {
+	c := x.f.p.AdminClient()
+	x.read(x.f.Client(c), x.f.ClientStatus(c), x.f.ClientLAC(c), x.f.ClientPending(c), x.f.ClientFragments(c), x.f.ClientRecovery(c))
+}
+
 func (x fp) readWritable() {
 	x.readDown()
 	for b := 0; b < x.f.p.Bookies; b++ {
@@ -462,7 +504,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		}
 		if w&wStatus != 0 {
 			x.write(f.ClientStatus(c))
-			if a.Kind != ClientStartsRecovery && a.Kind != ClientReceivesRecoveryReadResponse {
+			if a.Kind != ClientStartsRecovery && a.Kind != WorkerGraceExpires && a.Kind != ClientReceivesRecoveryReadResponse {
 				x.write(f.ClientClass(c))
 			}
 		}
@@ -751,6 +793,76 @@ func (f *Footprints) Of(a Action) Footprint {
 		// remembered (in memory, or durably with collect-keeps-fence).
 		x.read(f.Deleted(), f.Down(b), f.Store(b), f.Fence(b))
 		x.write(f.Store(b), f.Fence(b))
+	case AuditorMarksLedgerUnderreplicated, AuditorChecksLedger:
+		// The marks merge the bad bookies the audit (the ensembles'
+		// bookies that are down) or the check (the stores too) finds.
+		if a.Kind == AuditorChecksLedger {
+			x.readChecker()
+		} else {
+			x.readMeta()
+			x.readDown()
+			x.read(f.Worker())
+		}
+		x.read(f.URMissing())
+		x.write(f.URMissing())
+	case WorkerAcquiresLedger:
+		x.read(f.Worker(), f.URMissing())
+		x.write(f.Worker())
+	case WorkerReplicatesFragment, WorkerDiesOnInconsistentRange:
+		// The copies go to the new bookies (Lost) among the writable
+		// ones, with their journal and checkpoint records.
+		x.readChecker()
+		x.readWritable()
+		x.write(f.Worker())
+		for t := 0; t < p.Bookies; t++ {
+			if a.Lost.Has(t) {
+				x.read(f.Store(t))
+				x.write(f.Store(t))
+			}
+		}
+	case WorkerUpdatesEnsemble:
+		// The store's fragments only: the version stays (autorecovery.go).
+		x.read(f.Worker())
+		x.readMeta()
+		x.write(f.Worker(), f.MetaFragments())
+	case WorkerDefersLedger, WorkerMarksLedgerReplicated, WorkerReleasesLedger:
+		// rereplicate's end, after a check; WorkerReleasesLedger also
+		// ends the grace period's recovery, waiting for the admin client
+		// and failing it (RECOVERY_ABORTED) when its fencing cannot
+		// succeed.
+		x.readChecker()
+		x.write(f.Worker())
+		if a.Kind == WorkerMarksLedgerReplicated {
+			x.write(f.URMissing())
+		}
+		if a.Kind == WorkerReleasesLedger {
+			x.readAdmin()
+			x.write(f.ClientStatus(p.AdminClient()))
+		}
+	case WorkerGraceExpires:
+		// A check, then the lock released or, with the admin client
+		// (Client set), its recovery started: ClientStartsRecovery's step
+		// (the client's part is above).
+		x.readChecker()
+		x.readAdmin()
+		x.write(f.Worker())
+		if c >= 0 {
+			x.write(f.Meta())
+			x.sentToAny(FenceRequest, false, c, 0, a.Lost)
+		}
+	case AdminDecommissionsBookie:
+		x.read(f.Decom(), f.Down(b), f.Worker())
+		x.write(f.Decom())
+	case AdminFinishesDecommission:
+		x.read(f.Decom())
+		x.readMeta()
+		x.write(f.Decom())
+	}
+	if p.Decommission && (a.Kind == BookieRestarts || a.Kind == BookieRejoinsEmpty) {
+		x.read(f.Decom()) // a decommissioned bookie stays down
+	}
+	if p.AutoRecovery && a.Kind == RecoveryClientClosesLedger {
+		x.write(f.ClientFragments(c)) // keepStoreFragments: the store's, where a worker replaced a bookie
 	}
 	return Footprint{Reads: x.r, Writes: x.w, Sets: x.sets}
 }
@@ -807,6 +919,7 @@ var clientWrites = [numActionKinds]uint8{
 	RecoveryClientSendsPendingAddOp:            wPending,
 	RecoveryClientClosesLedger:                 wCore | wStatus,
 	ClientFailsToCreateLedger:                  wCore | wStatus,
+	WorkerGraceExpires:                         wCore | wStatus | wFragments | wRecovery, // the admin client's recovery starts
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -848,6 +961,16 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		return true // the other writer's add path: it never fires
 	}
 	switch a.Kind {
+	case AuditorMarksLedgerUnderreplicated, AuditorChecksLedger, WorkerAcquiresLedger, WorkerReplicatesFragment,
+		WorkerUpdatesEnsemble, WorkerDefersLedger, WorkerMarksLedgerReplicated, WorkerReleasesLedger,
+		WorkerGraceExpires, WorkerDiesOnInconsistentRange, AdminDecommissionsBookie:
+		// A worker whose thread died stays stopped, and the death
+		// watcher stopped the Auditor with it.
+		if s.RWPhase == RWStopped {
+			return true
+		}
+	}
+	switch a.Kind {
 	case ClientChangesEnsemble, RecoveryClientChangesEnsemble, ClientResendsPendingAddOp, RecoveryClientSendsPendingAddOp:
 		// An ensemble change needs a lost or failed message, which a
 		// reliable network has only from a crash, a re-format or a lost
@@ -866,8 +989,9 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		// The budget only grows.
 		return int(s.CrashesUsed) >= f.p.Crashes
 	case BookieRestarts:
-		// Up, it goes down again only by a crash.
-		return !s.BDown.Has(int(a.Bookie)) && int(s.CrashesUsed) >= f.p.Crashes
+		// Up, it goes down again only by a crash; decommissioned, it
+		// stays down.
+		return !s.BDown.Has(int(a.Bookie)) && int(s.CrashesUsed) >= f.p.Crashes || s.DecomBookie.Has(int(a.Bookie))
 	case BookieRejoinsEmpty:
 		return int(s.ReformatUsed) >= f.p.Reformat
 	case BookieLosesDisk:
@@ -890,7 +1014,9 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		ClientResendsPendingAddOp, ClientClosesLedgerFail:
 		return writerDead()
 	case ClientStartsRecovery:
-		return cl.Status != StatusNil || s.MetaStatus == StatusClosed
+		// The admin client recovers only when the worker's grace
+		// period ends (WorkerGraceExpires).
+		return cl.Status != StatusNil || s.MetaStatus == StatusClosed || c == f.p.AdminClient()
 	case ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
 		return recoveryDead() || cl.Status == StatusInRecovery && (cl.LastRecoverable != Nil || cl.LAP >= a.Entry)
 	case ClientReceivesFencingReadLacResponse:
@@ -927,6 +1053,10 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 			cl.Status == ClientWithdrawn || cl.Status == RecoveryAborted
 	case BookieCollectsLedger:
 		return s.BCollected.Has(int(a.Bookie)) // once: nothing clears it
+	case AdminDecommissionsBookie:
+		return s.DecomBookie != 0 // one decommission per run
+	case AdminFinishesDecommission:
+		return s.DecomDone
 	}
 	return false
 }
@@ -1020,8 +1150,56 @@ func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (
 			return vs, true
 		}
 	}
+	// worker: the worker is not in one of the phases the step needs;
+	// only its own steps move it.
+	worker := func(phases ...uint8) bool {
+		for _, ph := range phases {
+			if s.RWPhase == ph {
+				return false
+			}
+		}
+		vs.add(f.Worker())
+		return true
+	}
+	switch a.Kind {
+	case WorkerAcquiresLedger:
+		if worker(RWIdle) {
+			return vs, true
+		}
+		if s.URMissing == 0 {
+			vs.add(f.URMissing()) // only the Auditor's marks set it
+			return vs, true
+		}
+	case WorkerReplicatesFragment, WorkerDiesOnInconsistentRange, WorkerDefersLedger, WorkerMarksLedgerReplicated:
+		if worker(RWLocked) {
+			return vs, true
+		}
+	case WorkerReleasesLedger:
+		if worker(RWLocked, RWRecovering) {
+			return vs, true
+		}
+	case WorkerUpdatesEnsemble:
+		if worker(RWCopied) {
+			return vs, true
+		}
+	case WorkerGraceExpires:
+		if worker(RWDeferred) {
+			return vs, true
+		}
+		return vs, false
+	case AdminDecommissionsBookie:
+		if !s.BDown.Has(b) {
+			vs.add(f.Down(b)) // once it is down (Dead once one is decommissioned)
+			return vs, true
+		}
+	case AdminFinishesDecommission:
+		if s.DecomBookie == 0 {
+			vs.add(f.Decom())
+			return vs, true
+		}
+	}
 	if c < 0 {
-		return vs, false // the crashes' steps: their reads
+		return vs, false // the crashes' and AutoRecovery's steps: their reads
 	}
 	cl := &s.Clients[c]
 	// pendingOf: a pending op of entry e (that must be re-sent, with
@@ -1512,6 +1690,37 @@ func (f *Footprints) Universe() []Action {
 	for b := 0; b < p.Bookies && p.Checkpoints; b++ {
 		out = append(out, Action{Kind: BookieCheckpoints, Client: -1, Bookie: int8(b)}, Action{Kind: BookieCheckpointsIdle, Client: -1, Bookie: int8(b)})
 	}
+	if p.AutoRecovery {
+		// The marks name the bookies they add (Lost); a fragment's copy
+		// its first entry (Entry, up to one past the last: an empty last
+		// fragment) and the new bookies (Lost, none when it fails).
+		worker := func(k ActionKind, e int, lost Bookies) Action {
+			return Action{Kind: k, Client: -1, Bookie: -1, Entry: int8(e), Lost: lost}
+		}
+		for _, k := range []ActionKind{AuditorMarksLedgerUnderreplicated, AuditorChecksLedger} {
+			for lost := Bookies(1); lost <= all && (k != AuditorChecksLedger || p.PeriodicCheck()); lost++ {
+				out = append(out, worker(k, 0, lost))
+			}
+		}
+		for e := 1; e <= p.Entries+1; e++ {
+			for lost := Bookies(0); lost <= all; lost++ {
+				out = append(out, worker(WorkerReplicatesFragment, e, lost))
+			}
+			out = append(out, worker(WorkerUpdatesEnsemble, e, 0))
+			if p.variant().Name != VariantSkipInconsistentRange {
+				out = append(out, worker(WorkerDiesOnInconsistentRange, e, 0))
+			}
+		}
+		for _, k := range []ActionKind{WorkerAcquiresLedger, WorkerDefersLedger, WorkerMarksLedgerReplicated, WorkerReleasesLedger, WorkerGraceExpires} {
+			out = append(out, worker(k, 0, 0))
+		}
+		for _, l := range lossPatterns(all) {
+			out = append(out, Action{Kind: WorkerGraceExpires, Client: int8(p.AdminClient()), Bookie: -1, Lost: l})
+		}
+	}
+	for b := 0; b < p.Bookies && p.Decommission; b++ {
+		out = append(out, Action{Kind: AdminDecommissionsBookie, Client: -1, Bookie: int8(b)}, Action{Kind: AdminFinishesDecommission, Client: -1, Bookie: int8(b)})
+	}
 	return out
 }
 
@@ -1554,9 +1763,26 @@ func (f *Footprints) Universe() []Action {
 // durable (entries, a LAC behind, a fence record). Last comes what is
 // checkpointed (--checkpoints): 2·(index keys + index fences) − key
 // records − fence records − dirty write caches.
+//
+// AutoRecovery's graphs have cycles (a worker releases a ledger it could
+// not repair and takes it again; a mark is cleared and set again), so no
+// measure increases on all of their edges. Last comes autorecovery:
+// 256·(the decommission started, and done) + 128·bookies marked missing
+// + 4·fragments tried + the worker's phase rank (workerRank), which the
+// marks, the lock, a copy and its ensemble update increase. The edges
+// that do not increase Progress are where the search's cycle proviso
+// applies (spec/stubborn): a state is reduced only by a set whose
+// transitions all increase it.
 type Progress struct {
-	faults, deletion, status, changes, records, settled, current, handles, durable, checkpointed int
+	faults, deletion, status, changes, records, settled, current, handles, durable, checkpointed, autorecovery int
 }
+
+// workerRank orders the ReplicationWorker's phases for Progress: a copy
+// (locked → copied, one more fragment tried) and its ensemble update
+// (copied → locked) both increase 4·tried + rank; the steps that end a
+// run (back to idle, deferred, stopped) need not, and are what closes
+// AutoRecovery's cycles.
+var workerRank = [...]int{RWIdle: 0, RWLocked: 3, RWCopied: 1, RWDeferred: 1, RWRecovering: 2, RWStopped: 0}
 
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
@@ -1579,6 +1805,7 @@ func ProgressOf(s *State) Progress {
 		pr.handles += bits.OnesCount64(uint64(s.BChecked[b]))
 	}
 	pr.checkpointed = 2*(s.BIndexKey.Len()+s.BIndexFenced.Len()) - s.BKeyRecord.Len() - s.BFenceRecord.Len() - s.BCacheDirty.Len()
+	pr.autorecovery = 256*(s.DecomBookie.Len()+int(b2u(s.DecomDone))) + 128*s.URMissing.Len() + 4*bits.OnesCount16(s.RWTried) + workerRank[s.RWPhase]
 	for _, m := range s.Msgs {
 		pr.records++
 		switch t := m.Key.Type(); {
@@ -1631,6 +1858,8 @@ func (p Progress) Less(q Progress) bool {
 		return p.handles < q.handles
 	case p.durable != q.durable:
 		return p.durable < q.durable
+	case p.checkpointed != q.checkpointed:
+		return p.checkpointed < q.checkpointed
 	}
-	return p.checkpointed < q.checkpointed
+	return p.autorecovery < q.autorecovery
 }

@@ -146,7 +146,10 @@ type jsonResult struct {
 type jsonReduction struct {
 	Expanded      int64 `json:"expanded"`
 	FullyExpanded int64 `json:"fully-expanded"`
-	Transitions   int   `json:"transitions-declared"`
+	// ByProviso: of those, the states expanded fully only because every
+	// smaller set held a step that may close a cycle (AutoRecovery's).
+	ByProviso   int64 `json:"fully-expanded-by-cycle-proviso,omitempty"`
+	Transitions int   `json:"transitions-declared"`
 }
 
 func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
@@ -178,7 +181,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 		}
 		res.Properties = r.propertiesJSON(rep.Properties, nil)
 		if red := rep.Reduction; red != nil {
-			res.Reduction = &jsonReduction{Expanded: red.States, FullyExpanded: red.FullyExpanded, Transitions: red.Transitions}
+			res.Reduction = &jsonReduction{Expanded: red.States, FullyExpanded: red.FullyExpanded, ByProviso: red.ByProviso, Transitions: red.Transitions}
 		}
 		r.enc.Encode(res)
 		return
@@ -214,7 +217,11 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 	r.propertiesText(rep.Properties, nil)
 	fmt.Fprintf(w, "%d %s, %d states generated, depth %d, %d left on queue.\n", rep.Distinct, distinctNoun(rep.Config.Symmetry), rep.Generated, rep.Depth, rep.Queue)
 	if red := rep.Reduction; red != nil && red.States > 0 {
-		fmt.Fprintf(w, "Partial-order reduction (--por): %d of the %d states expanded had every enabled transition expanded; %d transitions declared.", red.FullyExpanded, red.States, red.Transitions)
+		fmt.Fprintf(w, "Partial-order reduction (--por): %d of the %d states expanded had every enabled transition expanded", red.FullyExpanded, red.States)
+		if red.ByProviso > 0 {
+			fmt.Fprintf(w, " (%d of them by the cycle proviso: every smaller set held a step that may close a cycle)", red.ByProviso)
+		}
+		fmt.Fprintf(w, "; %d transitions declared.", red.Transitions)
 		if rep.Readable != nil {
 			fmt.Fprint(w, " The trace is a behaviour of the full model, not necessarily the shortest.")
 		}

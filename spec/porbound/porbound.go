@@ -41,8 +41,13 @@ type Graph struct {
 	Groups []spec.Action // transitions, numbered by first appearance
 }
 
-// Edge is one transition: the successor and the transition's number.
-type Edge struct{ To, Group int32 }
+// Edge is one transition: the successor, the transition's number, and
+// whether it may close a cycle (it does not increase spec.Progress: the
+// edges the reduction's cycle proviso is about).
+type Edge struct {
+	To, Group int32
+	Closing   bool
+}
 
 // Explore builds the whole graph of p; it fails past maxStates states.
 func Explore(p spec.Params, maxStates int) (*Graph, error) {
@@ -74,6 +79,7 @@ func Explore(p spec.Params, maxStates int) (*Graph, error) {
 			return nil, fmt.Errorf("porbound: state %d: %w", i, err)
 		}
 		var es []Edge
+		from := spec.ProgressOf(&cur)
 		m.Next(&cur, &scratch, func(a spec.Action, s *spec.State) {
 			buf = m.Encode(buf[:0], s)
 			to := add(buf)
@@ -83,7 +89,7 @@ func Explore(p spec.Params, maxStates int) (*Graph, error) {
 				group[a] = id
 				g.Groups = append(g.Groups, a)
 			}
-			es = append(es, Edge{to, id})
+			es = append(es, Edge{To: to, Group: id, Closing: !from.Less(spec.ProgressOf(s))})
 		})
 		g.Succ = append(g.Succ, es)
 	}
@@ -349,19 +355,20 @@ func ReduceStubborn(g *Graph, r *stubborn.Reducer) (*Reduced, error) {
 	queue := []int32{0}
 	var st spec.State
 	var labels []spec.Action
-	var keep []bool
+	var keep, closing []bool
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
 		if err := g.Model.Decode(g.States[s], &st); err != nil {
 			return nil, err
 		}
-		labels = labels[:0]
+		labels, closing = labels[:0], closing[:0]
 		for _, e := range g.Succ[s] {
 			labels = append(labels, g.Groups[e.Group])
+			closing = append(closing, e.Closing)
 		}
 		keep = append(keep[:0], make([]bool, len(labels))...)
-		if err := sc.Choose(&st, labels, keep); err != nil {
+		if err := sc.Choose(&st, labels, closing, keep); err != nil {
 			return nil, err
 		}
 		all := true
@@ -388,40 +395,81 @@ func ReduceStubborn(g *Graph, r *stubborn.Reducer) (*Reduced, error) {
 }
 
 // FutureEnabled returns, for every state, the transitions enabled in it
-// or in some state reachable from it (g must be acyclic).
+// or in some state reachable from it. The graph may have cycles
+// (AutoRecovery's): the states of a strongly connected component share
+// their future, and components are finished in reverse topological order
+// (Tarjan's algorithm, iterative).
 func FutureEnabled(g *Graph) []bitset {
-	n := len(g.Groups)
-	// Reverse topological order: Kahn's algorithm, then backwards.
-	indeg := make([]int32, len(g.States))
-	for _, es := range g.Succ {
-		for _, e := range es {
-			indeg[e.To]++
-		}
+	n, N := len(g.Groups), len(g.States)
+	index, low := make([]int32, N), make([]int32, N)
+	for i := range index {
+		index[i] = -1
 	}
-	order := make([]int32, 0, len(g.States))
-	for i, d := range indeg {
-		if d == 0 {
-			order = append(order, int32(i))
+	onStack := make([]bool, N)
+	var stack []int32
+	fut := make([]bitset, N)
+	type frame struct{ s, next int32 }
+	var calls []frame
+	counter := int32(0)
+	for root := range N {
+		if index[root] >= 0 {
+			continue
 		}
-	}
-	for i := 0; i < len(order); i++ {
-		for _, e := range g.Succ[order[i]] {
-			if indeg[e.To]--; indeg[e.To] == 0 {
-				order = append(order, e.To)
+		calls = append(calls, frame{int32(root), 0})
+		index[root], low[root] = counter, counter
+		counter++
+		stack = append(stack, int32(root))
+		onStack[root] = true
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			if int(f.next) < len(g.Succ[f.s]) {
+				t := g.Succ[f.s][f.next].To
+				f.next++
+				switch {
+				case index[t] < 0:
+					index[t], low[t] = counter, counter
+					counter++
+					stack = append(stack, t)
+					onStack[t] = true
+					calls = append(calls, frame{t, 0})
+				case onStack[t]:
+					low[f.s] = min(low[f.s], index[t])
+				}
+				continue
 			}
-		}
-	}
-	fut := make([]bitset, len(g.States))
-	for i := len(order) - 1; i >= 0; i-- {
-		s := order[i]
-		b := newBitset(n)
-		for _, e := range g.Succ[s] {
-			b.set(int(e.Group))
-			for w := range b {
-				b[w] |= fut[e.To][w]
+			s := f.s
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				p := calls[len(calls)-1].s
+				low[p] = min(low[p], low[s])
 			}
+			if low[s] != index[s] {
+				continue
+			}
+			// s roots a component: its members are on the stack above
+			// it, and every component they reach is finished.
+			k := len(stack) - 1
+			for stack[k] != s {
+				k--
+			}
+			members := stack[k:]
+			b := newBitset(n)
+			for _, x := range members {
+				for _, e := range g.Succ[x] {
+					b.set(int(e.Group))
+					if !onStack[e.To] {
+						for w := range b {
+							b[w] |= fut[e.To][w]
+						}
+					}
+				}
+			}
+			for _, x := range members {
+				onStack[x] = false
+				fut[x] = b
+			}
+			stack = stack[:k]
 		}
-		fut[s] = b
 	}
 	return fut
 }

@@ -40,7 +40,21 @@
 // Grumberg and Peled, Model Checking, ch. 10), which preserves
 // stuttering-equivalent behaviours for LTL; invariants need only the
 // values. spec/porbound holds it against whole graphs
-// (TestVisibleValuesKept). In each state the set chosen is the smallest
+// (TestVisibleValuesKept).
+//
+// AutoRecovery's graphs have cycles (a worker releases a ledger it could
+// not repair and takes it again), and decommission's with them. There the
+// cycle proviso holds instead: the caller says which enabled transitions
+// do not increase Progress in s (closing), and a set holding one is not
+// used, so a state is either expanded fully or only along edges that
+// increase Progress. The induction above then runs on the length of the
+// path and, second, on Progress (finitely many states, so it cannot
+// increase for ever): the step to t's successor, the only one that
+// keeps the path's length, is taken only in a state a set reduced, and
+// so increases Progress; in a state expanded fully every path starts
+// with a transition of the set. Every cycle of the reduced graph thus
+// passes through a state expanded fully, which is what the proviso of
+// ample sets (C3) asks. In each state the set chosen is the smallest
 // of those seeded by one enabled invisible transition, ties to the first
 // in the universe's order, so the choice is a function of the state.
 package stubborn
@@ -101,7 +115,7 @@ func notCovered(m *spec.Model) error {
 }
 
 // covers says what the partial-order reduction covers.
-const covers = "the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network; crashes in every journal mode, re-formats, lost disks, read-only and full disks, corrupt reads and the variant corrupt-read-nosuch, unavailable bookies; the Java add path and its variants callbacks-after-unset and skip-change-without-failed; data integrity and its variants await-preboot-check and integrity-fences-closed; checkpoints and their variants; ledger deletion and its variants delete-forgets-fence and collect-keeps-fence; the split add check; sequence recovery reads; the re-reading close)"
+const covers = "the partial-order reduction covers the TLA+ spec's actions (and the variants gwq, no-recovery-fence, no-lac-floor, add-checks-metadata; striping; partial replacement; recovery from the LAC; a reliable network; crashes in every journal mode, re-formats, lost disks, read-only and full disks, corrupt reads and the variant corrupt-read-nosuch, unavailable bookies; the Java add path and its variants callbacks-after-unset and skip-change-without-failed; data integrity and its variants await-preboot-check and integrity-fences-closed; checkpoints and their variants; ledger deletion and its variants delete-forgets-fence and collect-keeps-fence; the split add check; sequence recovery reads; the re-reading close; AutoRecovery and its variant skip-inconsistent-range, and decommission, under a cycle proviso)"
 
 func newFrom(fps *spec.Footprints, p spec.Params, reads *spec.PropertyReads, labels []spec.Action) *Reducer {
 	r := &Reducer{fps: fps, reads: reads, p: p, labels: len(labels), conflict: make([]atomic.Pointer[[]bitset], 1<<uint(p.Bookies))}
@@ -214,6 +228,8 @@ type Scratch struct {
 	conf               []bitset    // its conflict relation
 	enabled, set, best bitset
 	dead, live         bitset // transitions known dead, and known not to be, in s
+	closing            bitset // enabled transitions with an edge that does not increase spec.Progress
+	rejected           bool   // a set was turned down for holding one (the cycle proviso)
 	visible            bitset
 	nesKnown           bitset      // disabled transitions whose enablers are in nes
 	nes                []bitset    // nes[t]: the transitions that may enable t (writers of its necessary variables)
@@ -223,15 +239,16 @@ type Scratch struct {
 	liveVarsKnown      bool
 	work, idx          []int32
 	// States is how many states were reduced, Full how many of them
-	// were expanded fully.
-	States, Full int64
+	// were expanded fully, and Proviso how many of those because every
+	// smaller set held a transition that may close a cycle.
+	States, Full, Proviso int64
 }
 
 // NewScratch returns working space for one goroutine.
 func (r *Reducer) NewScratch() *Scratch {
 	w := r.words
 	sc := &Scratch{r: r, enabled: make(bitset, w), set: make(bitset, w), best: make(bitset, w),
-		dead: make(bitset, w), live: make(bitset, w), visible: make(bitset, w), nesKnown: make(bitset, w), tried: make(bitset, w),
+		dead: make(bitset, w), live: make(bitset, w), closing: make(bitset, w), visible: make(bitset, w), nesKnown: make(bitset, w), tried: make(bitset, w),
 		nes: make([]bitset, len(r.universe)), liveVars: r.fps.NewSet()}
 	for i := range sc.nes {
 		sc.nes[i] = make(bitset, w)
@@ -240,21 +257,30 @@ func (r *Reducer) NewScratch() *Scratch {
 }
 
 // Choose marks in keep which of the enabled transitions (in s) to expand;
-// keep has one entry per enabled transition. It returns an error for a
-// transition outside the universe (a model the declarations do not
-// describe).
-func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, keep []bool) error {
+// keep has one entry per enabled transition, and so has closing (nil:
+// none) where the transition's edge from s does not increase
+// spec.Progress. A set holding such a transition is not used (the cycle
+// proviso: every state a reduced set expands moves up the measure, so
+// every cycle of the reduced graph passes through a state expanded
+// fully). It returns an error for a transition outside the universe (a
+// model the declarations do not describe).
+func (sc *Scratch) Choose(s *spec.State, enabled []spec.Action, closing, keep []bool) error {
 	r := sc.r
 	sc.States++
 	clear(sc.enabled)
+	clear(sc.closing)
+	sc.rejected = false
 	sc.idx = sc.idx[:0]
-	for _, a := range enabled {
+	for i, a := range enabled {
 		t, ok := r.index[a]
 		if !ok {
 			return fmt.Errorf("stubborn: transition %v is not in the declared universe", a)
 		}
 		sc.idx = append(sc.idx, t)
 		sc.enabled.set(int(t))
+		if closing != nil && closing[i] {
+			sc.closing.set(int(t))
+		}
 	}
 	total := sc.enabled.count()
 	if total <= 1 {
@@ -285,6 +311,10 @@ seeds:
 			if sc.visible.has(seed) {
 				continue
 			}
+			if sc.closing.has(seed) {
+				sc.rejected = true
+				continue
+			}
 			if k := sc.closure(seed, bestN); k < bestN {
 				bestN = k
 				copy(sc.best, sc.set)
@@ -297,6 +327,9 @@ seeds:
 	}
 	sc.s = nil
 	if bestN >= total {
+		if sc.rejected {
+			sc.Proviso++
+		}
 		return sc.full(keep)
 	}
 	for i, t := range sc.idx {
@@ -392,6 +425,10 @@ func (sc *Scratch) closure(seed, limit int) int {
 				}
 				sc.set.set(u)
 				sc.work = append(sc.work, int32(u))
+				if en && sc.closing.has(u) {
+					sc.rejected = true
+					return limit
+				}
 				if en {
 					// A seed tried before: this set holds its set,
 					// which held at least limit.

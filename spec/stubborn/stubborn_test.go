@@ -67,7 +67,7 @@ func BenchmarkChoose(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		j := i % len(states)
 		k := keep[:len(enabled[j])]
-		if err := sc.Choose(&states[j], enabled[j], k); err != nil {
+		if err := sc.Choose(&states[j], enabled[j], nil, k); err != nil {
 			b.Fatal(err)
 		}
 		for _, x := range k {
