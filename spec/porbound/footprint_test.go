@@ -314,7 +314,16 @@ func declaredModels() []spec.Params {
 		}),
 		ar(params(2, 1, 1, true), func(p *spec.Params) { p.Decommission = true }),
 		ar(params(3, 1, 1, true), func(p *spec.Params) { p.Decommission, p.Crashes, p.DiskLoss = true, 0, 1 }),
-		ar(params(3, 2, 2, true), func(p *spec.Params) { p.Crashes, p.DiskLoss, p.AuditorPeriodicCheck = 0, 1, "off" }))
+		ar(params(3, 2, 2, true), func(p *spec.Params) { p.Crashes, p.DiskLoss, p.AuditorPeriodicCheck = 0, 1, "off" }),
+		// With the other options a copy or a swap meets: the Java
+		// writer (whose metadata writes keep the store's fragments), an
+		// unsynced journal and checkpoints (a copy's records), deletion,
+		// a read-only bookie (not a copy's target).
+		ar(params(3, 1, 1, true), func(p *spec.Params) { p.Entries, p.AddPath = 2, spec.AddPathJava }),
+		ar(params(3, 1, 1, true), func(p *spec.Params) { p.Entries, p.Journal = 2, spec.JournalNoSync }),
+		ar(params(3, 1, 1, true), func(p *spec.Params) { p.Checkpoints = true }),
+		ar(params(3, 1, 1, true), func(p *spec.Params) { p.DeleteLedger = true }),
+		ar(params(3, 1, 1, true), func(p *spec.Params) { p.ReadOnly = 1 }))
 	if testtier.IsLong() {
 		// The periodic check with Qw = 2: a bookie lacking an entry its
 		// write set's other bookie has.
