@@ -448,8 +448,8 @@ the client's add path use ` + "`--add-path java`" + `, the Java client's
 PendingAddOp and LedgerHandle as docs/model.md describes them, with every
 step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 
-| question | master | proposed fixes |
-|---|---|---|
+| question | master | proposed fixes | also asked |
+|---|---|---|---|
 `)
 	for _, f := range Findings {
 		if ctx.Err() != nil {
@@ -525,10 +525,13 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 		if len(f.Also) > 0 {
 			sections.WriteString("\nAlso asked:\n\n")
 		}
+		var alsoCells []string
 		for i, x := range f.Also {
-			if _, err := ask(x, fmt.Sprintf("also%d", i+1), true); err != nil {
+			note, err := ask(x, fmt.Sprintf("also%d", i+1), true)
+			if err != nil {
 				return nil, err
 			}
+			alsoCells = append(alsoCells, x.Name+": "+note)
 		}
 		if opt.Report != nil {
 			opt.Report(fmt.Sprintf("%-16s master: %s", f.ID, found.short()))
@@ -536,7 +539,10 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 		if len(fixCells) == 0 {
 			fixCells = []string{"none modelled"}
 		}
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", f.Title, f.ID, found.verdict(), strings.Join(fixCells, "; "))
+		if len(alsoCells) == 0 {
+			alsoCells = []string{"—"}
+		}
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", f.Title, f.ID, found.verdict(), strings.Join(fixCells, "; "), strings.Join(alsoCells, "; "))
 		fmt.Fprintf(&sections, "\nScope: %s\n\n", f.Scope)
 		if ftr != nil {
 			var mermaid bytes.Buffer
