@@ -56,6 +56,8 @@ var Runs = []Run{
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery) and no decommissionbookie (--decommission), and a lasso's endless wait is not a finite run to execute"},
 	{Trace: "traces/findings/f-4551.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery)"},
+	{Trace: "traces/findings/f-4551-also1.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
+		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery)"},
 	{Trace: "traces/findings/f-ar-below-qw.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery)"},
 	{Trace: "traces/findings/f-stale-acks-also1.itf.json", Release: "4.18.2", Verdict: Reproduced,
