@@ -531,35 +531,37 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 			}
 			return note, nil
 		}
-		var fixCells []string
-		for i, x := range f.Fixes {
-			note, err := ask(x, fmt.Sprintf("fix%d", i+1), false)
-			if err != nil {
-				return nil, err
+		// cell asks each of xs (trace suffixes prefix1, prefix2, ...) and
+		// returns the table cell of their verdicts (none without any).
+		cell := func(xs []Fix, prefix string, link bool, none string) (string, error) {
+			var notes []string
+			for i, x := range xs {
+				note, err := ask(x, fmt.Sprintf("%s%d", prefix, i+1), link)
+				if err != nil {
+					return "", err
+				}
+				notes = append(notes, x.Name+": "+note)
 			}
-			fixCells = append(fixCells, x.Name+": "+note)
+			if len(notes) == 0 {
+				return none, nil
+			}
+			return strings.Join(notes, "; "), nil
+		}
+		fixCell, err := cell(f.Fixes, "fix", false, "none modelled")
+		if err != nil {
+			return nil, err
 		}
 		if len(f.Also) > 0 {
 			sections.WriteString("\nAlso asked:\n\n")
 		}
-		var alsoCells []string
-		for i, x := range f.Also {
-			note, err := ask(x, fmt.Sprintf("also%d", i+1), true)
-			if err != nil {
-				return nil, err
-			}
-			alsoCells = append(alsoCells, x.Name+": "+note)
+		alsoCell, err := cell(f.Also, "also", true, "—")
+		if err != nil {
+			return nil, err
 		}
 		if opt.Report != nil {
 			opt.Report(fmt.Sprintf("%-16s master: %s", f.ID, found.short()))
 		}
-		if len(fixCells) == 0 {
-			fixCells = []string{"none modelled"}
-		}
-		if len(alsoCells) == 0 {
-			alsoCells = []string{"—"}
-		}
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", f.Title, f.ID, found.verdict(), strings.Join(fixCells, "; "), strings.Join(alsoCells, "; "))
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", f.Title, f.ID, found.verdict(), fixCell, alsoCell)
 		fmt.Fprintf(&sections, "\nScope: %s\n\n", f.Scope)
 		if ftr != nil {
 			var mermaid bytes.Buffer

@@ -307,10 +307,10 @@ func (x fp) readChecker() {
 	x.read(x.f.Worker())
 }
 
-// readAdmin: the steps that wait for the admin client's recovery read
-// the whole client.
-func (x fp) readAdmin() {
-	c := x.f.p.AdminClient()
+// readClient: the transition reads all of client c's record (a client
+// step its own; the steps that wait for the admin client's recovery,
+// that client's).
+func (x fp) readClient(c int) {
 	x.read(x.f.Client(c), x.f.ClientStatus(c), x.f.ClientLAC(c), x.f.ClientPending(c), x.f.ClientFragments(c), x.f.ClientRecovery(c))
 }
 
@@ -488,7 +488,7 @@ func (f *Footprints) Of(a Action) Footprint {
 	if c >= 0 && !a.Kind.bookieStep() && a.Kind != ClientDeletesLedger {
 		// Every client step reads its own record (its status first)
 		// and writes what clientWrites says.
-		x.read(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c))
+		x.readClient(c)
 		w := clientWrites[a.Kind]
 		if w&wCore != 0 {
 			x.write(f.Client(c))
@@ -836,7 +836,7 @@ func (f *Footprints) Of(a Action) Footprint {
 			x.write(f.URMissing())
 		}
 		if a.Kind == WorkerReleasesLedger {
-			x.readAdmin()
+			x.readClient(p.AdminClient())
 			x.write(f.ClientStatus(p.AdminClient()))
 		}
 	case WorkerGraceExpires:
@@ -844,7 +844,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		// (Client set), its recovery started: ClientStartsRecovery's step
 		// (the client's part is above).
 		x.readChecker()
-		x.readAdmin()
+		x.readClient(p.AdminClient())
 		x.write(f.Worker())
 		if c >= 0 {
 			x.write(f.Meta())
