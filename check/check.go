@@ -152,7 +152,7 @@ func (m *Model) NewExpander() explorer.Expander {
 	case e.canon != nil:
 		return symExpander{e}
 	}
-	return e
+	return plainExpander{e}
 }
 
 // Uncovered lists the actions the model's options add (spec's
@@ -214,8 +214,12 @@ type expander struct {
 	emitKeyNext func(explorer.Action, []byte, func([]byte) []byte)
 	emitKeyFn   func(spec.Action, *spec.State)
 	encodeSucc  func([]byte) []byte
-	succ        *spec.State                // the successor being emitted
-	fired       [spec.NumActionKinds]int64 // transitions generated, by action (coverage)
+	// SuccessorsAppend's (plainExpander), bound once likewise.
+	emitAtNext func(explorer.Action, int)
+	emitAtFn   func(spec.Action, *spec.State)
+	arena      *[]byte
+	succ       *spec.State                // the successor being emitted
+	fired      [spec.NumActionKinds]int64 // transitions generated, by action (coverage)
 }
 
 func (e *expander) Load(enc []byte) error { return e.m.spec.Decode(enc, &e.cur) }
@@ -265,6 +269,26 @@ func (e *expander) Successors(emit func(explorer.Action, []byte, []byte)) {
 	e.emitNext = emit
 	e.m.spec.Next(&e.cur, &e.scratch, e.emitFn)
 	e.emitNext = nil
+}
+
+// plainExpander is the expander of a search without symmetry or a
+// reduction: it encodes each successor straight into the search's arena
+// (explorer.AppendingExpander). It is a type of its own so that the
+// expanders that embed *expander (the reduction's) do not inherit it.
+type plainExpander struct{ *expander }
+
+func (e plainExpander) SuccessorsAppend(buf *[]byte, emit func(explorer.Action, int)) {
+	if e.emitAtFn == nil {
+		e.emitAtFn = func(a spec.Action, s *spec.State) {
+			e.fired[a.Kind]++
+			off := len(*e.arena)
+			*e.arena = e.m.spec.Encode(*e.arena, s)
+			e.emitAtNext(ToLabel(a), off)
+		}
+	}
+	e.arena, e.emitAtNext = buf, emit
+	e.m.spec.Next(&e.cur, &e.scratch, e.emitAtFn)
+	e.arena, e.emitAtNext = nil, nil
 }
 
 // symExpander is the expander of a search with symmetry: it emits each

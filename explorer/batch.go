@@ -86,12 +86,18 @@ type worker struct {
 	emit     func(Action, []byte, []byte)              // w.onSuccessor, bound once to avoid a closure per state
 	keyed    KeyedExpander                             // exp, if it emits keys before encodings
 	emitKey  func(Action, []byte, func([]byte) []byte) // w.onSuccessorKey, bound once
+	appender AppendingExpander                         // exp, if it encodes into the arena
+	emitAt   func(Action, int)                         // w.onSuccessorAt, bound once
 
-	out    *chunkOut
-	probe  bool // at the depth bound: only learn whether a successor is new
-	nSucc  int64
-	hasNew bool
-	call   string // the model call in progress, for a panic's ModelError
+	out   *chunkOut
+	probe bool // at the depth bound: only learn whether a successor is new
+	// commits: the worker inserts each chunk's candidates itself
+	// (insertAll); counts is its scratch.
+	commits bool
+	counts  []int
+	nSucc   int64
+	hasNew  bool
+	call    string // the model call in progress, for a panic's ModelError
 }
 
 // keyOf is the bytes that identify a state: its key, or its encoding.
@@ -122,6 +128,17 @@ func (w *worker) onSuccessorKey(a Action, key []byte, encode func([]byte) []byte
 	}
 	off := len(w.out.arena)
 	w.out.arena = encode(w.out.arena)
+	w.keep(a, fp, idx, off)
+}
+
+// onSuccessorAt is onSuccessor for an AppendingExpander: the successor's
+// encoding is already in the arena, from off on.
+func (w *worker) onSuccessorAt(a Action, off int) {
+	fp, idx, isNew := w.seen(w.out.arena[off:])
+	if !isNew {
+		w.out.arena = w.out.arena[:off]
+		return
+	}
 	w.keep(a, fp, idx, off)
 }
 
@@ -173,10 +190,15 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		}
 		w.out = nil
 		if err == nil {
-			if !probe {
+			switch {
+			case w.commits && !probe:
+				out.insertAll(w.table, &w.counts)
+			case !probe:
 				out.dropVisited(w.table)
+				out.group(w.table.Shards())
+			default:
+				out.group(w.table.Shards())
 			}
-			out.group(w.table.Shards())
 		}
 	}()
 	for i := out.lo; i < out.hi; i++ {
@@ -191,9 +213,12 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		} else if so.bad == "" {
 			w.nSucc, w.hasNew = 0, false
 			w.call = CallSuccessors
-			if w.keyed != nil {
+			switch {
+			case w.keyed != nil:
 				w.keyed.SuccessorKeys(w.emitKey)
-			} else {
+			case w.appender != nil:
+				w.appender.SuccessorsAppend(&out.arena, w.emitAt)
+			default:
 				w.exp.Successors(w.emit)
 			}
 			so.nSucc, so.hasNew = w.nSucc, w.hasNew
@@ -253,6 +278,34 @@ func (c *chunkOut) dropVisited(t *state.Set) {
 		c.states[j].candEnd = k
 	}
 	c.cands = c.cands[:k]
+}
+
+// insertAll is the commit of one chunk by the worker that expanded it,
+// for a search with one worker (expander.commitsInline): its candidates
+// are inserted into t in their order, which is the canonical order since
+// the chunks are expanded one after another, so exactly the ones the
+// commit step would mark new are. One insert per candidate replaces the
+// probe of dropVisited, the grouping by shard and the commit's insert.
+func (c *chunkOut) insertAll(t *state.Set, counts *[]int) {
+	shards := t.Shards()
+	if cap(*counts) < shards {
+		*counts = make([]int, shards)
+	}
+	cs := (*counts)[:shards]
+	clear(cs)
+	for i := range c.cands {
+		cs[c.cands[i].shard]++
+	}
+	if !t.Reserve(cs) {
+		panic("explorer: a table without a budget refused room")
+	}
+	for s := range shards {
+		t.Grow(s)
+	}
+	for i := range c.cands {
+		cd := &c.cands[i]
+		cd.isNew = t.Insert(int(cd.shard), cd.fp)
+	}
 }
 
 // group fills order and bounds: a stable counting sort by shard.
@@ -419,6 +472,9 @@ func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set
 		w.emit = w.onSuccessor
 		if w.keyed, _ = exp.(KeyedExpander); w.keyed != nil {
 			w.emitKey = w.onSuccessorKey
+		}
+		if w.appender, _ = exp.(AppendingExpander); w.appender != nil {
+			w.emitAt = w.onSuccessorAt
 		}
 		x.workers[i] = w
 	}

@@ -557,6 +557,55 @@ func TestWorkersMetamorphic(t *testing.T) {
 var ignoreStore = cmp.Options{cmpopts.IgnoreFields(Stats{}, "Elapsed"), cmpopts.IgnoreFields(Result{}, "Store", "Fingerprint"),
 	cmpopts.IgnoreFields(ModelError{}, "Stack")}
 
+// appendModel is a funcModel whose expander encodes successors straight
+// into the search's arena (AppendingExpander).
+type appendModel struct{ *funcModel }
+
+func (m appendModel) NewExpander() Expander { return appendExpander{&funcExpander{m: m.funcModel}} }
+
+type appendExpander struct{ *funcExpander }
+
+func (e appendExpander) SuccessorsAppend(buf *[]byte, emit func(a Action, off int)) {
+	e.m.next(e.cur, func(a Action, t []int64) {
+		off := len(*buf)
+		*buf = append(*buf, encode(e.buf, t)...)
+		emit(a, off)
+	})
+}
+
+// TestAppendingExpander: a model that encodes into the arena gets the
+// result, trace included, of the same model emitting its own encodings,
+// on every worker count and every way a search stops (at the depth bound
+// the arena is given back for each successor already seen).
+func TestAppendingExpander(t *testing.T) {
+	walk := hashWalkModel(100003, -1)
+	d, _, _ := refBFS(walk)
+	cases := []struct {
+		name string
+		m    *funcModel
+		opt  Options
+	}{
+		{"walk", walk, Options{}},
+		{"walk-violation", hashWalkModel(100003, 77777), Options{}},
+		{"walk-maxstates", walk, Options{MaxStates: d / 2}},
+		{"walk-maxdepth", walk, Options{MaxDepth: 5}},
+		{"tree-deadlock", treeModel(12), Options{CheckDeadlock: true}},
+	}
+	for _, c := range cases {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/%d", c.name, workers), func(t *testing.T) {
+				opt := c.opt
+				opt.Workers = workers
+				want := run(t, c.m, opt)
+				got := run(t, appendModel{c.m}, opt)
+				if diff := cmp.Diff(want, got, ignoreStore); diff != "" {
+					t.Errorf("appending expander differs (-emitting +appending):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
 type brokenModel struct{ *funcModel }
 
 func (b brokenModel) NewExpander() Expander { return brokenExpander{b.funcModel.NewExpander()} }

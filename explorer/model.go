@@ -63,6 +63,17 @@ type KeyedExpander interface {
 	SuccessorKeys(emit func(a Action, key []byte, encode func(dst []byte) []byte))
 }
 
+// AppendingExpander is what an Expander implements when it can encode
+// each successor straight onto the end of a buffer the search gives it
+// (its arena of candidates), instead of into a buffer of its own that the
+// search then copies. SuccessorsAppend emits the same successors in the
+// same order as Successors: for each it appends the encoding to *buf and
+// calls emit with off, where the encoding begins; the search may shorten
+// *buf again during emit. The key is the encoding (no symmetry).
+type AppendingExpander interface {
+	SuccessorsAppend(buf *[]byte, emit func(a Action, off int))
+}
+
 // Constrainer is what an Expander implements when its model has state
 // constraints (TLC's CONSTRAINT): InModel reports whether the loaded state
 // satisfies them. A state outside them is checked against the invariants,

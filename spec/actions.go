@@ -1,6 +1,9 @@
 package spec
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 //go:generate go tool stringer -type=ActionKind
 
@@ -178,6 +181,7 @@ func FormatBookies(bs Bookies) string {
 func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 	p := m.P
 	g := gen{p: p, m: m, s: s, n: scratch, emit: emit}
+	g.listLive()
 	g.bookieActions()
 	if m.V.SplitAddCheck {
 		g.BookieChecksAdd()
@@ -251,6 +255,11 @@ type gen struct {
 	n    *State
 	emit func(Action, *State)
 	keys [MaxBookies]MsgKey
+	// live are the deliverable records of s (count >= 1), in key order:
+	// the only ones most actions look at, listed once per expansion
+	// rather than found in every action's pass over the whole history.
+	liveMask uint64 // bit i: s.Msgs[i] is deliverable (listLive)
+	liveAll  bool   // s has more than 64 records: live scans them all
 	// twice is set while an action whose guard is a disjunction with both
 	// sides true is being emitted. TLC branches on every disjunct of an
 	// action, so it generates such successors twice; emitting them twice
@@ -391,13 +400,13 @@ func addResponse(req MsgKey, success bool) MsgKey {
 // one rejects what rejectsAdd says; a lossy journal keeps the entry
 // unflushed.)
 func (g *gen) BookieSendsAddConfirmedResponse() {
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		k := m.Key
 		if m.Count < 1 || k.Type() != AddEntryRequest {
 			continue
 		}
 		b := k.Bookie()
-		if !k.Recovery() && !g.mayStore(b, k) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) || !g.s.IsEarliestMsg(k) {
+		if !k.Recovery() && !g.mayStore(b, k) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) || !g.isEarliest(k) {
 			continue
 		}
 		resp := addResponse(k, true)
@@ -428,7 +437,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 // answers EREADONLY before it looks at the fence, as BookKeeper's
 // WriteEntryProcessor does.
 func (g *gen) BookieSendsAddFencedResponse() {
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		k := m.Key
 		if m.Count < 1 || k.Type() != AddEntryRequest || g.s.BDown.Has(k.Bookie()) {
 			continue
@@ -446,7 +455,7 @@ func (g *gen) BookieSendsAddFencedResponse() {
 		}
 		// Last, the scan of the history: most adds are to bookies that
 		// neither are fenced nor read-only.
-		if !g.s.IsEarliestMsg(k) || g.s.Sent(resp) && !g.answersAgain(k) {
+		if !g.isEarliest(k) || g.s.Sent(resp) && !g.answersAgain(k) {
 			continue
 		}
 		g.begin(-1)
@@ -459,7 +468,7 @@ func (g *gen) BookieSendsAddFencedResponse() {
 // check) cannot know its LAC and answers Unknown, which the recovery client
 // does not count.
 func (g *gen) BookieSendsFencingReadLacResponse() {
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		k := m.Key
 		if m.Count < 1 || k.Type() != FenceRequest || g.s.BDown.Has(k.Bookie()) {
 			continue
@@ -486,7 +495,7 @@ func (g *gen) BookieSendsFencingReadLacResponse() {
 // BookieSendsReadResponse: a bookie answers a (fencing) recovery read with
 // the entry, or NoSuchEntry.
 func (g *gen) BookieSendsReadResponse() {
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		k := m.Key
 		if m.Count < 1 || k.Type() != ReadRequest || g.s.BDown.Has(k.Bookie()) {
 			continue
@@ -730,16 +739,59 @@ func (g *gen) ClientSendsAddEntryRequests(cid int) {
 
 // receivableAddResponse: m is an add response to client cid that it can
 // receive now (deliverable, and the earliest of its channel).
+// listLive notes which records of s are deliverable (count >= 1), the
+// only ones most actions look at: once per expansion, rather than in
+// every action's pass over the whole history.
+func (g *gen) listLive() {
+	if len(g.s.Msgs) > 64 {
+		g.liveAll = true
+		return
+	}
+	for i, m := range g.s.Msgs {
+		if m.Count >= 1 {
+			g.liveMask |= 1 << uint(i)
+		}
+	}
+}
+
+// live yields the deliverable records of s in key order.
+func (g *gen) live(yield func(Msg) bool) {
+	if g.liveAll {
+		for _, m := range g.s.Msgs {
+			if m.Count >= 1 && !yield(m) {
+				return
+			}
+		}
+		return
+	}
+	for b := g.liveMask; b != 0; b &= b - 1 {
+		if !yield(g.s.Msgs[bits.TrailingZeros64(b)]) {
+			return
+		}
+	}
+}
+
+// isEarliest is s.IsEarliestMsg(k), over the deliverable records only.
+func (g *gen) isEarliest(k MsgKey) bool {
+	ch, id := k.channel(), k.Entry().ID
+	for m := range g.live {
+		if m.Key.channel() == ch && m.Key.Entry().ID < id {
+			return false
+		}
+	}
+	return true
+}
+
 func (g *gen) receivableAddResponse(m Msg, cid int) bool {
 	k := m.Key
-	return k.Cid() == cid && m.Count >= 1 && k.Type() == AddEntryResponse && g.s.IsEarliestMsg(k)
+	return k.Cid() == cid && m.Count >= 1 && k.Type() == AddEntryResponse && g.isEarliest(k)
 }
 
 // receiveAddConfirmedResponse is ReceiveAddConfirmedResponse(c, recovery).
 func (g *gen) receiveAddConfirmedResponse(kind ActionKind, cid int, recovery bool) {
 	c := &g.s.Clients[cid]
 	cf, _ := c.CurrFragment()
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		// The flags first: they rule out most records without the scan
 		// of the history that receivableAddResponse makes.
 		k := m.Key
@@ -801,7 +853,7 @@ func (g *gen) ClientReceivesAddFencedResponse(cid int) {
 		return
 	}
 	cf, _ := c.CurrFragment()
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		k := m.Key
 		if k.Recovery() || k.Success() || !g.receivableAddResponse(m, cid) {
 			continue
@@ -1140,7 +1192,7 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 		return
 	}
 	cf, _ := c.CurrFragment()
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		k := m.Key
 		if k.Cid() != cid || m.Count < 1 || k.Type() != FenceResponse {
 			continue
@@ -1291,7 +1343,7 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 	// A sequence read decides as its answers come, as PendingReadOp does;
 	// the spec decides only with no other read of the client in flight.
 	seq := g.m.has.sequenceReads
-	for _, m := range g.s.Msgs {
+	for m := range g.live {
 		k := m.Key
 		if k.Cid() != cid || m.Count < 1 || k.Type() != ReadResponse || k.Entry().ID != c.CurrReadEntry {
 			continue

@@ -39,7 +39,7 @@ func (g *gen) metadataRefusesAdd(b int) bool {
 func (g *gen) BookieChecksAdd() {
 	for _, m := range g.s.Msgs {
 		k := m.Key
-		if m.Count < 1 || k.Type() != AddEntryRequest || k.Recovery() || !g.s.IsEarliestMsg(k) {
+		if m.Count < 1 || k.Type() != AddEntryRequest || k.Recovery() || !g.isEarliest(k) {
 			continue
 		}
 		b := k.Bookie()

@@ -114,6 +114,22 @@ func (s *Set) Reserve(counts []int) bool {
 	return true
 }
 
+// Expect sizes the set, before its first insert, for n fingerprints, as
+// a Reserve of n spread evenly over the shards would (within the budget),
+// so that a set known to grow that far is not rehashed at every doubling
+// on the way.
+func (s *Set) Expect(n int) {
+	counts := make([]int, len(s.shards))
+	for i := range counts {
+		counts[i] = (n + len(counts) - 1) / len(counts)
+	}
+	if s.Reserve(counts) {
+		for i := range s.shards {
+			s.Grow(i)
+		}
+	}
+}
+
 // Grow carries out the growth Reserve planned for shard i.
 func (s *Set) Grow(i int) {
 	if t := &s.shards[i]; s.planned[i] > t.size() {

@@ -149,6 +149,31 @@ func TestSetBudget(t *testing.T) {
 	}
 }
 
+// TestSetExpect: a set sized for n fingerprints takes them in batches
+// without growing; one sized within a budget stays within it.
+func TestSetExpect(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	s := NewSet(16, false, 0)
+	s.Expect(10000)
+	size := s.Bytes()
+	if size < 10000*8 {
+		t.Fatalf("set sized for 10000 fingerprints has %d bytes", size)
+	}
+	for range 10 {
+		if _, ok := insertAll(t, s, randomFPs(r, 1000, false)); !ok {
+			t.Fatal("a set sized for the batches refused one")
+		}
+	}
+	if s.Bytes() != size || s.Len() != 10000 {
+		t.Errorf("after 10000 inserts: %d bytes (sized %d), %d fingerprints", s.Bytes(), size, s.Len())
+	}
+	b := NewSet(16, false, 16*100*8)
+	b.Expect(1 << 20)
+	if b.Bytes() > 16*100*8 {
+		t.Errorf("a budgeted set sized beyond its budget: %d bytes", b.Bytes())
+	}
+}
+
 // TestSetConcurrentContains: any number of readers while no insert runs,
 // and inserts into different shards in parallel (run with -race).
 func TestSetConcurrentContains(t *testing.T) {
