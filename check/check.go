@@ -225,7 +225,7 @@ type expander struct {
 func (e *expander) Load(enc []byte) error { return e.m.spec.Decode(enc, &e.cur) }
 
 func (e *expander) Check() string {
-	p := e.m.spec.P
+	p := &e.m.spec.P
 	for _, inv := range e.m.invs {
 		if inv.Holds != nil && !inv.Holds(p, &e.cur) {
 			return inv.Name
@@ -242,7 +242,7 @@ func (e *expander) Check() string {
 func (e *expander) InModel() bool { return e.cel == nil || e.cel.inModel() }
 
 func (e *expander) CheckTerminal() string {
-	p := e.m.spec.P
+	p := &e.m.spec.P
 	for _, inv := range e.m.invs {
 		if inv.HoldsTerminal != nil && !inv.HoldsTerminal(p, &e.cur) {
 			return inv.Name

@@ -24,7 +24,7 @@ func withPanickingInvariant(t *testing.T, name string) {
 	saved := invariants.All
 	invariants.All = append(slices.Clip(saved), invariants.Invariant{
 		Name: name, Statement: "panics once the ledger is closed",
-		Holds: func(_ spec.Params, s *spec.State) bool {
+		Holds: func(_ *spec.Params, s *spec.State) bool {
 			if s.MetaStatus == spec.StatusClosed {
 				panic(name + ": cannot evaluate a closed ledger")
 			}

@@ -209,13 +209,13 @@ func (sc *scenario) check(t *testing.T, d *datadriven.TestData) string {
 		holds := true
 		switch {
 		case inv.Holds != nil:
-			holds = inv.Holds(sc.p, &sc.s)
+			holds = inv.Holds(&sc.p, &sc.s)
 		case inv.HoldsTerminal != nil && !terminal:
 			fmt.Fprintf(&b, "%s: n/a (terminal-state property; the state has successors)\n", inv.Name)
 			continue
 		}
 		if holds && terminal && inv.HoldsTerminal != nil {
-			holds = inv.HoldsTerminal(sc.p, &sc.s)
+			holds = inv.HoldsTerminal(&sc.p, &sc.s)
 		}
 		verdict := "holds"
 		if !holds {

@@ -20,7 +20,7 @@ func withPanickingInvariant(t *testing.T) {
 	saved := invariants.All
 	invariants.All = append(slices.Clip(saved), invariants.Invariant{
 		Name: "TestPanics", Statement: "panics once the ledger is closed",
-		Holds: func(_ spec.Params, s *spec.State) bool {
+		Holds: func(_ *spec.Params, s *spec.State) bool {
 			if s.MetaStatus == spec.StatusClosed {
 				panic("TestPanics: cannot evaluate a closed ledger")
 			}

@@ -19,10 +19,10 @@ type Invariant struct {
 	Source    string // the TLA+ definition or documentation it mirrors
 	// Holds reports whether the invariant holds in s (nil: no condition
 	// on every state).
-	Holds func(p spec.Params, s *spec.State) bool
+	Holds func(p *spec.Params, s *spec.State) bool
 	// HoldsTerminal, when set, is a property of terminal states (states
 	// without successors): it reports whether it holds in such a state.
-	HoldsTerminal func(p spec.Params, s *spec.State) bool
+	HoldsTerminal func(p *spec.Params, s *spec.State) bool
 	// Reads is what Holds reads, for the partial-order reduction (--por:
 	// a transition that may change it is visible); nil: anything, which
 	// makes every transition visible and leaves nothing to reduce.
@@ -162,7 +162,7 @@ func Lookup(names []string) ([]Invariant, error) {
 	return out, nil
 }
 
-func typeOK(p spec.Params, s *spec.State) bool {
+func typeOK(p *spec.Params, s *spec.State) bool {
 	if s.MetaStatus > spec.StatusClosed || s.MetaLastEntry < 0 || s.MetaVersion < 0 {
 		return false
 	}
@@ -191,7 +191,7 @@ func typeOK(p spec.Params, s *spec.State) bool {
 	return true
 }
 
-func noDivergence(p spec.Params, s *spec.State) bool {
+func noDivergence(p *spec.Params, s *spec.State) bool {
 	if s.MetaStatus != spec.StatusClosed {
 		return true
 	}
@@ -212,7 +212,7 @@ func noDivergence(p spec.Params, s *spec.State) bool {
 	return closers == 1
 }
 
-func allAckedReadable(p spec.Params, s *spec.State) bool {
+func allAckedReadable(p *spec.Params, s *spec.State) bool {
 	if s.MetaDeleted {
 		return true // a deleted ledger's entries are meant to go
 	}
@@ -231,7 +231,7 @@ func allAckedReadable(p spec.Params, s *spec.State) bool {
 	return true
 }
 
-func committedReachAckQuorum(p spec.Params, s *spec.State) bool {
+func committedReachAckQuorum(p *spec.Params, s *spec.State) bool {
 	if s.MetaDeleted {
 		return true // a deleted ledger's entries are meant to go
 	}
@@ -247,7 +247,7 @@ func committedReachAckQuorum(p spec.Params, s *spec.State) bool {
 	return true
 }
 
-func noOutOfOrder(p spec.Params, s *spec.State) bool {
+func noOutOfOrder(p *spec.Params, s *spec.State) bool {
 	for b := 0; b < p.Bookies; b++ {
 		if !s.BEntries[b].IDsEqualData() {
 			return false
@@ -259,7 +259,7 @@ func noOutOfOrder(p spec.Params, s *spec.State) bool {
 // storedOnWriteSet returns how many bookies of entry id's write set (per
 // meta_fragments) hold it, and the write set's size; ok is false when no
 // fragment holds id.
-func storedOnWriteSet(p spec.Params, s *spec.State, id int8) (copies, size int, ok bool) {
+func storedOnWriteSet(p *spec.Params, s *spec.State, id int8) (copies, size int, ok bool) {
 	f, ok := spec.FragmentOfEntryId(id, s.MetaFragmentList())
 	if !ok {
 		return 0, 0, false
@@ -268,7 +268,7 @@ func storedOnWriteSet(p spec.Params, s *spec.State, id int8) (copies, size int, 
 	return s.StoredOn(id, ws).Len(), ws.Len(), true
 }
 
-func ackedHaveAckQuorum(p spec.Params, s *spec.State) bool {
+func ackedHaveAckQuorum(p *spec.Params, s *spec.State) bool {
 	if s.MetaDeleted {
 		return true // a deleted ledger's entries are meant to go
 	}
@@ -290,7 +290,7 @@ func ackedHaveAckQuorum(p spec.Params, s *spec.State) bool {
 // never closed has no last entry; such stuck ledgers (e.g. a recovery
 // whose messages were lost, with no client left to retry) are out of the
 // property's scope, as they are of the Guaranteed Write Quorum design.
-func entriesReachWQ(p spec.Params, s *spec.State) bool {
+func entriesReachWQ(p *spec.Params, s *spec.State) bool {
 	if s.MetaDeleted {
 		return true // a deleted ledger's entries are meant to go
 	}
@@ -308,7 +308,7 @@ func entriesReachWQ(p spec.Params, s *spec.State) bool {
 // entriesReachWQWhenQuiescent checks entriesReachWQ on closed ledgers
 // where no further copy can appear: no add request in flight and no client
 // that may still send one (OPEN writer, IN_RECOVERY client).
-func entriesReachWQWhenQuiescent(p spec.Params, s *spec.State) bool {
+func entriesReachWQWhenQuiescent(p *spec.Params, s *spec.State) bool {
 	if s.MetaDeleted {
 		return true // a deleted ledger's entries are meant to go
 	}
@@ -328,7 +328,7 @@ func entriesReachWQWhenQuiescent(p spec.Params, s *spec.State) bool {
 	return entriesReachWQ(p, s)
 }
 
-func tailFragmentsReachWQ(p spec.Params, s *spec.State) bool {
+func tailFragmentsReachWQ(p *spec.Params, s *spec.State) bool {
 	if s.MetaDeleted {
 		return true // a deleted ledger's entries are meant to go
 	}
@@ -348,7 +348,7 @@ func tailFragmentsReachWQ(p spec.Params, s *spec.State) bool {
 // every state, not only where no further copy can appear.
 var closedLedgerReachedWQ = entriesReachWQ
 
-func noEntryAcknowledged(p spec.Params, s *spec.State) bool {
+func noEntryAcknowledged(p *spec.Params, s *spec.State) bool {
 	for i := 0; i < p.Clients; i++ {
 		if s.Clients[i].LAC > 0 && s.Clients[i].Status == spec.StatusOpen {
 			return false
@@ -362,7 +362,7 @@ func noEntryAcknowledged(p spec.Params, s *spec.State) bool {
 // ensemble change followed), none of them holds entry 1 (each went down
 // before the write reached it), they are still down, and an open writer
 // has acknowledged entry 1.
-func noAckWithWriteSetCrashed(p spec.Params, s *spec.State) bool {
+func noAckWithWriteSetCrashed(p *spec.Params, s *spec.State) bool {
 	if p.Crashes == 0 || int(s.CrashesUsed) < p.Crashes || s.BDown.Len() != p.Crashes {
 		return true
 	}
@@ -391,7 +391,7 @@ func noAckWithWriteSetCrashed(p spec.Params, s *spec.State) bool {
 // fragmentsInOrder: each fragment starts after the one before, in the
 // metadata and in every client's copy (a recovery client's copy is what it
 // will write at close, where BookKeeper's checkState fails).
-func fragmentsInOrder(p spec.Params, s *spec.State) bool {
+func fragmentsInOrder(p *spec.Params, s *spec.State) bool {
 	inOrder := func(fs []spec.Fragment) bool {
 		for i := 1; i < len(fs); i++ {
 			if fs[i].First <= fs[i-1].First {
@@ -413,7 +413,7 @@ func fragmentsInOrder(p spec.Params, s *spec.State) bool {
 
 // creationSucceeds: a client withdrew while the ledger does not exist,
 // which only ClientFailsToCreateLedger does.
-func creationSucceeds(p spec.Params, s *spec.State) bool {
+func creationSucceeds(p *spec.Params, s *spec.State) bool {
 	if s.MetaStatus != spec.StatusNil {
 		return true
 	}

@@ -54,7 +54,7 @@ func TestInvariants(t *testing.T) {
 	}
 	for _, inv := range All {
 		s := closedLedger()
-		if !inv.Holds(params, &s) {
+		if !inv.Holds(&params, &s) {
 			t.Errorf("%s fails on the healthy closed ledger", inv.Name)
 		}
 		if inv.Statement == "" || inv.Source == "" {
@@ -68,7 +68,7 @@ func TestInvariants(t *testing.T) {
 		}
 		s := closedLedger()
 		tc.mutate(&s)
-		if invs[0].Holds(params, &s) {
+		if invs[0].Holds(&params, &s) {
 			t.Errorf("case %d: %s holds on a state built to violate it", i, tc.inv)
 		}
 	}

@@ -434,7 +434,7 @@ func TestInvariantReads(t *testing.T) {
 			}
 			for i, inv := range invariants.All {
 				if holds[i] != nil {
-					holds[i][s] = inv.Holds(p, &st)
+					holds[i][s] = inv.Holds(&p, &st)
 				}
 			}
 		}

@@ -122,7 +122,7 @@ func TestViolationKept(t *testing.T) {
 		if err := g.Model.Decode(enc, &s); err != nil {
 			t.Fatal(err)
 		}
-		if !inv[0].Holds(p, &s) {
+		if !inv[0].Holds(&p, &s) {
 			bad[i] = true
 			full++
 		}

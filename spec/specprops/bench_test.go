@@ -37,7 +37,7 @@ func BenchmarkBuiltins(b *testing.B) {
 		})
 		b.Run(name+"/compiled", func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				invs[0].Holds(p, &states[i%len(states)])
+				invs[0].Holds(&p, &states[i%len(states)])
 			}
 		})
 	}

@@ -120,12 +120,12 @@ func TestBuiltinEquivalents(t *testing.T) {
 					var want bool
 					switch {
 					case d.Kind == properties.Invariant && inv.Holds != nil:
-						want = inv.Holds(p, s)
+						want = inv.Holds(&p, s)
 					case d.Kind == properties.Terminal && inv.HoldsTerminal != nil:
 						if !terminal[si] {
 							continue
 						}
-						want = inv.HoldsTerminal(p, s)
+						want = inv.HoldsTerminal(&p, s)
 					default:
 						t.Fatalf("%s: no compiled form for the %s", d.Name, d.Kind)
 					}
