@@ -281,7 +281,7 @@ func (c *chunkOut) dropVisited(t *state.Set) {
 }
 
 // insertAll is the commit of one chunk by the worker that expanded it,
-// for a search with one worker (expander.commitsInline): its candidates
+// for a search with one worker (expander.commitInline): its candidates
 // are inserted into t in their order, which is the canonical order since
 // the chunks are expanded one after another, so exactly the ones the
 // commit step would mark new are. One insert per candidate replaces the
@@ -479,6 +479,16 @@ func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set
 		x.workers[i] = w
 	}
 	return x, nil
+}
+
+// commitInline makes the only worker commit each chunk itself as it
+// expands it (insertAll), and each batch one chunk: batches of several
+// chunks are there to give a parallel commit work for every worker, and
+// one chunk's buffers stay in the cache from its expansion to its
+// placement (4% of the TLC set on one worker).
+func (x *expander) commitInline() {
+	x.workers[0].commits = true
+	x.chunks = x.chunks[:1]
 }
 
 // setTable points the workers at another table (a shard's table of sent

@@ -114,7 +114,9 @@ func runInMemory(ctx context.Context, m Model, opt Options) (Result, error) {
 		res = errorResult(merr)
 	} else {
 		s.x = x
-		x.workers[0].commits = len(x.workers) == 1
+		if len(x.workers) == 1 {
+			x.commitInline()
+		}
 		res, err = s.run(ctx)
 	}
 	if err == nil {
