@@ -91,13 +91,13 @@ type worker struct {
 
 	out   *chunkOut
 	probe bool // at the depth bound: only learn whether a successor is new
-	// commits: the worker inserts each chunk's candidates itself
-	// (insertAll); counts is its scratch.
-	commits bool
-	counts  []int
-	nSucc   int64
-	hasNew  bool
-	call    string // the model call in progress, for a panic's ModelError
+	// inline: the worker's chunks are committed by the pipeline
+	// (insertAll), not by the commit step; counts is insertAll's scratch.
+	inline bool
+	counts []int
+	nSucc  int64
+	hasNew bool
+	call   string // the model call in progress, for a panic's ModelError
 }
 
 // keyOf is the bytes that identify a state: its key, or its encoding.
@@ -191,8 +191,8 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 		w.out = nil
 		if err == nil {
 			switch {
-			case w.commits && !probe:
-				out.insertAll(w.table, &w.counts)
+			case w.inline:
+				// Committed by the pipeline, in chunk order (pipeline.go).
 			case !probe:
 				out.dropVisited(w.table)
 				out.group(w.table.Shards())
@@ -280,10 +280,9 @@ func (c *chunkOut) dropVisited(t *state.Set) {
 	c.cands = c.cands[:k]
 }
 
-// insertAll is the commit of one chunk by the worker that expanded it,
-// for a search with one worker (expander.commitInline): its candidates
-// are inserted into t in their order, which is the canonical order since
-// the chunks are expanded one after another, so exactly the ones the
+// insertAll is the commit of one chunk on its own, in the pipeline of a
+// search in memory (pipeline.go): its candidates are inserted into t in
+// their order, after those of every earlier chunk, so exactly the ones the
 // commit step would mark new are. One insert per candidate replaces the
 // probe of dropVisited, the grouping by shard and the commit's insert.
 func (c *chunkOut) insertAll(t *state.Set, counts *[]int) {
@@ -479,16 +478,6 @@ func newExpander(m Model, opt Options, fpr state.Fingerprinter, table *state.Set
 		x.workers[i] = w
 	}
 	return x, nil
-}
-
-// commitInline makes the only worker commit each chunk itself as it
-// expands it (insertAll), and each batch one chunk: batches of several
-// chunks are there to give a parallel commit work for every worker, and
-// one chunk's buffers stay in the cache from its expansion to its
-// placement (4% of the TLC set on one worker).
-func (x *expander) commitInline() {
-	x.workers[0].commits = true
-	x.chunks = x.chunks[:1]
 }
 
 // setTable points the workers at another table (a shard's table of sent

@@ -114,8 +114,8 @@ func runInMemory(ctx context.Context, m Model, opt Options) (Result, error) {
 		res = errorResult(merr)
 	} else {
 		s.x = x
-		if len(x.workers) == 1 {
-			x.commitInline()
+		for _, w := range x.workers {
+			w.inline = true
 		}
 		res, err = s.run(ctx)
 	}
@@ -183,72 +183,20 @@ func (s *memSearch) run(ctx context.Context) (Result, error) {
 	s.progress()
 
 	for depth := 1; cur.len() > 0; depth++ {
-		n := cur.len()
 		next := newMemLevel(&s.pool)
-		// A violation in this level is reported with the figures from
-		// before its expansion, so they do not depend on how far the
-		// commit got (which depends on batch size, i.e. on Workers).
-		snapshot := s.stats
 		atBound := s.opt.MaxDepth > 0 && depth >= s.opt.MaxDepth
-		sawNew := false
-		var stopErr error
-		chunkSize := s.x.chunkSize(n)
-		for lo := 0; lo < n; {
-			if ctx.Err() != nil {
-				s.stats.Queue = int64(n-lo) + int64(next.len())
-				return s.result(Unknown, "interrupted")
-			}
-			k := cur.window(s.window, lo, s.x.batchStates(chunkSize))
-			batch := s.x.cut(k, chunkSize)
-			if err := s.x.expand(ctx, s.window, batch, atBound); err != nil {
-				if ctx.Err() != nil {
-					s.stats.Queue = int64(n-lo) + int64(next.len())
-					return s.result(Unknown, "interrupted")
-				}
-				return Result{}, err
-			}
-			if !atBound && !s.x.workers[0].commits {
-				s.x.commit(batch, s.table)
-			}
-			var stopped *Result
-			p := placer{
-				state: func(i int, so *stateOut) bool {
-					if bad, kind, ok := so.violation(s.opt.CheckDeadlock); ok {
-						r, err := s.violation(snapshot, s.window.ids[i], bad, kind, so.err)
-						stopped, stopErr = &r, err
-						return true
-					}
-					s.stats.Generated += so.nSucc
-					sawNew = sawNew || so.hasNew
-					return false
-				},
-				add: func(i int, cd *candidate, enc []byte) (bool, error) {
-					s.add(next, enc, s.window.ids[i], cd.idx)
-					s.stats.Distinct++
-					s.stats.Depth = depth + 1
-					if s.maxStatesReached() {
-						s.stats.Queue = int64(n-lo-i-1) + int64(next.len())
-						r, err := s.result(Unknown, maxStatesReason(s.opt.MaxStates))
-						stopped, stopErr = &r, err
-						return true, nil
-					}
-					return false, nil
-				},
-			}
-			for ci := range batch {
-				if stop, _ := batch[ci].place(p); stop {
-					return *stopped, stopErr
-				}
-			}
-			lo += k
-			if s.opt.ProgressEvery > 0 && lo < n && time.Since(s.lastPr) >= s.opt.ProgressEvery {
-				s.stats.Queue = int64(n-lo) + int64(next.len())
-				s.progress()
-			}
+		lv, err := s.expandLevel(ctx, cur, next, depth, atBound)
+		switch {
+		case err != nil:
+			return Result{}, err
+		case lv.stopped != nil:
+			return *lv.stopped, lv.stopErr
+		case lv.interrupted:
+			return s.result(Unknown, "interrupted")
 		}
 		if atBound {
 			s.stats.Queue = 0
-			if sawNew {
+			if lv.sawNew {
 				return s.result(Unknown, fmt.Sprintf("max depth %d reached", s.opt.MaxDepth))
 			}
 			break

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -630,6 +631,59 @@ func TestErrors(t *testing.T) {
 	}
 	res := run(t, &funcModel{name: "empty"}, Options{})
 	wantStats(t, res, OK, 0, 0, 0)
+}
+
+// failingExpander fails to load the states of a walk whose value is a
+// multiple of every: a model that breaks in the middle of a level.
+type failingModel struct {
+	*funcModel
+	every int64
+}
+
+func (m failingModel) NewExpander() Expander {
+	return failingExpander{&funcExpander{m: m.funcModel}, m.every}
+}
+
+type failingExpander struct {
+	*funcExpander
+	every int64
+}
+
+func (e failingExpander) Load(enc []byte) error {
+	if err := e.funcExpander.Load(enc); err != nil {
+		return err
+	}
+	if e.cur[0]%e.every == 0 {
+		return errors.New("boom")
+	}
+	return nil
+}
+
+// TestPipelineStops: a search in memory stopped in the middle of a level
+// of many chunks, by cancellation or by a model that fails, returns (no
+// worker is left waiting for a turn) with the interrupted verdict or the
+// error, on every worker count.
+func TestPipelineStops(t *testing.T) {
+	walk := hashWalkModel(100003, -1)
+	for _, workers := range []int{1, 2, 4} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var calls atomic.Int64
+		m := *walk
+		m.next = func(s []int64, emit func(Action, []int64)) {
+			if calls.Add(1) == 30000 {
+				cancel()
+			}
+			walk.next(s, emit)
+		}
+		res, err := Run(ctx, &m, Options{Workers: workers})
+		cancel()
+		if err != nil || res.Status != Unknown || res.Reason != "interrupted" || res.Queue == 0 {
+			t.Errorf("workers %d, cancelled mid-level: %+v, %v", workers, res, err)
+		}
+		if _, err := Run(context.Background(), failingModel{walk, 997}, Options{Workers: workers}); err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Errorf("workers %d, a load failing mid-level: %v", workers, err)
+		}
+	}
 }
 
 func BenchmarkBFS(b *testing.B) {
