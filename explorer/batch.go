@@ -12,8 +12,11 @@ import (
 	"github.com/bkcheck/bkcheck/state"
 )
 
-// Both searches (in memory, on disk) expand a BFS level the same way: in
-// batches of chunks, each batch in three steps.
+// The search on disk (and each shard of a sharded one) expands a BFS
+// level in batches of chunks, each batch in three steps. The search in
+// memory expands the same chunks the same way but commits and places
+// each on its own, in chunk order, as a pipeline (pipeline.go); the
+// result is the same.
 //
 //  1. Expand (parallel, by chunk): each worker takes chunks of the level
 //     from a shared counter, decodes and checks each state and emits its
