@@ -83,16 +83,18 @@ type memSearch struct {
 // memTableStates is how many fingerprints the table of a search in
 // memory has room for from the start: 2^18, a table of 4 MiB (8 MiB with
 // wide fingerprints). A table that starts small is rehashed at each
-// doubling, which was 3% of a search of 285,773 states; one of this size
-// still fits the cache of a core, and a search that stays smaller loses
-// nothing that matters.
+// doubling, which was 3% of a search of 285,773 states; a search that
+// stays smaller than this loses nothing that matters.
+//
+// The table has one shard: shards are for a commit in parallel, and the
+// pipeline (pipeline.go) inserts one chunk at a time, in chunk order.
 const memTableStates = 1 << 18
 
 func runInMemory(ctx context.Context, m Model, opt Options) (Result, error) {
 	fpr := state.NewFingerprinter(opt.Fingerprint)
 	s := &memSearch{
 		m: m, opt: opt, fpr: fpr,
-		table:  state.NewSet(state.SetShards(opt.Workers), fpr.Wide(), 0),
+		table:  state.NewSet(1, fpr.Wide(), 0),
 		window: new(level),
 		start:  time.Now(),
 	}
