@@ -85,16 +85,24 @@ type memSearch struct {
 // wide fingerprints). A table that starts small is rehashed at each
 // doubling, which was 3% of a search of 285,773 states; a search that
 // stays smaller than this loses nothing that matters.
-//
-// The table has one shard: shards are for a commit in parallel, and the
-// pipeline (pipeline.go) inserts one chunk at a time, in chunk order.
 const memTableStates = 1 << 18
+
+// memTableShards is how many shards the table of a search in memory with
+// the given number of workers has: one for a pipeline (pipeline.go),
+// which inserts one chunk at a time, in chunk order; shards are for the
+// parallel commit of batches.
+func memTableShards(workers int) int {
+	if workers > maxPipelineWorkers {
+		return state.SetShards(workers)
+	}
+	return 1
+}
 
 func runInMemory(ctx context.Context, m Model, opt Options) (Result, error) {
 	fpr := state.NewFingerprinter(opt.Fingerprint)
 	s := &memSearch{
 		m: m, opt: opt, fpr: fpr,
-		table:  state.NewSet(1, fpr.Wide(), 0),
+		table:  state.NewSet(memTableShards(opt.Workers), fpr.Wide(), 0),
 		window: new(level),
 		start:  time.Now(),
 	}
@@ -117,7 +125,7 @@ func runInMemory(ctx context.Context, m Model, opt Options) (Result, error) {
 	} else {
 		s.x = x
 		for _, w := range x.workers {
-			w.inline = true
+			w.inline = len(x.workers) <= maxPipelineWorkers
 		}
 		res, err = s.run(ctx)
 	}

@@ -533,7 +533,8 @@ func TestWorkersMetamorphic(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var first Result
-			for i, workers := range []int{1, 2, 4, 8} {
+			// Up to maxPipelineWorkers a level is a pipeline; 16 expand in batches.
+			for i, workers := range []int{1, 2, 4, 8, 16} {
 				opt := c.opt
 				opt.Workers = workers
 				res := run(t, c.m, opt)
@@ -659,13 +660,13 @@ func (e failingExpander) Load(enc []byte) error {
 	return nil
 }
 
-// TestPipelineStops: a search in memory stopped in the middle of a level
-// of many chunks, by cancellation or by a model that fails, returns (no
+// TestLevelStops: a search in memory stopped in the middle of a level of
+// many chunks, by cancellation or by a model that fails, returns (no
 // worker is left waiting for a turn) with the interrupted verdict or the
-// error, on every worker count.
-func TestPipelineStops(t *testing.T) {
+// error, on every worker count, pipelined or in batches.
+func TestLevelStops(t *testing.T) {
 	walk := hashWalkModel(100003, -1)
-	for _, workers := range []int{1, 2, 4} {
+	for _, workers := range []int{1, 2, 4, 16} {
 		ctx, cancel := context.WithCancel(context.Background())
 		var calls atomic.Int64
 		m := *walk

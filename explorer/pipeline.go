@@ -25,6 +25,15 @@ import (
 // A worker holds one chunk at a time (its own slot): the worker holding
 // the lowest chunk not yet committed is never waiting, so the pipeline
 // cannot deadlock.
+//
+// The turns are sequential: a chunk's inserts and placement, about an
+// eighth of the work on the TLC set with one worker, while a batch
+// commits in parallel, shard by shard, and keeps only the placement (5%)
+// sequential. So the pipeline can use up to about eight workers (Amdahl's
+// bound with an eighth sequential; measured here on two: 1.65x one,
+// against 1.36x in batches), and a search with more workers expands in
+// batches, whose bound is 20 (docs/performance.md, "Every core").
+const maxPipelineWorkers = 8
 
 // memLevelEnd is how expanding a level in memory ended, when it did not end with
 // all of it placed: a verdict (stopped, with its error), or cancellation.
@@ -35,27 +44,16 @@ type memLevelEnd struct {
 	sawNew      bool // at the depth bound: some successor is unvisited
 }
 
-// expandLevel expands cur, whose states are at depth, into next.
-func (s *memSearch) expandLevel(ctx context.Context, cur, next *memLevel, depth int, atBound bool) (memLevelEnd, error) {
-	n := cur.len()
-	cur.window(s.window, 0, n)
-	// A violation in this level is reported with the figures from
-	// before its expansion, so they do not depend on how far the
-	// placement got (which depends on the chunks, i.e. on Workers).
+// levelPlacer is the placer of a level of n states at depth, whose
+// successors go to next, for a window of it that begins at state base:
+// it counts the figures and stops at a violation (reported with the
+// figures from before the level was expanded, so that they do not depend
+// on how far the placement got, which depends on the chunks, i.e. on
+// Workers) or when MaxStates is reached, recording the verdict in out.
+// *base is where the window being placed begins in the level.
+func (s *memSearch) levelPlacer(next *memLevel, depth, n int, base *int, out *memLevelEnd) placer {
 	snapshot := s.stats
-	chunkSize := s.x.chunkSize(n)
-	chunks := (n + chunkSize - 1) / chunkSize
-
-	var (
-		out    memLevelEnd
-		mu     sync.Mutex
-		turnCh = sync.NewCond(&mu)
-		turn   int  // the chunk whose turn it is
-		placed int  // states placed: those of chunks before turn
-		done   bool // stop: a verdict, an error or cancellation
-		taken  atomic.Int64
-	)
-	p := placer{
+	return placer{
 		state: func(i int, so *stateOut) bool {
 			if bad, kind, ok := so.violation(s.opt.CheckDeadlock); ok {
 				r, err := s.violation(snapshot, s.window.ids[i], bad, kind, so.err)
@@ -71,7 +69,7 @@ func (s *memSearch) expandLevel(ctx context.Context, cur, next *memLevel, depth 
 			s.stats.Distinct++
 			s.stats.Depth = depth + 1
 			if s.maxStatesReached() {
-				s.stats.Queue = int64(n-i-1) + int64(next.len())
+				s.stats.Queue = int64(n-*base-i-1) + int64(next.len())
 				r, err := s.result(Unknown, maxStatesReason(s.opt.MaxStates))
 				out.stopped, out.stopErr = &r, err
 				return true, nil
@@ -79,6 +77,34 @@ func (s *memSearch) expandLevel(ctx context.Context, cur, next *memLevel, depth 
 			return false, nil
 		},
 	}
+}
+
+// expandLevel expands cur, whose states are at depth, into next: as a
+// pipeline, or in batches with more than maxPipelineWorkers workers.
+func (s *memSearch) expandLevel(ctx context.Context, cur, next *memLevel, depth int, atBound bool) (memLevelEnd, error) {
+	if len(s.x.workers) > maxPipelineWorkers {
+		return s.expandBatches(ctx, cur, next, depth, atBound)
+	}
+	return s.expandPipeline(ctx, cur, next, depth, atBound)
+}
+
+// expandPipeline expands a level as a pipeline.
+func (s *memSearch) expandPipeline(ctx context.Context, cur, next *memLevel, depth int, atBound bool) (memLevelEnd, error) {
+	n := cur.len()
+	cur.window(s.window, 0, n)
+	chunkSize := s.x.chunkSize(n)
+	chunks := (n + chunkSize - 1) / chunkSize
+
+	var (
+		out    memLevelEnd
+		mu     sync.Mutex
+		turnCh = sync.NewCond(&mu)
+		turn   int  // the chunk whose turn it is
+		placed int  // states placed: those of chunks before turn
+		done   bool // stop: a verdict, an error or cancellation
+		taken  atomic.Int64
+	)
+	p := s.levelPlacer(next, depth, n, new(int), &out)
 	// commit runs chunk c's turn, the lock held: it reports whether the
 	// level ends here.
 	commit := func(w *worker, c *chunkOut) bool {
@@ -136,6 +162,47 @@ func (s *memSearch) expandLevel(ctx context.Context, cur, next *memLevel, depth 
 		return out, err
 	case ctx.Err() != nil && placed < n:
 		s.stats.Queue = int64(n-placed) + int64(next.len())
+		out.interrupted = true
+	}
+	return out, nil
+}
+
+// expandBatches expands a level in batches (batch.go): expansion, then
+// the commit shard by shard, both on every worker, then the placement.
+func (s *memSearch) expandBatches(ctx context.Context, cur, next *memLevel, depth int, atBound bool) (memLevelEnd, error) {
+	n := cur.len()
+	var out memLevelEnd
+	lo := 0
+	p := s.levelPlacer(next, depth, n, &lo, &out)
+	chunkSize := s.x.chunkSize(n)
+	for lo < n {
+		if ctx.Err() != nil {
+			break
+		}
+		k := cur.window(s.window, lo, s.x.batchStates(chunkSize))
+		batch := s.x.cut(k, chunkSize)
+		if err := s.x.expand(ctx, s.window, batch, atBound); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return out, err
+		}
+		if !atBound {
+			s.x.commit(batch, s.table)
+		}
+		for ci := range batch {
+			if stop, _ := batch[ci].place(p); stop {
+				return out, nil
+			}
+		}
+		lo += k
+		if s.opt.ProgressEvery > 0 && lo < n && time.Since(s.lastPr) >= s.opt.ProgressEvery {
+			s.stats.Queue = int64(n-lo) + int64(next.len())
+			s.progress()
+		}
+	}
+	if lo < n {
+		s.stats.Queue = int64(n-lo) + int64(next.len())
 		out.interrupted = true
 	}
 	return out, nil
