@@ -35,8 +35,9 @@ import (
 // batches, whose bound is 20 (docs/performance.md, "Every core").
 const maxPipelineWorkers = 8
 
-// memLevelEnd is how expanding a level in memory ended, when it did not end with
-// all of it placed: a verdict (stopped, with its error), or cancellation.
+// memLevelEnd is how expanding a level in memory ended, when it did not
+// end with all of it placed: a verdict (stopped, with its error), or
+// cancellation.
 type memLevelEnd struct {
 	stopped     *Result
 	stopErr     error
@@ -45,12 +46,12 @@ type memLevelEnd struct {
 }
 
 // levelPlacer is the placer of a level of n states at depth, whose
-// successors go to next, for a window of it that begins at state base:
-// it counts the figures and stops at a violation (reported with the
-// figures from before the level was expanded, so that they do not depend
-// on how far the placement got, which depends on the chunks, i.e. on
-// Workers) or when MaxStates is reached, recording the verdict in out.
-// *base is where the window being placed begins in the level.
+// successors go to next, for the window s.window, which begins at state
+// *base of the level: it counts the figures and stops at a violation
+// (reported with the figures from before the level was expanded, so that
+// they do not depend on how far the placement got, which depends on the
+// chunks, i.e. on Workers) or when MaxStates is reached, recording the
+// verdict in out.
 func (s *memSearch) levelPlacer(next *memLevel, depth, n int, base *int, out *memLevelEnd) placer {
 	snapshot := s.stats
 	return placer{
