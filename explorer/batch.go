@@ -192,16 +192,13 @@ func (w *worker) expandChunk(cur *level, out *chunkOut, probe bool) (err error) 
 			out.failed(modelError(w.call, r))
 		}
 		w.out = nil
-		if err == nil {
-			switch {
-			case w.inline:
-				// Committed by the pipeline, in chunk order (pipeline.go).
-			case !probe:
+		// The pipeline commits its chunks itself, in chunk order
+		// (pipeline.go); a batch's commit needs them grouped by shard.
+		if err == nil && !w.inline {
+			if !probe {
 				out.dropVisited(w.table)
-				out.group(w.table.Shards())
-			default:
-				out.group(w.table.Shards())
 			}
+			out.group(w.table.Shards())
 		}
 	}()
 	for i := out.lo; i < out.hi; i++ {

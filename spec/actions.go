@@ -771,7 +771,9 @@ func (g *gen) live(yield func(Msg) bool) {
 	}
 }
 
-// isEarliest is s.IsEarliestMsg(k), over the deliverable records only.
+// isEarliest is the spec's IsEarliestMsg(k) on s: no other deliverable
+// message of the same type, recovery flag, cid and bookie has a smaller
+// entry id.
 func (g *gen) isEarliest(k MsgKey) bool {
 	ch, id := k.channel(), k.Entry().ID
 	for m := range g.live {

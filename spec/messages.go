@@ -145,18 +145,6 @@ func (s *State) setCount(k MsgKey, count int8) { msgbag.SetCount(s.Msgs, k, coun
 // Deliverable reports whether k is receivable (count >= 1).
 func (s *State) Deliverable(k MsgKey) bool { return msgbag.Deliverable(s.Msgs, k) }
 
-// IsEarliestMsg: no other deliverable message of the same type, recovery
-// flag, cid and bookie has a smaller entry id.
-func (s *State) IsEarliestMsg(k MsgKey) bool {
-	ch, id := k.channel(), k.Entry().ID
-	for _, m := range s.Msgs {
-		if m.Count >= 1 && m.Key.channel() == ch && m.Key.Entry().ID < id {
-			return false
-		}
-	}
-	return true
-}
-
 // WriteTimeoutForBookie: some lost add request or response of client cid
 // to/from bookie b with the given recovery flag exists.
 func (s *State) WriteTimeoutForBookie(cid, b int, recovery bool) bool {
