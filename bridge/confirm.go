@@ -21,8 +21,9 @@ import (
 	"github.com/bkcheck/bkcheck/check"
 )
 
-// DefaultVersion is the BookKeeper release a trace runs on unless told.
-const DefaultVersion = "4.18.2"
+// DefaultVersion is the BookKeeper release a trace runs on unless told,
+// or unless its model is a release (--bookkeeper).
+const DefaultVersion = check.DefaultRelease
 
 // Verdicts.
 const (
@@ -122,9 +123,6 @@ var ErrTrace = errors.New("trace")
 
 // Confirm executes the trace in path on a real cluster.
 func Confirm(ctx context.Context, path string, opts Options) (res *Result, err error) {
-	if opts.Version == "" {
-		opts.Version = DefaultVersion
-	}
 	if opts.StepTimeout == 0 {
 		opts.StepTimeout = 20 * time.Second
 	}
@@ -147,7 +145,18 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		return nil, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
 	}
 	params, _ := meta["params"].(map[string]any)
-	res = &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant}
+	modelRelease, _ := params["bookkeeper"].(string)
+	var notes []string
+	if opts.Version == "" {
+		opts.Version = modelRelease
+	}
+	if opts.Version == "" || opts.Version == check.MasterRelease {
+		opts.Version = DefaultVersion
+	}
+	if modelRelease != "" && modelRelease != opts.Version {
+		notes = append(notes, fmt.Sprintf("the trace's model is BookKeeper %s; it runs on %s (master has no released artifact; with --bookkeeper, the one asked for)", modelRelease, opts.Version))
+	}
+	res = &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes}
 	if step, why := unsupported(params, states); step >= 0 {
 		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why
 		if step > 0 {

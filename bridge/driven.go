@@ -1,17 +1,24 @@
 package bridge
 
-import "strings"
+import (
+	"strings"
 
-// releaseVariants are the model's variants that are the behaviour of
-// BookKeeper releases rather than proposed changes: a trace of one runs on
-// any release, and says whether that release behaves as the variant
-// (REPRODUCED) or as the fix (DIVERGED where the fix acts).
-var releaseVariants = map[string]string{
-	"no-recovery-fence":    "releases up to 4.13.x: recovery reads do not fence (apache/bookkeeper#2614, fixed by PR #2616 in 4.14.0)",
-	"no-lac-floor":         "releases up to 4.13.x: recovery starts from the fenced LAC even below the last fragment (apache/bookkeeper#2615, fixed by PR #2654 in 4.14.0)",
-	"delete-forgets-fence": "releases before 4.16.7, 4.17.2 and 4.18.0: a bookie that deleted a fenced ledger forgets the fence (apache/bookkeeper PR #4462)",
-	"corrupt-read-nosuch":  "releases before 4.14.6, 4.15.1 and 4.16.0: a corrupt entry read answers NoSuchEntry (apache/bookkeeper#2908, fixed by PR #2909)",
-	"split-add-check":      "releases up to 4.17.3: a bookie checks the fence and stores an add under two handles (apache/bookkeeper PR #4701, in 4.17.4 and 4.18.0)",
+	"github.com/bkcheck/bkcheck/check"
+)
+
+// releaseVariant says whether a trace's variant is the behaviour of
+// BookKeeper releases rather than a proposed change (check.ReleaseBug
+// declares which releases fixed each): a trace of one runs on any
+// release, and says whether that release behaves as the variant
+// (REPRODUCED) or as the fix (DIVERGED where the fix acts). A composition
+// ("a+b", a release line with two such bugs) is one if each part is.
+func releaseVariant(v string) bool {
+	for _, part := range strings.Split(v, "+") {
+		if _, ok := check.ReleaseBug(part); !ok && part != "reference" {
+			return false
+		}
+	}
+	return true
 }
 
 // undriven says why the harness does not drive an action of the model that
@@ -42,7 +49,7 @@ var supported = map[string]bool{
 // actions.
 func unsupported(params map[string]any, states []itfState) (int, string) {
 	var why []string
-	if v, _ := params["variant"].(string); v != "" && v != "reference" && releaseVariants[v] == "" {
+	if v, _ := params["variant"].(string); v != "" && !releaseVariant(v) {
 		why = append(why, "--variant "+v+" (a protocol change no release of BookKeeper has; the harness runs releases)")
 	}
 	if v, _ := params["journal"].(string); v != "" && v != "synced" {

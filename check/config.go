@@ -43,6 +43,13 @@ func (c *ModelConfig) EnsureDefaults() {
 	if c.Model == "" {
 		c.Model = ModelCurrent
 	}
+	if c.Model == ModelV413 {
+		// The release-4.13 spec is not BookKeeper as released:
+		// validate413 refuses --bookkeeper rather than its consequences.
+		rel := c.BookKeeper
+		c.BookKeeper = ""
+		defer func() { c.BookKeeper = rel }()
+	}
 	c.Params.EnsureDefaults()
 	if c.Invariants == nil {
 		c.Invariants = append([]string(nil), invariants.Default...)

@@ -61,6 +61,17 @@ type Bound interface {
 	AnswerCEL(ctx context.Context, cfg Config, rep *Report) error
 }
 
+// The releases of BookKeeper as released (--bookkeeper): the default one,
+// which the real-BookKeeper harness runs unless told, and master.
+const (
+	DefaultRelease = spec.DefaultRelease
+	MasterRelease  = spec.MasterRelease
+)
+
+// ReleaseBug says which releases fixed the bug a variant reproduces; ok
+// is false for a variant no release has (a candidate fix).
+func ReleaseBug(variant string) (fixedIn string, ok bool) { return spec.ReleaseBug(variant) }
+
 // ModelInfo is one model of the registry.
 type ModelInfo struct {
 	Name string // --model

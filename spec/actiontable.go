@@ -169,7 +169,7 @@ var actionTable = []actionDecl{
 	// at the earlier LAC) with a bookie of it lost, and an entry no copy
 	// of which the worker could read: more lost bookies than Qw.
 	{kind: WorkerDiesOnInconsistentRange, enabledBy: "--autorecovery (master; not with --variant skip-inconsistent-range)", on: func(p Params) bool {
-		return p.AutoRecovery && p.variant().Name != VariantSkipInconsistentRange
+		return p.AutoRecovery && !p.variant().SkipInconsistentRange
 	}, room: []need{needSpare, {"more lost bookies than Qw and two entries", func(p Params) bool {
 		return p.Crashes+p.DiskLoss > p.WriteQuorum && p.Entries > 1
 	}}}, footprint: true},

@@ -263,14 +263,15 @@ func (g *gen) WorkerAcquiresLedger() {
 // WorkerReplicatesFragment: for an under-replicated closed fragment the
 // worker has not yet tried in this run (rereplicate iterates a HashSet:
 // any order), admin.replicateLedgerFragment chooses a new bookie for each
-// bad one (up, writable, outside the fragment's ensemble) and
-// LedgerFragmentReplicator copies the entries the bad bookies should
-// store, each read through the handle from a bookie of its write set
-// that has it and written with FLAG_RECOVERY_ADD (past a fence; a
-// disk-full bookie would refuse it, so it is not chosen). An entry no
-// bookie can serve fails the fragment (LedgerRecoveryException), as does
-// the lack of replacements (BKNotEnoughBookiesException): the fragment is
-// then only marked tried. Entry is the fragment's first entry; Lost the
+// bad one (up, writable, outside the fragment's ensemble), failing with
+// BKNotEnoughBookiesException before any read if there are too few
+// (getReplacementBookiesByIndexes), and LedgerFragmentReplicator then
+// copies the entries the bad bookies should store, each read through the
+// handle from a bookie of its write set that has it and written with
+// FLAG_RECOVERY_ADD (past a fence; a disk-full bookie would refuse it, so
+// it is not chosen). An entry no bookie can serve fails the fragment
+// (LedgerRecoveryException) and enters unableToReadEntriesForReplication;
+// either failure leaves the fragment only marked tried. Entry is the fragment's first entry; Lost the
 // new bookies.
 func (g *gen) WorkerReplicatesFragment() {
 	if g.s.RWPhase != RWLocked || !g.ledgerExists() {
@@ -306,6 +307,18 @@ func (g *gen) WorkerReplicatesFragment() {
 			g.out(a)
 			continue
 		}
+		eligible := g.p.allBookies() &^ g.s.BDown &^ g.s.BReadOnly &^ g.s.BDiskFull &^ f.Ensemble
+		k := cf.bad.Len()
+		if eligible.Len() < k {
+			// BookKeeperAdmin.replicateLedgerFragment picks the new
+			// bookies first (getReplacementBookiesByIndexes) and throws
+			// BKNotEnoughBookiesException before LedgerFragmentReplicator
+			// reads anything: no entry enters the cache.
+			g.begin(-1)
+			g.n.RWTried = tried
+			g.out(a)
+			continue
+		}
 		var copies EntrySet
 		readable := true
 		for id := f.First; id <= last; id++ {
@@ -321,8 +334,6 @@ func (g *gen) WorkerReplicatesFragment() {
 			}
 			copies = copies.Add(e)
 		}
-		eligible := g.p.allBookies() &^ g.s.BDown &^ g.s.BReadOnly &^ g.s.BDiskFull &^ f.Ensemble
-		k := cf.bad.Len()
 		emitted := false
 		if readable {
 			for sub := eligible; sub != 0; sub = (sub - 1) & eligible {

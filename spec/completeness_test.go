@@ -567,6 +567,11 @@ func complConfigs() []complConfig {
 		with("autorecovery-verify-all", func(p *spec.Params) {
 			p.Bookies, p.Reformat, p.AutoRecovery, p.AuditorVerification = 3, 1, true, 100
 		}),
+		// A release line with two bugs composed, checkpoints and the Java
+		// client's path (--bookkeeper).
+		with("bookkeeper-4.16.3-crash-delete", func(p *spec.Params) {
+			p.BookKeeper, p.Crashes, p.DeleteLedger = "4.16.3", 1, true
+		}),
 		with("reliable-recovery-from-lac-exclude", func(p *spec.Params) {
 			p.ReliableNetwork, p.RecoveryFromLAC, p.Exclude = true, true, []string{"ClientClosesLedgerFail"}
 		}),

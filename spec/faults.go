@@ -211,10 +211,18 @@ func (g *gen) noteStored(b int, e Entry) {
 		g.n.BUnflushed[b] = g.n.BUnflushed[b].Add(e)
 	}
 	if g.p.Checkpoints {
+		bit := Bookies(1) << uint(b)
+		if g.n.BUnflushedFence.Has(b) {
+			// The journal is one queue: a fence record queued before
+			// this add is written and fsynced before the add's record,
+			// whose acknowledgement waits for that fsync
+			// (journalSyncData=true), and before its key record too.
+			g.fenceRecordDurable(b)
+			g.n.BUnflushedFence &^= bit
+		}
 		// BookieImpl.addEntryInternal journals a METAENTRY_ID_LEDGER_KEY
 		// record before the ledger's first entry since the bookie started
 		// (masterKeyCache); the entry waits in the write cache.
-		bit := Bookies(1) << uint(b)
 		g.n.BKeyRecord |= bit
 		g.n.BCacheDirty |= bit
 	}
@@ -263,15 +271,24 @@ func (g *gen) forgetIndex(b int) {
 
 // fenceRecordDurable notes, with --checkpoints, that bookie b's fence
 // record is now durable in its journal, after the log mark; with the
-// variant fence-journals-key it carries the master key too.
+// variant fence-journals-key it carries the master key too. Replay
+// (BookieImpl.readJournal) takes a fence record's master key from
+// masterKeyCache, which only key records replayed before it fill, or
+// from the ledger index: a record written while the bookie has neither
+// a key record nor an index entry for the ledger is skipped at every
+// replay ("Skip replaying entries of ledger since it was deleted"),
+// whatever key record follows it, so it is not kept.
 func (g *gen) fenceRecordDurable(b int) {
 	if !g.p.Checkpoints {
 		return
 	}
 	bit := Bookies(1) << uint(b)
-	g.n.BFenceRecord |= bit
-	if g.m.V.FenceJournalsKey {
+	switch {
+	case g.m.V.FenceJournalsKey:
+		g.n.BFenceRecord |= bit
 		g.n.BKeyRecord |= bit
+	case (g.n.BKeyRecord|g.n.BIndexKey)&bit != 0:
+		g.n.BFenceRecord |= bit
 	}
 }
 
@@ -331,16 +348,11 @@ func (g *gen) checkpoint(kind ActionKind, b int, flush bool) {
 
 // checkpointedFence is, with --checkpoints, whether bookie b's fence
 // survives a restart: the index holds it, or journal replay finds a fence
-// record after the mark and the ledger's master key, in a key record
-// after the mark (masterKeyCache) or in the index; else BookieImpl's
-// replay takes the record for a deleted ledger's and skips it
-// (readMasterKey: NoLedgerException).
+// record after the mark whose master key it knows (fenceRecordDurable
+// keeps only such records); else BookieImpl's replay takes the record for
+// a deleted ledger's and skips it (readMasterKey: NoLedgerException).
 func (g *gen) checkpointedFence(b int) bool {
-	bit := Bookies(1) << uint(b)
-	if g.n.BIndexFenced.Has(b) {
-		return true
-	}
-	return g.n.BFenceRecord.Has(b) && (g.n.BIndexKey|g.n.BKeyRecord)&bit != 0
+	return g.n.BIndexFenced.Has(b) || g.n.BFenceRecord.Has(b)
 }
 
 // BookieBecomesReadOnly: bookie b turns read-only (its disks passed the

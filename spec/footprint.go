@@ -582,6 +582,9 @@ func (f *Footprints) Of(a Action) Footprint {
 		if a.Kind == BookieSendsAddConfirmedResponse {
 			x.read(f.Store(b)) // gwq: LAC and LAFR are running maxima
 			x.write(f.Store(b))
+			if p.Checkpoints && p.FencesCanBeLost() {
+				x.write(f.Fence(b)) // a fence record queued before the add is fsynced with it
+			}
 		}
 	case BookieSendsFencingReadLacResponse:
 		x.received(FenceRequest, false, c, b, 0)
@@ -818,6 +821,10 @@ func (f *Footprints) Of(a Action) Footprint {
 			if a.Lost.Has(t) {
 				x.read(f.Store(t))
 				x.write(f.Store(t))
+				if p.Checkpoints && p.FencesCanBeLost() {
+					x.read(f.Fence(t))
+					x.write(f.Fence(t)) // a fence record queued before the copy is fsynced with it
+				}
 			}
 		}
 	case WorkerUpdatesEnsemble:
@@ -1707,7 +1714,7 @@ func (f *Footprints) Universe() []Action {
 				out = append(out, worker(WorkerReplicatesFragment, e, lost))
 			}
 			out = append(out, worker(WorkerUpdatesEnsemble, e, 0))
-			if p.variant().Name != VariantSkipInconsistentRange {
+			if !p.variant().SkipInconsistentRange {
 				out = append(out, worker(WorkerDiesOnInconsistentRange, e, 0))
 			}
 		}

@@ -26,6 +26,10 @@ const (
 // package schema derives the rest. The zero value of an extension is "off",
 // and with every extension off the model is the TLA+ specification.
 type Params struct {
+	// BookKeeper: the model is BookKeeper as that release does it
+	// (releases.go), not the TLA+ spec: every option below that the
+	// release has is set, and one it contradicts is refused.
+	BookKeeper  string `name:"bookkeeper" omitzero:"true" unit:"RELEASE" help:"the model is BookKeeper as release RELEASE does it (4.13.0 to 4.18.x, or master), not the TLA+ spec: the Java client's add path, sequence recovery reads, the writer's close and recovery as LedgerHandle and LedgerRecoveryOp do them, DbLedgerStorage's checkpoints with --crashes, and the protocol bugs the release has (docs/model.md, \"BookKeeper as released\"); a setting the release contradicts is refused"`
 	Bookies     int    `name:"bookies" unit:"N" help:"bookies b1..bN (at most 8)"`
 	Clients     int    `name:"clients" unit:"N" help:"clients c1..cN (at most 4); the first to act creates the ledger, the others may recover it"`
 	Ensemble    int    `name:"ensemble" short:"e" unit:"E" help:"ensemble size E; E > Qw stripes entries round-robin (not given: E = Qw, as in the TLA+ spec)"`
@@ -222,6 +226,9 @@ func DefaultParams() Params {
 // throws before the check fences anything, the same model as no check;
 // the re-format that would then never boot is refused by Validate).
 func (p *Params) EnsureDefaults() {
+	if p.BookKeeper != "" {
+		p.applyRelease()
+	}
 	p.DefaultNames()
 	if p.Ensemble == 0 {
 		p.Ensemble = p.WriteQuorum
@@ -268,14 +275,14 @@ func (p *Params) DefaultNames() {
 	if p.ReformatCookie == "deleted" {
 		p.ReformatCookie = CookieDeleted
 	}
-	if p.AddPath == "spec" {
-		p.AddPath = AddPathSpec
+	if p.AddPath == "spec" && p.BookKeeper == "" {
+		p.AddPath = AddPathSpec // with a release, Validate refuses it
 	}
 	if p.AuditorPeriodicCheck == "on" {
 		p.AuditorPeriodicCheck = ""
 	}
-	if p.RecoveryRead == "parallel" {
-		p.RecoveryRead = RecoveryReadParallel
+	if p.RecoveryRead == "parallel" && p.BookKeeper == "" {
+		p.RecoveryRead = RecoveryReadParallel // with a release, Validate refuses it
 	}
 	if p.LedgerStorage == "db" {
 		p.LedgerStorage = LedgerStorageDB
@@ -382,6 +389,7 @@ func (p Params) Validate() error {
 		if verr == nil && v.JavaOnly() {
 			probs.Add("variant", "%s changes the Java client's add path: it needs --add-path java", v.Name)
 		}
+	case "spec": // with --bookkeeper: validateRelease names it
 	case AddPathJava:
 		if p.MaxEnsembleChanges < 1 || p.MaxEnsembleChanges > 20 {
 			probs.Add("max-ensemble-changes", "must be between 1 and 20 (got %d)", p.MaxEnsembleChanges)
@@ -398,11 +406,15 @@ func (p Params) Validate() error {
 	if verr == nil && v.CheckpointOnly() && !p.Checkpoints {
 		probs.Add("variant", "%s changes what a checkpoint keeps: it needs --checkpoints (and --crashes)", v.Name)
 	}
+	if p.BookKeeper != "" {
+		p.validateRelease(&probs)
+	}
 	if p.Checkpoints && p.Journal != JournalSynced {
 		probs.Add("checkpoints", "needs --journal synced (the journal then holds every entry and fence record the mark has not passed)")
 	}
 	switch p.RecoveryRead {
 	case RecoveryReadParallel:
+	case "parallel": // with --bookkeeper: validateRelease names it
 	case RecoveryReadSequence:
 		if verr == nil && v.GuaranteedWriteQuorum {
 			probs.Add("recovery-read", "sequence cannot be combined with --variant %s, whose recovery is the tweaked spec's", v.Name)

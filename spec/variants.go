@@ -2,7 +2,10 @@ package spec
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Variant is a named preset of protocol options on the one model. Variants
@@ -294,8 +297,9 @@ func (v Variant) AutoRecoveryOnly() bool { return v.SkipInconsistentRange }
 func (v Variant) JavaOnly() bool { return v.CallbacksAfterUnset || v.SkipChangeWithoutFailed }
 
 // lookupVariant returns the named variant ("" is the reference), or nil.
-// It neither copies nor allocates: Params asks for its variant on every
-// state it encodes.
+// A single variant is found without copying or allocating: Params asks
+// for its variant on every state it encodes. A composition (names joined
+// by "+") is built once and kept.
 func lookupVariant(name string) *Variant {
 	if name == "" {
 		return &Variants[0]
@@ -305,20 +309,111 @@ func lookupVariant(name string) *Variant {
 			return &Variants[i]
 		}
 	}
-	return nil
+	if !strings.Contains(name, VariantJoin) {
+		return nil
+	}
+	if v, ok := composed.Load(name); ok {
+		return v.(*Variant)
+	}
+	v, err := compose(name)
+	if err != nil {
+		return nil
+	}
+	actual, _ := composed.LoadOrStore(name, v)
+	return actual.(*Variant)
 }
 
-// VariantByName returns the named variant; "" is the reference.
-func VariantByName(name string) (Variant, error) {
-	if name == "" {
-		return Variants[0], nil
+// VariantJoin joins the names of variants applied together
+// ("split-add-check+delete-forgets-fence"): a release line can have
+// several of the bugs the variants reproduce, and a candidate fix can be
+// asked of a release line that has one.
+const VariantJoin = "+"
+
+// composed holds the compositions built so far, by name.
+var composed sync.Map
+
+// compose builds the variant that applies each named variant's changes
+// to the reference: a field any of them changes takes its changed value;
+// the actions only they have are joined.
+func compose(name string) (*Variant, error) {
+	ref := reflect.ValueOf(Variants[0])
+	out := Variants[0]
+	o := reflect.ValueOf(&out).Elem()
+	var names, descs, sources, issues []string
+	seen := map[string]bool{}
+	for _, n := range strings.Split(name, VariantJoin) {
+		v := lookupVariant(n)
+		switch {
+		case n == "" || strings.Contains(n, VariantJoin):
+			return nil, fmt.Errorf("%q is not a variant's name", n)
+		case v == nil:
+			return nil, unknownVariant(n)
+		case seen[n]:
+			return nil, fmt.Errorf("%s is named twice", n)
+		}
+		seen[n] = true
+		rv := reflect.ValueOf(*v)
+		for i := 0; i < rv.NumField(); i++ {
+			if f := rv.Field(i); f.Kind() == reflect.Bool && f.Bool() != ref.Field(i).Bool() {
+				o.Field(i).SetBool(f.Bool())
+			}
+		}
+		out.Actions = append(out.Actions, v.Actions...)
+		names, descs, sources = append(names, v.Name), append(descs, v.Name+": "+v.Description), append(sources, v.Source)
+		if v.Issue != "" {
+			issues = append(issues, v.Issue)
+		}
 	}
+	out.Name = strings.Join(names, VariantJoin)
+	out.Description = strings.Join(descs, "; ")
+	out.Source = strings.Join(sources, "; ")
+	out.Issue = strings.Join(issues, ", ")
+	return &out, nil
+}
+
+// CanonicalVariant orders the parts of a composition as Variants lists
+// them and drops the reference from it, so that one model has one name;
+// a single name, or one with an unknown part, is returned as it is.
+func CanonicalVariant(name string) string {
+	if !strings.Contains(name, VariantJoin) {
+		return name
+	}
+	parts := strings.Split(name, VariantJoin)
+	rank := make(map[string]int, len(parts))
+	for _, n := range parts {
+		r := slices.IndexFunc(Variants, func(v Variant) bool { return v.Name == n })
+		if r < 0 {
+			return name
+		}
+		rank[n] = r
+	}
+	slices.SortStableFunc(parts, func(a, b string) int { return rank[a] - rank[b] })
+	parts = slices.Compact(parts)
+	parts = slices.DeleteFunc(parts, func(n string) bool { return n == VariantReference })
+	if len(parts) == 0 {
+		return VariantReference
+	}
+	return strings.Join(parts, VariantJoin)
+}
+
+// VariantByName returns the named variant, or the composition of the
+// variants joined by "+"; "" is the reference.
+func VariantByName(name string) (Variant, error) {
 	if v := lookupVariant(name); v != nil {
 		return *v, nil
 	}
+	if strings.Contains(name, VariantJoin) {
+		if _, err := compose(name); err != nil {
+			return Variant{}, fmt.Errorf("variant %q: %w", name, err)
+		}
+	}
+	return Variant{}, unknownVariant(name)
+}
+
+func unknownVariant(name string) error {
 	names := make([]string, len(Variants))
 	for i, v := range Variants {
 		names[i] = v.Name
 	}
-	return Variant{}, fmt.Errorf("unknown variant %q; known: %s", name, strings.Join(names, ", "))
+	return fmt.Errorf("unknown variant %q; known: %s (several joined by %q apply together)", name, strings.Join(names, ", "), VariantJoin)
 }

@@ -16,15 +16,15 @@ import (
 )
 
 // clusterSettings are the switches of both commands that run a real
-// cluster (confirm and conform), declared once.
+// cluster (confirm and conform), declared once. The release conform runs
+// is its model's --bookkeeper: the walks are that release's behaviours.
 type clusterSettings struct {
-	BookKeeper  string        `name:"bookkeeper" unit:"V" help:"the BookKeeper release to run (a version of org.apache.bookkeeper:bookkeeper-server that Maven resolves)"`
 	StepTimeout time.Duration `name:"step-timeout" unit:"D" help:"how long an expected frame, callback or state may take before the step is called diverged (a bound on failure, never a pause)"`
 	JSON        bool          `name:"json" help:"write the result as one JSON object on stdout"`
 }
 
 func defaultClusterSettings() clusterSettings {
-	return clusterSettings{BookKeeper: bridge.DefaultVersion, StepTimeout: 20 * time.Second}
+	return clusterSettings{StepTimeout: 20 * time.Second}
 }
 
 // check adds the settings' problems to the command line's and returns the
@@ -33,13 +33,14 @@ func (s clusterSettings) check(cl *commandLine) bridge.Options {
 	if s.StepTimeout <= 0 {
 		cl.probs.Add("step-timeout", "must be > 0 (got %v)", s.StepTimeout)
 	}
-	return bridge.Options{Version: s.BookKeeper, StepTimeout: s.StepTimeout}
+	return bridge.Options{StepTimeout: s.StepTimeout}
 }
 
 // confirmSettings are the switches of bkcheck confirm.
 type confirmSettings struct {
 	clusterSettings
-	Dir string `name:"dir" unit:"DIR" help:"keep the cluster's data and logs in DIR (not given: a temporary directory, kept only when the trace diverges)"`
+	BookKeeper string `name:"bookkeeper" unit:"RELEASE" help:"the BookKeeper release to run (a version of org.apache.bookkeeper:bookkeeper-server that Maven resolves; not given: the release the trace's model is, else the default)"`
+	Dir        string `name:"dir" unit:"DIR" help:"keep the cluster's data and logs in DIR (not given: a temporary directory, kept only when the trace diverges)"`
 }
 
 var confirmSchema = schema.MustOf(confirmSettings{})
@@ -66,7 +67,7 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 		cl.probs.Add("", "give one trace file (got %d arguments)", len(cl.args))
 	}
 	opts := s.check(cl)
-	opts.Dir = s.Dir
+	opts.Version, opts.Dir = s.BookKeeper, s.Dir
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code
 	}
@@ -139,6 +140,7 @@ func runConform(ctx context.Context, inv *invocation) int {
 		cl.probs.Add("out", "%s is not empty", s.Out)
 	}
 	opts := s.check(cl)
+	opts.Version = cfg.BookKeeper
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code
 	}
