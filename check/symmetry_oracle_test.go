@@ -254,6 +254,12 @@ func oracleConfigs() []oracleConfig {
 		}),
 		with("sequence-reads", func(p *spec.Params) { p.RecoveryRead = spec.RecoveryReadSequence }),
 		with("checkpoints", func(p *spec.Params) { p.Crashes, p.Checkpoints = 1, true }),
+		// BookKeeper as released: every option of a release at once, at
+		// docs/guarantees.md's AutoRecovery setting (E = 2 of 3 bookies).
+		with("bookkeeper-4.18.2-crash-disk-loss", func(p *spec.Params) {
+			p.BookKeeper, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight = spec.DefaultRelease, 2, 2, 2, 1, 1
+			p.Crashes, p.DiskLoss, p.ReliableNetwork = 1, 1, true
+		}),
 		with("sequence-reads-striped-crash", func(p *spec.Params) {
 			p.RecoveryRead, p.Bookies, p.Ensemble, p.Crashes = spec.RecoveryReadSequence, 3, 3, 1
 		}),

@@ -80,7 +80,12 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 		}
 		dst = append(dst, byte(rl.set(c.Fenced)), byte(rl.set(c.RecoveryEns)))
 		if ordered {
-			dst = binary.AppendUvarint(dst, uint64(rl.layout(c.RecoveryLay, ens)))
+			// A layout not in use is 0 (b1 at every position), and stays so.
+			lay := c.RecoveryLay
+			if c.RecoveryEns != 0 {
+				lay = rl.layout(lay, ens)
+			}
+			dst = binary.AppendUvarint(dst, uint64(lay))
 		}
 		dst = append(dst, byte(c.CurrReadEntry), byte(c.NumResponses))
 		for _, k := range rl.responses(c) {

@@ -224,7 +224,8 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 		}
 		nc.Fenced = pm.bookies(src.Fenced)
 		nc.RecoveryEns = pm.bookies(src.RecoveryEns)
-		if ordered {
+		// A layout not in use is 0 (b1 at every position), and stays so.
+		if ordered && src.RecoveryEns != 0 {
 			nc.RecoveryLay = pm.layout(src.RecoveryLay, p.Ensemble)
 		}
 		for i := 0; i < int(src.NumResponses); i++ {
