@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -145,5 +146,24 @@ func TestReleaseBugs(t *testing.T) {
 		if diff := cmp.Diff(p, again); diff != "" {
 			t.Errorf("--bookkeeper %s: EnsureDefaults is not idempotent:\n%s", release, diff)
 		}
+	}
+}
+
+// TestPORSymmetryOrderedTrace: --por with --symmetry on ordered
+// ensembles rebuilds its counterexample as a behaviour of the model.
+// (A decided recovery's unused layout was relabelled into two canonical
+// forms of one orbit, and the rebuild found no successor at step 7.)
+func TestPORSymmetryOrderedTrace(t *testing.T) {
+	p := spec.Params{Bookies: 3, Clients: 2, Ensemble: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1,
+		Crashes: 1, ReliableNetwork: true, RecoveryRead: spec.RecoveryReadSequence, RecoveryFromLAC: true}
+	rep, err := Run(context.Background(), Config{ModelConfig: ModelConfig{Params: p, POR: true, Symmetry: spec.Symmetry{Bookies: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != explorer.Violation || rep.Trace == nil {
+		t.Fatalf("status %s, want a violation with its trace", rep.Status)
+	}
+	if err := Replay(rep.Trace); err != nil {
+		t.Errorf("the trace does not replay: %v", err)
 	}
 }
