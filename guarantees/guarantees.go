@@ -45,6 +45,11 @@ var AckIrrelevant = []string{"BookieRestarts", "ClientStartsRecovery", "ClientCl
 // noChange excludes the ensemble changes (and the resends they enable).
 var noChange = []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp", "RecoveryClientChangesEnsemble"}
 
+// noChangeJava is noChange for the Java client's add path, whose
+// ensemble change starts at a timeout: no add times out before the close
+// (a timeout after it only reaches notifyWriteFailed), and no change.
+var noChangeJava = []string{"ClientReceivesAddTimeout", "ClientUpdatesEnsembleMetadata", "RecoveryClientChangesEnsemble"}
+
 // A loss mechanism: how a bookie loses what it stored, in BookKeeper's
 // terms, and the model parameters that say so.
 type lossMechanism struct {
@@ -584,8 +589,11 @@ func (g *generator) autoRecovery(b *strings.Builder) error {
 	b.WriteString(`
 ## With AutoRecovery
 
-The questions below are asked twice: without AutoRecovery, as every
-answer above, and with it (` + "`--autorecovery`" + `: one Auditor, one
+The questions below are asked of BookKeeper as released (` + "`--bookkeeper " + spec.DefaultRelease + "`" + `:
+the Java client's add path, recovery's sequence read, the writer's close,
+DbLedgerStorage's checkpoints with crashes; docs/model.md, "BookKeeper as
+released"), twice: without AutoRecovery and with it
+(` + "`--autorecovery`" + `: one Auditor, one
 ReplicationWorker, BookKeeper's defaults: the periodic check on and reading
 each bookie's first and last entry of a fragment, the replicas check off;
 docs/model.md, "AutoRecovery"). E = Qw = 2, three bookies (a spare for the
@@ -601,7 +609,7 @@ releases the ledger tries again). Searched with symmetry over bookies
 |---|---|---|
 `)
 	model := func(qa int, ar bool) check.ModelConfig {
-		return check.ModelConfig{Params: bookKeeper(spec.Params{Bookies: 3, Clients: 2, Entries: 1, Inflight: 1, Ensemble: 2, WriteQuorum: 2, AckQuorum: qa, AutoRecovery: ar}),
+		return check.ModelConfig{Params: spec.Params{BookKeeper: spec.DefaultRelease, Bookies: 3, Clients: 2, Entries: 1, Inflight: 1, Ensemble: 2, WriteQuorum: 2, AckQuorum: qa, AutoRecovery: ar},
 			Invariants: []string{"none"}}
 	}
 	eventually := properties.Settings{Eventually: []string{"ReachesQw=meta_status == \"STATUS_CLOSED\" ~> " + specprops.AllCopies}}
@@ -612,13 +620,13 @@ releases the ledger tries again). Searched with symmetry over bookies
 		{"below-qw", "Qa = 1: an entry acknowledged by one bookie while the other's copy was lost (no ensemble change), the ledger then closed: does it eventually get its Qw = 2 copies?",
 			func(ar bool) check.ModelConfig {
 				mc := model(1, ar)
-				mc.Exclude, mc.Settings = noChange, eventually
+				mc.Exclude, mc.Settings = noChangeJava, eventually
 				return mc
 			}},
 		{"below-qw-inside", "Qa = 1, three entries in flight, at most one lost message, no ensemble change: once nothing more can happen, does every entry of the closed ledger have Qw = 2 copies?",
 			func(ar bool) check.ModelConfig {
 				mc := model(1, ar)
-				mc.Entries, mc.Inflight, mc.Exclude = 3, 3, noChange
+				mc.Entries, mc.Inflight, mc.Exclude = 3, 3, noChangeJava
 				mc.Settings = properties.Settings{Constraint: []string{lossConstraint(1)}, Terminal: []string{"ReachesQw=meta_status != \"STATUS_CLOSED\" || " + specprops.AllCopies}}
 				return mc
 			}},
@@ -660,7 +668,7 @@ releases the ledger tries again). Searched with symmetry over bookies
 	// #4872: with Qw = 1 and the replica lost for good, AutoRecovery never
 	// lets the ledger go, under any weak fairness (a question of
 	// AutoRecovery only).
-	mc := check.ModelConfig{Params: bookKeeper(spec.Params{Bookies: 2, Clients: 2, Entries: 1, Inflight: 1, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, DiskLoss: 1, AutoRecovery: true}),
+	mc := check.ModelConfig{Params: spec.Params{BookKeeper: spec.DefaultRelease, Bookies: 2, Clients: 2, Entries: 1, Inflight: 1, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, DiskLoss: 1, AutoRecovery: true},
 		Invariants: []string{"none"}, Settings: properties.Settings{Eventually: []string{"Repaired=" + specprops.Repaired}, Fair: []string{properties.FairAll}}}
 	a, err := g.askWith("ar-endless-qw1", mc, spec.Symmetry{})
 	if err != nil {
