@@ -152,6 +152,11 @@ type Options struct {
 	// subset gives the page's header and footer and those settings'
 	// sections, each exactly as in the whole page.
 	Settings [][3]int
+	// AutoRecovery regenerates the AutoRecovery section with a subset of
+	// Settings too (without Settings it always is); without it, a subset
+	// keeps the page's AutoRecovery section (Splice), whose searches take
+	// most of twenty minutes.
+	AutoRecovery bool
 	// Report, if set, is told each answer as it comes (the page takes
 	// minutes).
 	Report func(line string)
@@ -575,8 +580,10 @@ lose at most k messages (or none) says nothing of those that lose more.
 - AutoRecovery is asked in the next section, on E = Qw = 2 only: the
   answers above hold of the write and recovery protocol alone.
 `)
-	if err := g.autoRecovery(&b); err != nil {
-		return nil, err
+	if opt.Settings == nil || opt.AutoRecovery {
+		if err := g.autoRecovery(&b); err != nil {
+			return nil, err
+		}
 	}
 	g.page.Markdown = []byte(b.String())
 	return g.page, nil
@@ -586,8 +593,7 @@ lose at most k messages (or none) says nothing of those that lose more.
 // without AutoRecovery and with it (docs/model.md, "AutoRecovery"), at
 // E = Qw = 2 with a spare bookie, where the searches are exhaustive.
 func (g *generator) autoRecovery(b *strings.Builder) error {
-	b.WriteString(`
-## With AutoRecovery
+	b.WriteString("\n" + arHeading + `
 
 The questions below are asked of BookKeeper as released (` + "`--bookkeeper " + spec.DefaultRelease + "`" + `:
 the Java client's add path, recovery's sequence read, the writer's close,

@@ -41,6 +41,9 @@ func settingList() string {
 // footerHeading opens the page's footer, after the settings' sections.
 const footerHeading = "## Not covered"
 
+// arHeading starts the AutoRecovery section, the page's last.
+const arHeading = "## With AutoRecovery"
+
 // heading is the first line of a setting's section.
 func heading(st [3]int) string {
 	return fmt.Sprintf("## E = %d, Qw = %d, Qa = %d\n", st[0], st[1], st[2])
@@ -65,6 +68,12 @@ func Splice(whole, partial []byte) ([]byte, error) {
 		b.WriteString(sec)
 	}
 	b.WriteString(p.footer)
+	if !strings.Contains(p.footer, "\n"+arHeading+"\n") {
+		// The subset left the AutoRecovery section out: keep the page's.
+		if i := strings.Index(string(whole), "\n"+arHeading+"\n"); i >= 0 {
+			b.WriteString(string(whole)[i:])
+		}
+	}
 	return []byte(b.String()), nil
 }
 

@@ -59,6 +59,18 @@ func TestSplice(t *testing.T) {
 	if string(got) != want.String() {
 		t.Errorf("Splice:\n%s\nwant:\n%s", got, want.String())
 	}
+	// The AutoRecovery section, the page's last, is kept unless the
+	// partial page brings one.
+	arOld, arNew := "\n"+arHeading+"\n\n| ar | old |\n", "\n"+arHeading+"\n\n| ar | new |\n"
+	for _, c := range []struct{ partial, want string }{
+		{partial, want.String() + arOld},
+		{partial + arNew, want.String() + arNew},
+	} {
+		got, err := Splice([]byte(whole+arOld), []byte(c.partial))
+		if err != nil || string(got) != c.want {
+			t.Errorf("Splice with an AutoRecovery section: %v\n%s\nwant:\n%s", err, got, c.want)
+		}
+	}
 	// A page missing a section the partial one does not bring is refused.
 	short := page("# Page\n\n", "old", "f", Settings[0], Settings[1])
 	if _, err := Splice([]byte(short), []byte(partial)); err == nil || !strings.Contains(err.Error(), "E = 3, Qw = 3, Qa = 3") {

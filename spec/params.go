@@ -37,7 +37,7 @@ type Params struct {
 	AckQuorum   int    `name:"ack-quorum" short:"a" unit:"Qa" help:"acknowledgements that commit an entry (AckQuorum)"`
 	Entries     int    `name:"entries" unit:"N" help:"entries the writer may create (SendLimit, at most 8)"`
 	Inflight    int    `name:"inflight" unit:"N" help:"unacknowledged entries the writer may have (InflightLimit)"`
-	Variant     string `name:"variant" unit:"V" help:"protocol variant (bkcheck variants lists them; not given: reference)"`
+	Variant     string `name:"variant" unit:"V" help:"protocol variant (bkcheck variants lists them; several joined by + apply together, as a release line with two bugs does; not given: reference)"`
 
 	// Faults, named after how BookKeeper bookies fail (docs/model.md gives
 	// each one's mechanism and source). Budgets say how many times each may
@@ -105,11 +105,12 @@ type Params struct {
 
 	// RecoveryRead: how the recovery client reads an entry. The spec
 	// reads every member of the write set at once (PendingReadOp's
-	// parallel read, enableParallelRecoveryRead=true); BookKeeper's
-	// default is the sequence read (PendingReadOp.SequenceReadRequest):
+	// parallel read), which no release since 4.10 does for recovery
+	// (8e103282 removed LedgerRecoveryOp's parallelRead call); BookKeeper
+	// reads with the sequence read (PendingReadOp.SequenceReadRequest):
 	// the first member of the write set, then the next after an error or
 	// a speculative timeout.
-	RecoveryRead string `name:"recovery-read" omitzero:"true" unit:"MODE" help:"how recovery reads an entry: parallel (the TLA+ spec's, the default here: every member of the write set at once, enableParallelRecoveryRead=true) or sequence (BookKeeper's default, PendingReadOp.SequenceReadRequest: the first member of the write set, then the next after an error or a speculative timeout; a decision needs no more than the replicas asked)"`
+	RecoveryRead string `name:"recovery-read" omitzero:"true" unit:"MODE" help:"how recovery reads an entry: parallel (the TLA+ spec's, the default here; no BookKeeper release since 4.10 reads so in recovery) or sequence (BookKeeper's, on with --bookkeeper: PendingReadOp.SequenceReadRequest, the first member of the write set, then the next after an error or a speculative timeout; a decision needs no more than the replicas asked)"`
 
 	// MaxEnsembleChanges bounds the Java writer's ensemble changes as
 	// maxNumEnsembleChanges does (ensembleChangeLoop fails the handle
