@@ -33,7 +33,7 @@ const (
 var Runs = []Run{
 	// Findings.
 	{Trace: "traces/findings/f-fence-lost.itf.json", Release: "4.18.2", Verdict: Reproduced,
-		Says: "every step as the model took it: the restarted bookie accepts the old writer's add after kill -9 (its fence of a ledger it held no entry of is gone), and the writer's entry 0 is acknowledged beyond the closed ledger's last entry -1"},
+		Says: "every step as the model took it: the restarted bookie accepts the old writer's add after kill -9 (its fence of a ledger it held no entry of is gone), and the writer's entry 0 is acknowledged beyond the closed ledger's last entry -1. Rerun with BookieImpl and LedgerMetadataIndex logging at DEBUG, the bookie's journal held the fence record before the kill, and replay skipped it (\"Ledger not found\", then \"Skip replaying entries of ledger since it was deleted\"): the mechanism of the DbLedgerStorage bullet below, not a record lost before the journal wrote it"},
 	{Trace: "traces/findings/f-4462-restart.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, the deletion and both bookies' garbage collections included: after kill -9 and a restart the bookie accepts the old writer's add to the deleted ledger, and entry 0 is acknowledged beyond the last entry -1 the ledger was closed at"},
 	{Trace: "traces/findings/f-4812.itf.json", Release: "4.18.2", Verdict: Reproduced,
