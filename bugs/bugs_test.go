@@ -5,19 +5,25 @@ import (
 	"testing"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/internal/testtier"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
 // TestBugs runs the fast bugs and fixes against their expectations (the
 // slow ones run in the long tier's TestBugsPageCurrent, which regenerates
-// docs/bugs.md and checks every expectation on the way). The coverage
-// check of regress.Compare also fails a bug whose variant or fault never
-// fired.
+// docs/bugs.md and checks every expectation on the way; so do those of
+// longBugs, here in the long tier too). The coverage check of
+// regress.Compare also fails a bug whose variant or fault never fired.
 func TestBugs(t *testing.T) {
+	names := map[string]bool{}
 	for _, c := range append(Cases(), FindingCases()...) {
+		names[c.Name] = true
 		t.Run(c.Name, func(t *testing.T) {
 			if c.Expect.Slow {
 				t.Skip("slow: checked by cmd/bkcheck's TestBugsPageCurrent (long tier)")
+			}
+			if why, ok := longBugs[c.Name]; ok {
+				testtier.Long(t, why)
 			}
 			rep, err := check.Run(context.Background(), c.Config)
 			if err != nil {
@@ -28,6 +34,23 @@ func TestBugs(t *testing.T) {
 			}
 		})
 	}
+	for name := range longBugs {
+		if !names[name] {
+			t.Errorf("longBugs names %s, which is no case", name)
+		}
+	}
+}
+
+// longBugs are cases fast enough for the default tier that TestBugs
+// leaves to the long tier all the same: fixes (exhaustive searches, a
+// second or more each) whose bug or open question the default tier
+// reproduces, with bk-4651-fixed and f-preboot-fix1 as its fixes.
+var longBugs = map[string]string{
+	"bk-4812-fixed":  "the fix of bk-4812, an exhaustive search of seconds",
+	"f-4551-fix1":    "a fix of f-4551, an exhaustive search",
+	"f-4551-also1":   "f-4551 in another setting, an exhaustive search",
+	"f-preboot-fix2": "a fix of f-preboot, an exhaustive search",
+	"f-preboot-fix3": "a fix of f-preboot, an exhaustive search",
 }
 
 // TestBugsAreDistinct: every bug has an id, a story and a fix, and its

@@ -20,7 +20,7 @@ import (
 // given; a counterexample found with --por replays on the full model.
 // Cases the reduction does not cover (release 4.13's model; liveness
 // and constrained questions) must be refused, not run. The slow cases run in the long
-// tier.
+// tier, and so do those of porLong.
 func TestPORSameVerdict(t *testing.T) {
 	cases, err := regress.Load("../testdata/regress")
 	if err != nil {
@@ -29,9 +29,21 @@ func TestPORSameVerdict(t *testing.T) {
 	cases = append(cases, bugs.Cases()...)
 	cases = append(cases, bugs.FindingCases()...)
 	cases = append(cases, porCases()...)
+	labels := map[string]bool{}
+	for _, c := range cases {
+		labels[c.Label()] = true
+	}
+	for label := range porLong {
+		if !labels[label] {
+			t.Errorf("porLong names %s, which is no case", label)
+		}
+	}
 	compared, reduced, refused := 0, 0, 0
 	for _, c := range cases {
 		if c.Expect.Slow && !testtier.IsLong() {
+			continue
+		}
+		if _, ok := porLong[c.Label()]; ok && !testtier.IsLong() {
 			continue
 		}
 		// The suite's and the bugs' fault cases run to hundreds of
@@ -105,6 +117,19 @@ func TestPORSameVerdict(t *testing.T) {
 	}
 }
 
+// porLong are the cases TestPORSameVerdict compares in the long tier
+// only: searches of hundreds of thousands of states, or repeats, whose
+// features cases of the default tier cover (each says which).
+var porLong = map[string]string{
+	"tlc.toml:tlc-b2-w2-a1":                "285,773 states; the lossy network: tlc-b2-w1, por:b2-w2-a1-terminal",
+	"tlc.toml:tlc-b2-w2-a1-symmetry":       "285,773 states without symmetry; symmetry: tlc-b2-w1-symmetry and the por cases",
+	"variants.toml:gwq-reaches-qw":         "284,861 states; gwq: por:gwq-reliable-b3-w3-a2-terminal",
+	"extensions.toml:striped-b3-e3-w2-a1":  "337,417 states; striping: por:striped-b3-e3-w2-a1-reliable",
+	"variants.toml:no-recovery-fence-2614": "bugs:bk-2614's configuration",
+	"bugs:bk-4462":                         "delete-forgets-fence's violation, seconds; deletion: por:delete-b2-w2-a2-reliable",
+	"bugs:bk-4701":                         "split-add-check's violation, seconds: por:split-add-check-b2-w2-a1-reliable",
+}
+
 // porCases are models where the reduction has something to do (a
 // reliable network, terminal-state properties), added to the suite's.
 func porCases() []regress.Case {
@@ -132,8 +157,15 @@ func porCases() []regress.Case {
 		}(), Symmetry: both}), Expect: regress.Expect{Status: "violation", Invariant: "NoDivergenceBetweenClientAndMetaData"}},
 		{File: "por", Name: "below-qw-symmetry", Config: cfg(check.ModelConfig{Params: p(2, 2, 1, 1, false), Symmetry: both, Invariants: []string{"EntriesReachWriteQuorum"}}),
 			Expect: regress.Expect{Status: "violation", Invariant: "EntriesReachWriteQuorum"}},
+		// A terminal-state property: on the TLC set b2-w2-a1 (285,773
+		// states) in the long tier, on b2-w1-a1 in the default tier.
 		{File: "por", Name: "b2-w2-a1-terminal", Config: cfg(check.ModelConfig{Params: p(2, 2, 1, 1, false), Invariants: []string{"none"},
+			Settings: properties.Settings{Terminal: []string{"any=true"}}}), Expect: regress.Expect{Slow: true}},
+		{File: "por", Name: "b2-w1-a1-terminal", Config: cfg(check.ModelConfig{Params: p(2, 1, 1, 1, false), Invariants: []string{"none"},
 			Settings: properties.Settings{Terminal: []string{"any=true"}}})},
+		// Striping on a reliable network (the suite's striped set, 337,417
+		// states, is the long tier's).
+		{File: "por", Name: "striped-b3-e3-w2-a1-reliable", Config: cfg(check.ModelConfig{Params: striped(p(3, 2, 1, 1, true), 3)})},
 		{File: "por", Name: "gwq-reliable-b3-w3-a2-terminal", Config: cfg(check.ModelConfig{Params: func() spec.Params {
 			q := p(3, 3, 2, 1, true)
 			q.Variant = spec.VariantGWQ
@@ -221,6 +253,12 @@ func porCases() []regress.Case {
 // off, and with decommission.
 func autoRecovery(q spec.Params, periodic string, decommission bool) spec.Params {
 	q.AutoRecovery, q.Ensemble, q.AuditorPeriodicCheck, q.Decommission = true, q.WriteQuorum, periodic, decommission
+	return q
+}
+
+// striped gives q an ensemble of e bookies (e > Qw: striping).
+func striped(q spec.Params, e int) spec.Params {
+	q.Ensemble = e
 	return q
 }
 

@@ -734,7 +734,10 @@ func complSample(t testing.TB, m *spec.Model, nBFS, nWalk int, seed uint64) []sp
 // leaf that the presence table says is present changes Encode(s). Every
 // present leaf must be in use (and so changed) in some sampled state.
 func TestEncodeCompleteness(t *testing.T) {
-	nBFS, nWalk := 1500, 1500
+	// The default tier samples 600 states of each configuration (300 put
+	// every conditional leaf in use when this was set); the long tier
+	// 12,000.
+	nBFS, nWalk := 300, 300
 	if testtier.IsLong() {
 		nBFS, nWalk = 6000, 6000
 	}
@@ -826,13 +829,17 @@ func complNormalise(s spec.State) spec.State {
 // equals the encoding of the relabelled state, in sampled reachable states
 // of every configuration of complConfigs, under random relabellings.
 func TestEncodeRelabelled(t *testing.T) {
+	n := 200 // states by BFS, and as many by walks (the long tier: 400)
+	if testtier.IsLong() {
+		n = 400
+	}
 	for ci, c := range complConfigs() {
 		m, err := spec.NewModel(c.p)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		rng := rand.New(rand.NewPCG(uint64(ci), 7))
-		states := complSample(t, m, 400, 400, uint64(ci))
+		states := complSample(t, m, n, n, uint64(ci))
 		for i := range states {
 			bp, cp := make([]int8, c.p.Bookies), make([]int8, c.p.Clients)
 			for j, b := range rng.Perm(c.p.Bookies) {

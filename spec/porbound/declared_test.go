@@ -70,7 +70,7 @@ func TestCoarseFootprintIsConservative(t *testing.T) {
 	}
 	for _, p := range models {
 		g := explore(t, p)
-		meas := Measure(g)
+		meas := measure(g)
 		decl := declared(g, coarseFootprint)
 		for x := range g.Groups {
 			for y := range g.Groups {
@@ -82,8 +82,9 @@ func TestCoarseFootprintIsConservative(t *testing.T) {
 				}
 			}
 		}
-		decl.SetVisible(g, readsDefault(p))
-		meas.SetVisible(g, readsDefault(p))
+		read := memoRead(g, readsDefault(p))
+		decl.SetVisible(g, read)
+		meas.SetVisible(g, read)
 		t.Logf("%d/%d/%d reliable=%v: footprints keep %d, measured relations %d, of %d states",
 			p.Bookies, p.WriteQuorum, p.AckQuorum, p.ReliableNetwork, Reduce(g, decl).States, Reduce(g, meas).States, len(g.States))
 	}
