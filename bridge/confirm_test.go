@@ -120,18 +120,24 @@ func TestRealInterrupted(t *testing.T) {
 	}
 }
 
-// TestSequenceReadsRefused: a trace of the model's sequence recovery read,
-// or of its checkpoints, is refused before any JVM starts, naming the
-// setting.
-func TestSequenceReadsRefused(t *testing.T) {
-	step, why := unsupported(map[string]any{"recovery-read": "sequence"}, nil)
-	if step != 0 || !strings.Contains(why, "--recovery-read sequence") {
-		t.Errorf("unsupported = %d, %q; want step 0 naming --recovery-read sequence", step, why)
+// TestBookKeeperModelTraces: a trace of the BookKeeper model (sequence
+// recovery reads, checkpoints as steps) is driven, its sequence reads
+// included; a checkpoint step is refused at that step, naming it, before
+// any JVM starts.
+func TestBookKeeperModelTraces(t *testing.T) {
+	release := map[string]any{"bookkeeper": "4.18.2", "recovery-read": "sequence", "checkpoints": true, "add-path": "java"}
+	step := func(a string) itfState { return itfState{"mbt::actionTaken": a} }
+	reads := []itfState{step("init"), step("ClientSendsRecoveryReadRequests"), step("ClientSendsNextRecoveryRead")}
+	if i, why := unsupported(release, reads); i != -1 || why != "" {
+		t.Errorf("sequence reads: unsupported = %d, %q; want -1, \"\"", i, why)
 	}
-	if step, why := unsupported(map[string]any{"checkpoints": true}, nil); step != 0 || !strings.Contains(why, "--checkpoints") {
-		t.Errorf("unsupported = %d, %q; want step 0 naming --checkpoints", step, why)
+	for _, cp := range []string{"BookieCheckpoints", "BookieCheckpointsIdle"} {
+		trace := append(append([]itfState(nil), reads...), step(cp))
+		if i, why := unsupported(release, trace); i != 3 || !strings.HasPrefix(why, cp+" is ") || !strings.Contains(why, "checkpoint") {
+			t.Errorf("%s: unsupported = %d, %q; want 3, naming the checkpoint", cp, i, why)
+		}
 	}
-	if step, why := unsupported(map[string]any{}, nil); step != -1 || why != "" {
-		t.Errorf("no settings: unsupported = %d, %q; want -1, \"\"", step, why)
+	if i, why := unsupported(map[string]any{}, nil); i != -1 || why != "" {
+		t.Errorf("no settings: unsupported = %d, %q; want -1, \"\"", i, why)
 	}
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/bkcheck/bkcheck/bridge/wire"
 )
@@ -139,6 +140,9 @@ func (r *run) timeOutRead(ctx context.Context, m message) error {
 // out at once, so that the client moves on; a lost read Java would send
 // later is lost when it does.
 func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client string) error {
+	if r.sequenceReads() {
+		return r.sequenceRead(ctx, prev, next, client, false)
+	}
 	byBookie := map[string]message{}
 	entry := 0
 	for _, m := range sentAt(prev, next) {
@@ -210,4 +214,69 @@ func (r *run) writeSet(ctx context.Context, e int) ([]string, error) {
 		out = append(out, r.bookieName(ens[(int(javaEntry(e))+i)%len(ens)]))
 	}
 	return out, nil
+}
+
+// sequenceReads says whether the trace's model reads as Java does
+// (--recovery-read sequence, every --bookkeeper model): one replica at a
+// time, so each of the model's reads is one Java sends.
+func (r *run) sequenceReads() bool {
+	v, _ := r.params["recovery-read"].(string)
+	return v == "sequence"
+}
+
+// sequenceRead drives the one read a step of the model's sequence read
+// sends: the first replica's (ClientSendsRecoveryReadRequests) or the next
+// one's (ClientSendsNextRecoveryRead, following). Java's SequenceReadRequest
+// sends it by itself: the first once fencing has its quorum, the next when
+// every replica asked before has failed or missed (sendNextRead), so the
+// step awaits its frame. With speculative reads off (the driver's
+// speculativeReadTimeout 0), Java never asks the next replica while an
+// earlier one's read is still outstanding, which the model allows (the
+// speculative timeout): such a step is not executable. A lost read is
+// handled as recoveryReads handles one: dropped and timed out, or failed
+// at once by a crashed bookie.
+func (r *run) sequenceRead(ctx context.Context, prev, next itfState, client string, following bool) error {
+	var m *message
+	for _, s := range sentAt(prev, next) {
+		if s.Type == "ReadRequestMessage" && s.Client == client {
+			s := s
+			m = &s
+		}
+	}
+	if m == nil {
+		return diverged("the step sends no recovery read", "one recovery read of "+client, "none in the trace's state")
+	}
+	if following {
+		order, err := r.writeSet(ctx, m.Entry)
+		if err != nil {
+			return err
+		}
+		for _, b := range order {
+			if b == m.Bookie {
+				break
+			}
+			if !r.answered[m.Entry][b] {
+				return notExecutable(fmt.Sprintf("the model asks %s for entry %d while %s's read is still outstanding: a speculative read (firstSpeculativeReadTimeout), which the harness does not fire on demand", m.Bookie, m.Entry, b))
+			}
+		}
+	}
+	switch {
+	case m.Count < 0 && r.crashed[m.Bookie]:
+		r.answer(m.Entry, m.Bookie)
+	case m.Count < 0:
+		f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(*m, f) })
+		if err != nil {
+			return err
+		}
+		r.px.Drop(f)
+		if err := r.timeOutRead(ctx, *m); err != nil {
+			return err
+		}
+		r.answer(m.Entry, m.Bookie)
+	default:
+		if _, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(*m, f) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -655,6 +655,10 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 		if err := r.recoveryReads(ctx, prev, next, client); err != nil {
 			return err
 		}
+	case "ClientSendsNextRecoveryRead":
+		if err := r.sequenceRead(ctx, prev, next, client, true); err != nil {
+			return err
+		}
 	case "BookieSendsReadResponse":
 		if err := r.respond(ctx, prev, next, "ReadRequestMessage", "ReadResponseMessage", func(rc int, m message) bool {
 			code, _ := m.Fields["code"].(string)
