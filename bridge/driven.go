@@ -27,6 +27,7 @@ var undriven = map[string]string{
 	"BookieFailsRead":       "a read of a corrupt entry log: the harness does not corrupt a bookie's files",
 	"BookieCheckpoints":     "a checkpoint of a bookie's ledger storage: the harness's bookies never checkpoint by the clock (flushInterval a day), and it has no checkpoint on demand yet",
 	"BookieCheckpointsIdle": "an idle checkpoint (the journal mark moved with nothing to flush): the harness's bookies never checkpoint by the clock (flushInterval a day), and it has no checkpoint on demand yet",
+	"ClientCreatesAddOp":    "the application's thread held between PendingAddOp.create and pendingAddOps.add: a window inside the client's process, which the harness does not control (it controls messages, crashes and flushes)",
 	"BookieChecksAdd":       "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, which the harness does not control (it controls messages, crashes and flushes)",
 }
 

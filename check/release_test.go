@@ -18,7 +18,7 @@ import (
 func TestReleaseSpelledOut(t *testing.T) {
 	java := func(p spec.Params) spec.Params {
 		p.AddPath, p.RecoveryRead = spec.AddPathJava, spec.RecoveryReadSequence
-		p.CloseRereads, p.RecoveryFromLAC, p.PartialReplacement = true, true, true
+		p.CloseRereads, p.RecoveryFromLAC, p.PartialReplacement, p.CreateWindow = true, true, true, true
 		return p
 	}
 	small := spec.Params{Bookies: 2, Clients: 2, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1}

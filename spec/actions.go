@@ -77,12 +77,15 @@ const (
 	// An operator's decommission (--decommission; decommission.go).
 	AdminDecommissionsBookie
 	AdminFinishesDecommission
+	// The application thread's create before the add (--create-window;
+	// javaclient.go).
+	ClientCreatesAddOp
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = AdminFinishesDecommission + 1
+const numActionKinds = ClientCreatesAddOp + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds

@@ -177,6 +177,12 @@ var actionTable = []actionDecl{
 	// Decommission (decommission.go): of a bookie that is down.
 	{kind: AdminDecommissionsBookie, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true},
 	{kind: AdminFinishesDecommission, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true},
+
+	// The application thread's create (--create-window): an op created
+	// while an ensemble change's update is pending, so a second add while
+	// the first is unanswered.
+	{kind: ClientCreatesAddOp, enabledBy: "--create-window", writer: javaPath, on: func(p Params) bool { return p.CreateWindow }, room: []need{
+		{"a second add while the first is pending (--entries 2 --inflight 2)", func(p Params) bool { return p.Entries > 1 && p.Inflight > 1 }}}, footprint: true},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

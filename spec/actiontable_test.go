@@ -34,6 +34,8 @@ var actionGrid = []struct {
 	{"spec 2 bookies 2 clients Qw 1", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1}},
 	{"java 2 bookies 1 client", false, spec.Params{Bookies: 2, Clients: 1, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, AddPath: spec.AddPathJava}},
 	{"java 3 bookies 1 client", false, spec.Params{Bookies: 3, Clients: 1, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1, AddPath: spec.AddPathJava}},
+	{"java create window", false, spec.Params{Bookies: 3, Clients: 1, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 2, AddPath: spec.AddPathJava, CreateWindow: true, MaxEnsembleChanges: 1}},
+	{"java create window, one add at a time", false, spec.Params{Bookies: 3, Clients: 1, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1, AddPath: spec.AddPathJava, CreateWindow: true, MaxEnsembleChanges: 1}},
 	{"java 2 bookies 2 clients Qw 1", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, AddPath: spec.AddPathJava}},
 	{"crashes", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, ReliableNetwork: true, Crashes: 1}},
 	{"crashes no-sync journal 1 client", false, spec.Params{Bookies: 2, Clients: 1, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, ReliableNetwork: true, Crashes: 1, Journal: spec.JournalNoSync}},

@@ -58,6 +58,7 @@ func splitOnly(m *spec.Model) bool        { return m.V.SplitAddCheck }
 func deletionOnly(m *spec.Model) bool     { return m.P.DeleteLedger }
 func javaOnly(m *spec.Model) bool         { return m.P.JavaAddPath() }
 func sequenceOnly(m *spec.Model) bool     { return m.P.SequenceReads() }
+func createOnly(m *spec.Model) bool       { return m.P.JavaAddPath() && m.P.CreateWindow }
 func checkpointsOnly(m *spec.Model) bool  { return m.P.Checkpoints }
 func autoRecoveryOnly(m *spec.Model) bool { return m.P.AutoRecovery }
 func decommissionOnly(m *spec.Model) bool { return m.P.Decommission }
@@ -301,6 +302,10 @@ var complFields = map[string]complField{
 	"Clients[].DoneEns[]":            {flip: flipBookies},
 	"Clients[].DoneLay":              {present: javaOnly, extent: perEntry},
 	"Clients[].DoneLay[]":            {flip: flipLayout},
+	"Clients[].Created":              {present: createOnly},
+	"Clients[].Created.FragmentID":   {present: createOnly, flip: flipInt(fixed(0), fixed(10))},
+	"Clients[].Created.Ensemble":     {present: createOnly, flip: flipBookies},
+	"Clients[].Created.Layout":       {present: createOnly, flip: flipLayout},
 }
 
 // complPaths lists every field path of t (struct fields at every depth,
@@ -543,6 +548,9 @@ func complConfigs() []complConfig {
 		with("java-add-path", func(p *spec.Params) { p.AddPath, p.MaxEnsembleChanges = spec.AddPathJava, 2 }),
 		with("java-add-path-striped-faults", func(p *spec.Params) {
 			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Inflight, p.ReadOnly, p.Crashes = spec.AddPathJava, 4, 3, 3, 3, 1, 1
+		}),
+		with("java-add-path-create-window-striped", func(p *spec.Params) {
+			p.AddPath, p.CreateWindow, p.Bookies, p.Ensemble, p.Entries, p.Inflight, p.MaxEnsembleChanges = spec.AddPathJava, true, 4, 3, 2, 2, 2
 		}),
 		with("partial-replacement-striped", func(p *spec.Params) { p.Ensemble, p.Crashes, p.PartialReplacement = 3, 2, true }),
 		with("close-rereads-delete", func(p *spec.Params) { p.CloseRereads, p.DeleteLedger = true, true }),

@@ -119,6 +119,17 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 					dst = binary.AppendUvarint(dst, uint64(lay))
 				}
 			}
+			if m.has.createWindow {
+				cr := c.Created
+				dst = append(dst, byte(cr.FragmentID), byte(rl.set(cr.Ensemble)))
+				if ordered {
+					lay := cr.Layout
+					if cr.Ensemble != 0 {
+						lay = rl.layout(lay, ens)
+					}
+					dst = binary.AppendUvarint(dst, uint64(lay))
+				}
+			}
 		}
 	}
 	if m.has.faulty {
@@ -329,6 +340,11 @@ func (m *Model) Decode(enc []byte, s *State) error {
 			for e := 0; e < p.Entries; e++ {
 				c.DoneEns[e] = r.bookies("acknowledged op ensemble", p.Bookies)
 				c.DoneLay[e] = r.layout(sh)
+			}
+			if m.has.createWindow {
+				c.Created.FragmentID = r.small("created op fragment id", 0, 127)
+				c.Created.Ensemble = r.bookies("created op ensemble", p.Bookies)
+				c.Created.Layout = r.layout(sh)
 			}
 		}
 	}

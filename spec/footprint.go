@@ -624,6 +624,10 @@ func (f *Footprints) Of(a Action) Footprint {
 		if p.JavaAddPath() {
 			x.writerAdds(c, false) // deferredAdd: whether the last op's writes went out
 		}
+	case ClientCreatesAddOp:
+		// The handle's ensemble and change phase (javaWriterStep, above)
+		// and whether the last op's writes went out (deferredAdd).
+		x.writerAdds(c, false)
 	case RecoveryClientSendsPendingAddOp:
 		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
 	case ClientWritesBackEntry:
@@ -879,7 +883,8 @@ func (f *Footprints) Of(a Action) Footprint {
 func (k ActionKind) javaWriterStep() bool {
 	switch k {
 	case ClientSendsAddEntryRequests, ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse,
-		ClientReceivesAddErrorResponse, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange:
+		ClientReceivesAddErrorResponse, ClientReceivesAddTimeout, ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange,
+		ClientCreatesAddOp:
 		return true
 	}
 	return false
@@ -909,6 +914,7 @@ const (
 var clientWrites = [numActionKinds]uint8{
 	ClientCreatesLedger:                        wCore | wStatus | wFragments,
 	ClientSendsAddEntryRequests:                wCore | wPending,
+	ClientCreatesAddOp:                         wCore,
 	ClientReceivesAddConfirmedResponse:         wCore | wLAC | wPending,
 	ClientReceivesAddFencedResponse:            wStatus,
 	ClientChangesEnsemble:                      wCore | wFragments,
@@ -1009,6 +1015,8 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 		return int(s.DiskFullUsed) >= f.p.DiskFull
 	case ClientSendsAddEntryRequests:
 		return writerDead() || cl.LAP >= a.Entry
+	case ClientCreatesAddOp:
+		return writerDead() || int(cl.LAP) >= f.p.Entries // LAP only grows
 	case ClientChangesEnsemble, ClientClosesLedgerSuccess:
 		// Both need the metadata OPEN, which it never is again once it
 		// left OPEN; with --close-rereads the close also writes over

@@ -258,6 +258,17 @@ func (m *vocabModel) clientsITF(s *State) any {
 				rec["change_original_layout"] = orig
 				rec["acked_op_layouts"] = vocab.Map(lays...)
 			}
+			if p.CreateWindow {
+				var created any = "Nil"
+				if cr := c.Created; cr.Ensemble != 0 {
+					o := map[string]any{"fragment_id": int(cr.FragmentID), "ensemble": m.bookieSet(cr.Ensemble)}
+					if p.Ordered() {
+						o["layout"] = m.layoutITF(cr.Layout)
+					}
+					created = o
+				}
+				rec["created_add_op"] = created
+			}
 		}
 		clients = append(clients, [2]any{clientName(i), rec})
 	}
@@ -546,6 +557,15 @@ func (d itfDec) client1(v any, _ *State) Client {
 			for _, kv := range d.Pairs(d.Field(m, "acked_op_layouts")) {
 				if e := d.Int(kv[0], 1, p.Entries); e >= 1 {
 					c.DoneLay[e-1] = d.layout(kv[1])
+				}
+			}
+		}
+		if p.CreateWindow {
+			if v := d.Field(m, "created_add_op"); v != "Nil" {
+				om := d.Obj(v)
+				c.Created = CreatedAddOp{FragmentID: d.Int(d.Field(om, "fragment_id"), 0, 127), Ensemble: d.bookies(d.Field(om, "ensemble"))}
+				if p.Ordered() {
+					c.Created.Layout = d.layout(d.Field(om, "layout"))
 				}
 			}
 		}

@@ -47,6 +47,7 @@ func (g *gen) javaWriter(cid int) {
 	if g.s.Clients[cid].Status != StatusOpen {
 		return
 	}
+	g.ClientCreatesAddOp(cid)
 	g.javaSendsAdd(cid)
 	// ensembleChangeLoop's completion (whenCompleteAsync on the ledger's
 	// ordered thread) is queued when the metadata write returns, or at
@@ -60,13 +61,51 @@ func (g *gen) javaWriter(cid int) {
 	g.ClientCompletesEnsembleChange(cid)
 }
 
+// ClientCreatesAddOp (--create-window) is the application thread's
+// LedgerHandle.asyncAddEntry before doAsyncAddEntry:
+// PendingAddOp.create(this, clientCtx, getCurrentEnsemble(), ...) takes
+// the handle's ensemble, and only then does the op get its entry id and
+// join pendingAddOps (the synchronized block) and send (initiate). An
+// ensemble change that completes in between re-sends the ops in the queue
+// (unsetSuccessAndSendWriteRequest), not this one, so it keeps the
+// ensemble it took: its writes go to a replaced bookie, and a failure
+// there changes nothing (the loop finds the bookie already replaced) and
+// re-sends nothing (diffEnsemble of the loop's ensemble with itself).
+//
+// The model takes the step only while an ensemble change's metadata
+// update is pending (ChangeUpdating): the handle's ensemble changes only
+// at that update (setLedgerMetadata), and nothing but the add itself
+// reads the op the application thread holds, so a create at any other
+// time commutes with every step up to the next update or to the add
+// (ClientSendsAddEntryRequests, which without a created op creates and
+// adds at once). The behaviours are Java's, up to the order of steps that
+// commute.
+func (g *gen) ClientCreatesAddOp(cid int) {
+	c := &g.s.Clients[cid]
+	if !g.p.CreateWindow || c.Created.Ensemble != 0 || c.Change != ChangeUpdating || !g.canAdd(c) {
+		return
+	}
+	if _, ok := g.deferredAdd(cid); ok {
+		return // the last add's initiate has not returned yet
+	}
+	cf, _ := c.CurrFragment()
+	g.begin(cid).Created = CreatedAddOp{FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout}
+	g.out(clientAction(ClientCreatesAddOp, cid))
+}
+
+// canAdd: the bounds of the model let the writer add another entry.
+func (g *gen) canAdd(c *Client) bool {
+	return int(c.LAP-c.LAC) <= g.p.Inflight-1 && int(c.LAP)+1 <= g.p.Entries
+}
+
 // javaSendsAdd is LedgerHandle.doAsyncAddEntry and PendingAddOp.initiate:
-// the op takes the handle's current ensemble, and before sending it hands
-// delayed write failures to handleBookieFailure
+// the op takes the handle's current ensemble (or keeps the one it was
+// created with, ClientCreatesAddOp), and before sending it hands delayed
+// write failures to handleBookieFailure
 // (maybeHandleDelayedWriteBookieFailure).
 func (g *gen) javaSendsAdd(cid int) {
 	c := &g.s.Clients[cid]
-	if int(c.LAP-c.LAC) > g.p.Inflight-1 || int(c.LAP)+1 > g.p.Entries {
+	if !g.canAdd(c) {
 		return
 	}
 	if _, ok := g.deferredAdd(cid); ok {
@@ -74,6 +113,10 @@ func (g *gen) javaSendsAdd(cid int) {
 	}
 	e := Entry{ID: c.LAP + 1, Data: c.LAP + 1}
 	cf, _ := c.CurrFragment()
+	op := PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout}
+	if cr := c.Created; cr.Ensemble != 0 {
+		op.FragmentID, op.Ensemble, op.Layout = cr.FragmentID, cr.Ensemble, cr.Layout
+	}
 	a := clientAction(ClientSendsAddEntryRequests, cid)
 	a.Entry = e.ID
 	if g.noopLoopAtInitiate(c, cf) {
@@ -82,17 +125,19 @@ func (g *gen) javaSendsAdd(cid int) {
 		// completion is queued (deferredKeys).
 		nc := g.begin(cid)
 		nc.LAP = e.ID
-		nc.addPending(PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
+		nc.Created = CreatedAddOp{}
+		nc.addPending(op)
 		f := nc.DelayedFailed
 		nc.DelayedFailed = 0
 		g.handleBookieFailure(nc, f)
 		g.out(a)
 		return
 	}
-	g.sendToBookies(a, g.p.WriteSet(e.ID, cf), func(b int) MsgKey { return g.javaAddRequest(cid, b, cf.Layout, e, c.LAC) }, func() {
+	g.sendToBookies(a, g.p.OpWriteSet(op), func(b int) MsgKey { return g.javaAddRequest(cid, b, op.Layout, e, c.LAC) }, func() {
 		nc := g.begin(cid)
 		nc.LAP = e.ID
-		nc.addPending(PendingAddOp{Entry: e, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
+		nc.Created = CreatedAddOp{}
+		nc.addPending(op)
 		if f := nc.DelayedFailed; f != 0 {
 			nc.DelayedFailed = 0
 			g.handleBookieFailure(nc, f)

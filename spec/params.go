@@ -95,6 +95,13 @@ type Params struct {
 	// as they are, which the open questions about ensemble changes need.
 	AddPath string `name:"add-path" omitzero:"true" unit:"MODE" help:"the writer's add path: spec (the TLA+ spec's, the default: one confirmed set per entry, an ensemble change as one step) or java (the Java client's: each PendingAddOp with its own ack set and ensemble, the pending queue completed in order by sendAddSuccessCallbacks and never while changingEnsemble is set, a timeout delivered to its op, delayedWriteFailedBookies, an ensemble change as a metadata update and then a completion that re-sends op by op; docs/model.md)"`
 
+	// CreateWindow: the application thread creates an add's op, taking
+	// the handle's ensemble, before the op joins the pending queue
+	// (LedgerHandle.asyncAddEntry: PendingAddOp.create(..., getCurrentEnsemble(), ...),
+	// then doAsyncAddEntry's pendingAddOps.add), as every release does;
+	// without it the op takes the ensemble as it joins the queue.
+	CreateWindow bool `name:"create-window" omitzero:"true" help:"with --add-path java: the application thread creates an add's PendingAddOp, taking the handle's current ensemble, before the op joins pendingAddOps, as LedgerHandle.asyncAddEntry does (ClientCreatesAddOp): an ensemble change completing in between re-sends the queued ops only, and the op keeps the ensemble it took (on with --bookkeeper; not given: the op takes the ensemble as it joins the queue)"`
+
 	// Checkpoints: what survives a crash is DbLedgerStorage's: the ledger
 	// index (master key, fenced flag) as of its last effective checkpoint
 	// (SingleDirectoryDbLedgerStorage.checkpoint) and the journal after
@@ -400,6 +407,9 @@ func (p Params) Validate() error {
 		}
 	default:
 		probs.Add("add-path", "must be spec or java (got %q)", p.AddPath)
+	}
+	if p.CreateWindow && !p.JavaAddPath() && p.AddPath != "spec" {
+		probs.Add("create-window", "needs --add-path java (the window is the Java client's, between PendingAddOp.create and pendingAddOps.add)")
 	}
 	if verr == nil && v.AutoRecoveryOnly() && !p.AutoRecovery {
 		probs.Add("variant", "%s changes the ReplicationWorker: it needs --autorecovery", v.Name)

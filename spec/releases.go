@@ -149,6 +149,7 @@ var ReleaseBehaviours = []ReleaseBehaviour{
 	{"--recovery-read sequence", "LedgerRecoveryOp.RecoveryReadOp never calls parallelRead since 8e103282 (release 4.10.0): PendingReadOp.SequenceReadRequest"},
 	{"--close-rereads", "LedgerHandle.doAsyncCloseInternal: a MetadataUpdateLoop that re-reads the metadata on a conflict"},
 	{"--recovery-from-lac", "LedgerRecoveryOp: write-backs counted from the fenced LAC"},
+	{"--create-window", "LedgerHandle.asyncAddEntry: PendingAddOp.create takes getCurrentEnsemble() before doAsyncAddEntry adds the op to pendingAddOps"},
 	{"--partial-replacement", "EnsembleUtils.replaceBookiesInEnsemble: keeps the replacements it found"},
 	{"--checkpoints (with --crashes and a synced journal)", "DbLedgerStorage (SingleDirectoryDbLedgerStorage.checkpoint, SyncThread.checkpoint, BookieImpl's journal replay): what a crash keeps"},
 }
@@ -167,7 +168,7 @@ func (p *Params) applyRelease() {
 	if p.RecoveryRead == RecoveryReadParallel {
 		p.RecoveryRead = RecoveryReadSequence
 	}
-	p.CloseRereads, p.RecoveryFromLAC, p.PartialReplacement = true, true, true
+	p.CloseRereads, p.RecoveryFromLAC, p.PartialReplacement, p.CreateWindow = true, true, true, true
 	if p.Crashes > 0 && (p.Journal == JournalSynced || p.Journal == "synced") {
 		p.Checkpoints = true
 	}

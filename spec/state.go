@@ -215,6 +215,18 @@ type Client struct {
 	// empty until the op is acknowledged.
 	DoneEns [MaxEntries]Bookies
 	DoneLay [MaxEntries]Layout
+	// Created is the op the application thread has created and not yet
+	// added (--create-window; ClientCreatesAddOp).
+	Created CreatedAddOp
+}
+
+// CreatedAddOp is a PendingAddOp between PendingAddOp.create and
+// pendingAddOps.add: the ensemble it took (an empty Ensemble: none), and
+// no entry id yet.
+type CreatedAddOp struct {
+	FragmentID int8
+	Ensemble   Bookies
+	Layout     Layout
 }
 
 // The phases of a Java client's ensemble change (Client.Change):

@@ -247,6 +247,10 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 				nc.DoneLay[e] = pm.layout(src.DoneLay[e], p.Ensemble)
 			}
 		}
+		nc.Created.Ensemble = pm.bookies(src.Created.Ensemble)
+		if ordered && src.Created.Ensemble != 0 {
+			nc.Created.Layout = pm.layout(src.Created.Layout, p.Ensemble)
+		}
 	}
 	for _, msg := range s.Msgs {
 		msgs = append(msgs, Msg{Key: pm.msg(msg.Key), Count: msg.Count})

@@ -128,6 +128,13 @@ func (p Params) Rows(s *State) []vocab.Row {
 				done[e] = p.FormatEnsemble(c.DoneEns[e], c.DoneLay[e])
 			}
 			add(pre+"acked_op_ensembles", "<<%s>>", strings.Join(done, ", "))
+			if p.CreateWindow {
+				created := "Nil"
+				if cr := c.Created; cr.Ensemble != 0 {
+					created = fmt.Sprintf("[fragment %d, %s]", cr.FragmentID, p.FormatEnsemble(cr.Ensemble, cr.Layout))
+				}
+				add(pre+"created_add_op", "%s", created)
+			}
 		}
 	}
 	for _, m := range s.Msgs {
