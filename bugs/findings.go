@@ -122,6 +122,27 @@ func fenceLoss(variant string) check.ModelConfig {
 		Crashes: 1, RecoveryFromLAC: true, PartialReplacement: true, Variant: variant}, Symmetry: both}
 }
 
+// allAdds is the liveness question of an op that never completes, as a
+// terminal-state property: in a state with no step left, an open writer
+// has no add waiting in its pending queue.
+const allAdds = `AddsComplete=clients.all(id, c, c.status != "STATUS_OPEN" || size(c.pending_add_ops) == 0)`
+
+// createWindow is the question of an op created on the ensemble an
+// ensemble change is replacing: BookKeeper as released (--create-window
+// on), E = Qw = Qa = 2 of three bookies, one writer with two adds in
+// flight, one crash, no message lost.
+func createWindow(variant string, safety bool) check.ModelConfig {
+	mc := check.ModelConfig{Params: spec.Params{BookKeeper: spec.DefaultRelease, Bookies: 3, Clients: 1, WriteQuorum: 2, AckQuorum: 2,
+		Entries: 2, Inflight: 2, Crashes: 1, ReliableNetwork: true, Variant: variant},
+		Invariants: []string{"AckedEntriesHaveAckQuorumCopies", "AllAckedEntriesAreReadable"}, Symmetry: spec.Symmetry{Bookies: true}}
+	if !safety {
+		mc.Params.Exclude = []string{"ClientClosesLedgerSuccess", "ClientClosesLedgerFail"}
+		mc.Invariants = []string{"TypeOK"}
+		mc.Settings = properties.Settings{Terminal: []string{allAdds}}
+	}
+	return mc
+}
+
 // fenceLossDB is fenceLoss on DbLedgerStorage: what a crash keeps is the
 // ledger index as of its last effective checkpoint and the journal after
 // the mark (--checkpoints).
@@ -240,6 +261,32 @@ var Findings = []Finding{
 			},
 		},
 		Scope: "With two adds in flight (two entries, the rest as above): not reachable, 37,073,280 orbits, depth 30; with one bookie crash (three entries, one in flight), 35,724,277 orbits, depth 31. None of the fixes makes a writer stuck within these bounds; PR #3041 and PR #4194 end every completion with sendAddSuccessCallbacks, which would also close a hang of this kind whatever its timing, and PR #4278 does not filter failures delayed during a change. The writer may start at most 3 ensemble changes (--max-ensemble-changes 3, maxNumEnsembleChanges; BookKeeper's default is unlimited); the writer does not close the ledger while it waits (the actions are excluded), and no other client recovers it.",
+	},
+	{
+		ID: "f-create-window", Title: "An add created on the ensemble a change is replacing", New: true,
+		Question: "Can an add whose op took the handle's ensemble just before an ensemble change completed be acknowledged by the replaced bookie, or wait for ever, because the change's re-send loop never sees it?",
+		Code:     "LedgerHandle.asyncAddEntry (PendingAddOp.create(this, clientCtx, getCurrentEnsemble(), ...) on the application's thread), doAsyncAddEntry (synchronized (this): the entry id and pendingAddOps.add(op); then op.initiate()), setLedgerMetadata (synchronized (this)), ensembleChangeLoop (the predicate by index; the completion's replaced = diffEnsemble(origEnsemble, newEnsemble) and unsetSuccessAndSendWriteRequest over pendingAddOps), PendingAddOp.writeComplete (a response counts if the op's own ensemble has its bookie at the request's index)",
+		Story:    "Yes, with one crash and no lost message. E = Qw = Qa = 2, bookies b1..b3, ensemble [b1,b2]. b1 crashes while entry 1 is sent; b2 acknowledges it, b1 restarts, and entry 1's timeout at b1 starts an ensemble change. While its metadata update is under way, the application adds entry 2: PendingAddOp.create takes the handle's ensemble, still [b1,b2]. The update writes [b3,b2], and the completion re-sends entry 1 to b3; entry 2's op is not in pendingAddOps yet, so the loop does not see it. The op is then queued and sends entry 2 to b1 and b2, which both acknowledge it: the op's own ensemble has b1 at index 0, so writeComplete counts it, and entry 2 is acknowledged with Qa = 2 copies of which only b2's is on a bookie the metadata names for it (AckedEntriesHaveAckQuorumCopies). One disk loss of b2 then loses an acknowledged entry; the Scope gives the run where one lost message and one disk loss do. When the write to the replaced bookie fails instead (b1 still down), handleBookieFailure starts a loop whose predicate finds index 0 already replaced, writes nothing, and completes over an empty diffEnsemble: nothing re-sends entry 2, and with Qa = Qw it waits for ever (addEntryQuorumTimeout is -1 by default), every add after it too (the second bullet below, 21 states).\n\nThe window is the application's thread between getCurrentEnsemble() and pendingAddOps.add, a few instructions, against a metadata write and its completion on the ordered thread; it is narrow in time and every release has it (the same lines are in release-4.13.0). bkcheck confirm cannot drive it yet (the harness does not hold the application's thread), so the verdict is the model's.\n\nReport for BookKeeper: preconditions: an add made while an ensemble change's metadata update is in flight, the application's thread descheduled between PendingAddOp.create and doAsyncAddEntry's queueing until the change completes; consequence: an entry acknowledged with fewer than Qa copies on the bookies its metadata names (one disk loss from data loss at Qa = 2), or, when the replaced bookie does not answer, a writer stuck for good with Qa = Qw; fix: take the op's ensemble inside doAsyncAddEntry's synchronized (this) block, before pendingAddOps.add (setLedgerMetadata holds the same lock, so the update comes wholly before the op takes the ensemble or after it is queued, where the completion's unset reaches it): clean, exhaustively, for both questions.",
+		Master:   createWindow("", true),
+		Expect:   regress.Expect{Status: "violation", Invariant: "AckedEntriesHaveAckQuorumCopies", Length: 18},
+		Fixes: []Fix{{
+			Name:   "the ensemble taken in the queueing block",
+			Change: "doAsyncAddEntry sets op.ensemble = getCurrentEnsemble() inside its synchronized (this) block, just before pendingAddOps.add(op) (variant ensemble-at-queue, bkcheck's proposal)",
+			Config: createWindow(spec.VariantEnsembleAtQueue, true),
+			Expect: regress.Expect{Status: "ok", Distinct: 77595},
+		}},
+		Also: []Fix{{
+			Name:   "master, the writer waits",
+			Change: "the same setting; does every add of an open writer complete once nothing else can happen (a terminal-state property; the writer does not close the ledger)",
+			Config: createWindow("", false),
+			Expect: regress.Expect{Status: "violation", Invariant: "AddsComplete", Length: 21},
+		}, {
+			Name:   "the ensemble taken in the queueing block, the writer waits",
+			Change: "the same",
+			Config: createWindow(spec.VariantEnsembleAtQueue, false),
+			Expect: regress.Expect{Status: "ok", Distinct: 38799},
+		}},
+		Scope: "BookKeeper as released (--bookkeeper 4.18.2, which turns on --create-window); the model takes the create only while a metadata update of an ensemble change is pending, the only time it can matter (docs/model.md). With message loss instead of the crash, and one disk loss, `bkcheck check --bookkeeper 4.18.2 --bookies 3 --clients 1 --write-quorum 2 --ack-quorum 2 --entries 2 --inflight 2 --disk-loss 1 --invariants AllAckedEntriesAreReadable --symmetry bookies` violates AllAckedEntriesAreReadable in 17 states (15,315,887 orbits, 3 min 13 s, 2.2 GiB): entry 2 acknowledged by b1 and b2, the metadata [b3,b2], b2 loses its disk, and the entry is on no bookie a reader asks. The spec's writer and --add-path java without --create-window have neither behaviour (the model before this correction).",
 	},
 	{
 		ID: "f-fence-lost", Title: "A fence of a bookie that holds nothing of the ledger, lost in a crash", New: true,

@@ -252,6 +252,9 @@ func oracleConfigs() []oracleConfig {
 		with("java-add-path-striped-crash", func(p *spec.Params) {
 			p.AddPath, p.Bookies, p.Ensemble, p.Entries, p.Crashes = spec.AddPathJava, 4, 3, 3, 1
 		}),
+		with("java-add-path-create-window-striped", func(p *spec.Params) {
+			p.AddPath, p.CreateWindow, p.Bookies, p.Ensemble, p.Entries, p.Inflight = spec.AddPathJava, true, 4, 3, 2, 2
+		}),
 		with("sequence-reads", func(p *spec.Params) { p.RecoveryRead = spec.RecoveryReadSequence }),
 		with("checkpoints", func(p *spec.Params) { p.Crashes, p.Checkpoints = 1, true }),
 		// BookKeeper as released: every option of a release at once, at
@@ -304,6 +307,9 @@ func oracleConfigs() []oracleConfig {
 			}
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble = spec.AddPathJava, 4, 3
+			}
+			if v.EnsembleAtQueue {
+				p.CreateWindow = true
 			}
 		}))
 	}

@@ -612,6 +612,9 @@ func complConfigs() []complConfig {
 			if v.JavaOnly() {
 				p.AddPath, p.Bookies, p.Ensemble, p.Entries = spec.AddPathJava, 4, 3, 3
 			}
+			if v.EnsembleAtQueue {
+				p.CreateWindow, p.Inflight = true, 2
+			}
 		}))
 	}
 	everything := func(name, variant string) complConfig {

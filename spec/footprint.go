@@ -1641,6 +1641,10 @@ func (f *Footprints) Universe() []Action {
 				}
 			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger:
 				out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
+			case ClientCreatesAddOp:
+				if p.CreateWindow && !p.variant().EnsembleAtQueue {
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
+				}
 			case ClientDeletesLedger:
 				if p.DeleteLedger {
 					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
@@ -1752,8 +1756,10 @@ func (f *Footprints) Universe() []Action {
 // deliverable again) gains a processed request for a processed response; the
 // steps that touch no message move a client's status along Nil → OPEN →
 // CLOSED or CLIENT_WITHDRAWN, or Nil → IN_RECOVERY → CLOSED or
-// RECOVERY_ABORTED, which only increase as numbers; and a re-send to no
-// new bookie moves a pending op to the current fragment.
+// RECOVERY_ABORTED, which only increase as numbers; a re-send to no
+// new bookie moves a pending op to the current fragment; and the
+// application's create (--create-window) holds an op, which current
+// counts too (the add that takes it sends records or starts a change).
 //
 // Status comes second (it never goes back, and a Java writer that gives
 // up the ledger can undo the count of its last loop, below), then the
@@ -1841,6 +1847,9 @@ func ProgressOf(s *State) Progress {
 			if c.NumFragments > 0 && !c.needsResend(op) {
 				pr.current++
 			}
+		}
+		if c.Created.Ensemble != 0 {
+			pr.current++ // ClientCreatesAddOp; the add that clears it sends records or starts a change
 		}
 	}
 	return pr

@@ -408,6 +408,9 @@ func (p Params) Validate() error {
 	default:
 		probs.Add("add-path", "must be spec or java (got %q)", p.AddPath)
 	}
+	if verr == nil && v.EnsembleAtQueue && !p.CreateWindow {
+		probs.Add("variant", "%s closes the window --create-window opens: it needs --create-window (on with --bookkeeper)", v.Name)
+	}
 	if p.CreateWindow && !p.JavaAddPath() && p.AddPath != "spec" {
 		probs.Add("create-window", "needs --add-path java (the window is the Java client's, between PendingAddOp.create and pendingAddOps.add)")
 	}

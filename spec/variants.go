@@ -94,6 +94,11 @@ type Variant struct {
 	// inconsistent range (apache/bookkeeper PR #4551, open). Needs
 	// --autorecovery.
 	SkipInconsistentRange bool
+	// EnsembleAtQueue: doAsyncAddEntry takes the op's ensemble inside its
+	// synchronized (this) block, just before pendingAddOps.add, which
+	// closes --create-window's window (setLedgerMetadata holds the same
+	// lock). A candidate fix, ours; needs --create-window.
+	EnsembleAtQueue bool
 
 	// Actions are the actions only this variant has: a run of the variant
 	// must see each fire (coverage), or the variant proves nothing.
@@ -123,6 +128,7 @@ const (
 	VariantDurableReplayable     = "durable-fence-replayable"
 	VariantDurableReplayFlushed  = "durable-fence-replayable-flushed"
 	VariantSkipInconsistentRange = "skip-inconsistent-range"
+	VariantEnsembleAtQueue       = "ensemble-at-queue"
 )
 
 // Variants lists the protocol variants bkcheck knows; the first is the default.
@@ -282,6 +288,13 @@ var Variants = []Variant{
 		RecoveryReadsFence:    true,
 		SkipInconsistentRange: true,
 	},
+	{
+		Name:               VariantEnsembleAtQueue,
+		Description:        "with --add-path java and --create-window: an add's op takes the handle's ensemble inside doAsyncAddEntry's synchronized (this) block, just before pendingAddOps.add(op), instead of in PendingAddOp.create on the application's thread; setLedgerMetadata updates the ensemble under the same lock, so an ensemble change's update comes wholly before the op takes the ensemble (it takes the new one) or after the op is queued (the completion's unset reaches it). A candidate fix, bkcheck's (no upstream change proposes it)",
+		Source:             "LedgerHandle.doAsyncAddEntry (synchronized (this): lastAddPushed, pendingAddOps.add) and LedgerHandle.setLedgerMetadata (synchronized (this)), master 9590a97; the change: set op.ensemble = getCurrentEnsemble() in that block (PendingAddOp.ensemble is not final)",
+		RecoveryReadsFence: true,
+		EnsembleAtQueue:    true,
+	},
 }
 
 // CheckpointOnly reports whether the variant changes only what
@@ -294,7 +307,9 @@ func (v Variant) AutoRecoveryOnly() bool { return v.SkipInconsistentRange }
 
 // JavaOnly reports whether the variant changes the Java client's add path
 // (and so needs --add-path java).
-func (v Variant) JavaOnly() bool { return v.CallbacksAfterUnset || v.SkipChangeWithoutFailed }
+func (v Variant) JavaOnly() bool {
+	return v.CallbacksAfterUnset || v.SkipChangeWithoutFailed || v.EnsembleAtQueue
+}
 
 // lookupVariant returns the named variant ("" is the reference), or nil.
 // A single variant is found without copying or allocating: Params asks

@@ -273,7 +273,12 @@ func declaredModels() []spec.Params {
 	java := func(p spec.Params) spec.Params { p.AddPath = spec.AddPathJava; return p }
 	ms = append(ms, java(params(2, 1, 1, false)),
 		java(with(params(2, 1, 1, false), func(p *spec.Params) { p.Variant = spec.VariantCallbacksAfterUnset })),
-		java(with(params(2, 1, 1, false), func(p *spec.Params) { p.Variant = spec.VariantSkipChangeNoFailed })))
+		java(with(params(2, 1, 1, false), func(p *spec.Params) { p.Variant = spec.VariantSkipChangeNoFailed })),
+		// The application's create (--create-window): two adds in flight,
+		// a crash, one change (about 10,000 states).
+		java(with(params(3, 2, 2, true), func(p *spec.Params) {
+			p.Clients, p.Entries, p.Inflight, p.Crashes, p.CreateWindow, p.MaxEnsembleChanges = 1, 2, 2, 1, true, 1
+		})))
 	if testtier.IsLong() {
 		ms = append(ms, java(with(params(2, 2, 2, true), func(p *spec.Params) { p.Crashes = 1 })))
 	}
