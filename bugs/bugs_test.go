@@ -20,7 +20,7 @@ func TestBugs(t *testing.T) {
 		names[c.Name] = true
 		t.Run(c.Name, func(t *testing.T) {
 			if c.Expect.Slow {
-				t.Skip("slow: checked by cmd/bkcheck's TestBugsPageCurrent (long tier)")
+				t.Skip("slow: checked by cmd/bkcheck's page tests (TestBugsPageCurrent, long tier; TestFindingsPageCurrent, docs tier)")
 			}
 			if why, ok := longBugs[c.Name]; ok {
 				testtier.Long(t, why)

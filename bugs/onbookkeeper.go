@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// A Run is a trace of docs/bugs.md or docs/findings.md executed on real
-// bookies of one BookKeeper release with bkcheck confirm, and what
+// A Run is a trace of docs/bugs.md, docs/findings.md or docs/guarantees.md
+// executed on real bookies of one BookKeeper release with bkcheck confirm, and what
 // BookKeeper did. The pages print these records; the real-BookKeeper test
 // tier (cmd/bkcheck, BKCHECK_REAL=1) executes each again and fails on any
 // difference, and the default tier does so for the verdicts given before a
@@ -32,8 +32,12 @@ const (
 // Runs are the executions of the pages' traces on real bookies.
 var Runs = []Run{
 	// Findings.
+	{Trace: "traces/findings/f-create-window.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 9,
+		Says: "ClientCreatesAddOp is the application's thread held between PendingAddOp.create and pendingAddOps.add: a window inside the client's process, which the harness does not control (it controls messages, crashes and flushes)"},
+	{Trace: "traces/findings/f-create-window-also1.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 8,
+		Says: "the same window"},
 	{Trace: "traces/findings/f-fence-lost.itf.json", Release: "4.18.2", Verdict: Reproduced,
-		Says: "every step as the model took it: the restarted bookie accepts the old writer's add after kill -9 (its fence of a ledger it held no entry of is gone), and the writer's entry 0 is acknowledged beyond the closed ledger's last entry -1. Rerun with BookieImpl and LedgerMetadataIndex logging at DEBUG, the bookie's journal held the fence record before the kill, and replay skipped it (\"Ledger not found\", then \"Skip replaying entries of ledger since it was deleted\"): the mechanism of the DbLedgerStorage bullet below, not a record lost before the journal wrote it"},
+		Says: "every step of the BookKeeper model's trace as the model took it, ten runs out of ten (its sequence recovery read included): the restarted bookie accepts the old writer's add after kill -9 (its fence of a ledger it held no entry of is gone), and the writer's entry 0 is acknowledged beyond the closed ledger's last entry -1. The earlier trace of the spec's model, rerun with BookieImpl and LedgerMetadataIndex logging at DEBUG, showed the fence record in the bookie's journal before the kill and replay skipping it (\"Ledger not found\", then \"Skip replaying entries of ledger since it was deleted\"): the mechanism of the second bullet below, not a record lost before the journal wrote it"},
 	{Trace: "traces/findings/f-4462-restart.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, the deletion and both bookies' garbage collections included: after kill -9 and a restart the bookie accepts the old writer's add to the deleted ledger, and entry 0 is acknowledged beyond the last entry -1 the ledger was closed at"},
 	{Trace: "traces/findings/f-4812.itf.json", Release: "4.18.2", Verdict: Reproduced,
@@ -90,6 +94,9 @@ var Runs = []Run{
 		Says: "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, which the harness does not control"},
 	{Trace: "traces/bugs/bk-4812.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, as f-4812 (the issue is open)"},
+	// Guarantees (the page links the trace; conformance.md gives the run).
+	{Trace: "traces/guarantees/ar-safe-off.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step of the BookKeeper model's trace (sequence recovery reads, the crash rule of --checkpoints) as the model took it: the restarted bookie, fenced while it held nothing of the ledger, accepts the writer's add, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
 }
 
 // RunsOf returns the runs of the trace named (under docs/).

@@ -560,8 +560,10 @@ func (d itfDec) client1(v any, _ *State) Client {
 				}
 			}
 		}
-		if p.CreateWindow {
-			if v := d.Field(m, "created_add_op"); v != "Nil" {
+		// A trace written before the field existed (a --bookkeeper trace
+		// of an earlier bkcheck) holds no created op in any state.
+		if v, ok := m["created_add_op"]; ok && p.CreateWindow {
+			if v != "Nil" {
 				om := d.Obj(v)
 				c.Created = CreatedAddOp{FragmentID: d.Int(d.Field(om, "fragment_id"), 0, 127), Ensemble: d.bookies(d.Field(om, "ensemble"))}
 				if p.Ordered() {

@@ -3,13 +3,14 @@
 // every package; the long tier adds what takes minutes or gigabytes
 // (searches of tens of millions of states, kill-and-resume runs of the
 // binary, docs/bugs.md regenerated, one setting of docs/guarantees.md
-// re-answered); CI runs both, within 20 minutes. The docs tier
-// regenerates all of docs/guarantees.md, which takes most of an hour on
-// two cores; run it after a change to the model or to the page's
-// questions. Each is switched on with one environment variable:
+// re-answered); CI runs both. The docs tier regenerates all of
+// docs/guarantees.md and docs/findings.md, which takes most of an hour
+// on two cores (the findings' slowest questions are minutes each); run it
+// after a change to the model or to the pages' questions. Each is
+// switched on with one environment variable:
 //
 //	BKCHECK_LONG=1 go test -timeout 60m ./...
-//	BKCHECK_DOCS=1 go test -timeout 120m ./cmd/bkcheck -run TestGuaranteesCurrent
+//	BKCHECK_DOCS=1 go test -timeout 120m ./cmd/bkcheck -run 'TestGuaranteesCurrent|TestFindingsPageCurrent'
 //
 // The real-BookKeeper tier runs traces on real bookies (package bridge):
 // it needs a JDK and Maven, and the released artifacts Maven fetches.
@@ -45,6 +46,14 @@ func IsLong() bool { return on(Env) || IsDocs() }
 func IsDocs() bool { return on(DocsEnv) }
 
 func on(env string) bool { return os.Getenv(env) != "" && os.Getenv(env) != "0" }
+
+// Docs skips t unless the docs tier runs; why says what makes it long.
+func Docs(t testing.TB, why string) {
+	t.Helper()
+	if !IsDocs() {
+		t.Skipf("docs tier (%s): set %s=1 to run it", why, DocsEnv)
+	}
+}
 
 // Long skips t unless the long tier runs; why says what makes it long.
 func Long(t testing.TB, why string) {
