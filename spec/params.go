@@ -29,7 +29,7 @@ type Params struct {
 	// BookKeeper: the model is BookKeeper as that release does it
 	// (releases.go), not the TLA+ spec: every option below that the
 	// release has is set, and one it contradicts is refused.
-	BookKeeper  string `name:"bookkeeper" omitzero:"true" unit:"RELEASE" help:"the model is BookKeeper as release RELEASE does it (4.13.0 to 4.18.x, or master), not the TLA+ spec: the Java client's add path, sequence recovery reads, the writer's close and recovery as LedgerHandle and LedgerRecoveryOp do them, DbLedgerStorage's checkpoints with --crashes, and the protocol bugs the release has (docs/model.md, \"BookKeeper as released\"); a setting the release contradicts is refused"`
+	BookKeeper  string `name:"bookkeeper" omitzero:"true" unit:"RELEASE" help:"the model is BookKeeper as release RELEASE does it (4.13.0 to 4.18.x, or master), not the TLA+ spec: the Java client's add path (its create window included), sequence recovery reads, the writer's close and recovery as LedgerHandle and LedgerRecoveryOp do them, DbLedgerStorage's checkpoints with --crashes, and the protocol bugs the release has (docs/model.md, \"BookKeeper as released\"); a setting the release contradicts is refused"`
 	Bookies     int    `name:"bookies" unit:"N" help:"bookies b1..bN (at most 8)"`
 	Clients     int    `name:"clients" unit:"N" help:"clients c1..cN (at most 4); the first to act creates the ledger, the others may recover it"`
 	Ensemble    int    `name:"ensemble" short:"e" unit:"E" help:"ensemble size E; E > Qw stripes entries round-robin (not given: E = Qw, as in the TLA+ spec)"`
