@@ -22,8 +22,12 @@ import org.apache.bookkeeper.meta.LedgerManager;
  * the same class serves every release's LedgerManager.
  */
 final class HeldLedgerManager implements InvocationHandler {
-    /** A write waiting for the harness. */
-    record Held(String op, long ledgerId, Runnable proceed) {}
+    /**
+     * A write waiting for the harness; done completes once the write's
+     * answer has run the client's continuation (a MetadataUpdateLoop's
+     * setLedgerMetadata, say), or failed.
+     */
+    record Held(String op, long ledgerId, Runnable proceed, CompletableFuture<Void> done) {}
 
     private final LedgerManager real;
     private final Consumer<Held> announce;
@@ -39,7 +43,14 @@ final class HeldLedgerManager implements InvocationHandler {
                 new Class<?>[] {LedgerManager.class}, new HeldLedgerManager(real, announce));
     }
 
-    /** Lets the oldest held write proceed; false when none is held. */
+    /**
+     * Lets the oldest held write proceed and waits (at most ten seconds)
+     * until its answer has run the client's continuation, which the
+     * model's step includes: LedgerHandle.setLedgerMetadata runs in the
+     * metadata store's callback, and a step after the release (an add
+     * taking the handle's ensemble) must see the new metadata. False when
+     * none is held.
+     */
     static boolean release(LedgerManager lm) {
         HeldLedgerManager h = (HeldLedgerManager) Proxy.getInvocationHandler(lm);
         Held next;
@@ -50,6 +61,13 @@ final class HeldLedgerManager implements InvocationHandler {
             return false;
         }
         next.proceed().run();
+        try {
+            next.done().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            // the step's own await says what happened
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         return true;
     }
 
@@ -69,20 +87,26 @@ final class HeldLedgerManager implements InvocationHandler {
             }
         }
         CompletableFuture<Object> result = new CompletableFuture<>();
+        CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable proceed = () -> {
             try {
                 ((CompletableFuture<?>) m.invoke(real, args)).whenComplete((v, err) -> {
-                    if (err != null) {
-                        result.completeExceptionally(err);
-                    } else {
-                        result.complete(v);
+                    try {
+                        if (err != null) {
+                            result.completeExceptionally(err);
+                        } else {
+                            result.complete(v);
+                        }
+                    } finally {
+                        done.complete(null);
                     }
                 });
             } catch (Exception e) {
                 result.completeExceptionally(e);
+                done.complete(null);
             }
         };
-        Held held = new Held(op, (Long) args[0], proceed);
+        Held held = new Held(op, (Long) args[0], proceed, done);
         synchronized (this) {
             queue.addLast(held);
         }
