@@ -52,7 +52,9 @@ func (r *run) compare(ctx context.Context, want itfState) error {
 				return ctx.Err()
 			}
 			if err != nil {
-				return err
+				// A verdict, not an error: BookKeeper did not show its
+				// state within the step's time.
+				return diverged("BookKeeper's state could not be observed", "the model's state after the step", fmt.Sprintf("no observation within %v: %v", r.opts.StepTimeout, err))
 			}
 			var m, b []string
 			for _, d := range last {
