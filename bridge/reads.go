@@ -163,24 +163,14 @@ func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client str
 			continue
 		}
 		switch {
-		case m.Count < 0 && r.crashed[b]:
-			// Java's read of a crashed bookie fails at once (its connection
-			// is refused): no frame, and the client moves on.
-			r.answer(m.Entry, m.Bookie)
-		case m.Count < 0 && first:
-			f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
-			if err != nil {
+		case m.Count < 0 && (first || r.crashed[b]):
+			if err := r.readSent(ctx, m); err != nil {
 				return err
 			}
-			r.px.Drop(f)
-			if err := r.timeOutRead(ctx, m); err != nil {
-				return err
-			}
-			r.answer(m.Entry, m.Bookie)
 		case m.Count < 0:
 			r.lostLater[m.key()] = m
 		case first:
-			if _, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) }); err != nil {
+			if err := r.readSent(ctx, m); err != nil {
 				return err
 			}
 			first = false
@@ -232,9 +222,7 @@ func (r *run) sequenceReads() bool {
 // step awaits its frame. With speculative reads off (the driver's
 // speculativeReadTimeout 0), Java never asks the next replica while an
 // earlier one's read is still outstanding, which the model allows (the
-// speculative timeout): such a step is not executable. A lost read is
-// handled as recoveryReads handles one: dropped and timed out, or failed
-// at once by a crashed bookie.
+// speculative timeout): such a step is not executable.
 func (r *run) sequenceRead(ctx context.Context, prev, next itfState, client string, following bool) error {
 	var m *message
 	for _, s := range sentAt(prev, next) {
@@ -260,23 +248,30 @@ func (r *run) sequenceRead(ctx context.Context, prev, next itfState, client stri
 			}
 		}
 	}
+	return r.readSent(ctx, *m)
+}
+
+// readSent handles a read Java sends now: its frame awaited, or, if the
+// model lost it, dropped and timed out at once so that the client moves
+// on; a read of a crashed bookie fails at once in Java (its connection is
+// refused): no frame, and the client moves on.
+func (r *run) readSent(ctx context.Context, m message) error {
 	switch {
 	case m.Count < 0 && r.crashed[m.Bookie]:
 		r.answer(m.Entry, m.Bookie)
 	case m.Count < 0:
-		f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(*m, f) })
+		f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
 		if err != nil {
 			return err
 		}
 		r.px.Drop(f)
-		if err := r.timeOutRead(ctx, *m); err != nil {
+		if err := r.timeOutRead(ctx, m); err != nil {
 			return err
 		}
 		r.answer(m.Entry, m.Bookie)
 	default:
-		if _, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(*m, f) }); err != nil {
-			return err
-		}
+		_, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(m, f) })
+		return err
 	}
 	return nil
 }

@@ -181,7 +181,7 @@ var actionTable = []actionDecl{
 	// The application thread's create (--create-window): an op created
 	// while an ensemble change's update is pending, so a second add while
 	// the first is unanswered.
-	{kind: ClientCreatesAddOp, enabledBy: "--create-window", writer: javaPath, on: func(p Params) bool { return p.CreateWindow && !p.variant().EnsembleAtQueue }, room: []need{
+	{kind: ClientCreatesAddOp, enabledBy: "--create-window", writer: javaPath, on: Params.CreatesAddOps, room: []need{
 		{"a second add while the first is pending (--entries 2 --inflight 2)", func(p Params) bool { return p.Entries > 1 && p.Inflight > 1 }}}, footprint: true},
 }
 

@@ -1642,7 +1642,7 @@ func (f *Footprints) Universe() []Action {
 			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger:
 				out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
 			case ClientCreatesAddOp:
-				if p.CreateWindow && !p.variant().EnsembleAtQueue {
+				if p.CreatesAddOps() {
 					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
 				}
 			case ClientDeletesLedger:

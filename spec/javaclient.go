@@ -82,7 +82,7 @@ func (g *gen) javaWriter(cid int) {
 // commute.
 func (g *gen) ClientCreatesAddOp(cid int) {
 	c := &g.s.Clients[cid]
-	if !g.p.CreateWindow || g.m.V.EnsembleAtQueue || c.Created.Ensemble != 0 || c.Change != ChangeUpdating || !g.canAdd(c) {
+	if !g.m.has.createsAddOps || c.Created.Ensemble != 0 || c.Change != ChangeUpdating || !g.canAdd(c) {
 		return
 	}
 	if _, ok := g.deferredAdd(cid); ok {

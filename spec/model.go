@@ -19,7 +19,7 @@ type Model struct {
 // variant, looked up by name), computed once: encode, Decode and Next
 // ask on every state.
 type derived struct {
-	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, ordered, sequenceReads, createWindow bool
+	faulty, deferredCheck, handles, fencesCanBeLost, lossyJournal, javaAddPath, ordered, sequenceReads, createWindow, createsAddOps bool
 	// spare: an ensemble change can find a replacement (the action table's needSpare).
 	spare bool
 }
@@ -27,7 +27,7 @@ type derived struct {
 func derive(p Params) derived {
 	return derived{faulty: p.Faulty(), deferredCheck: p.DeferredCheck(), handles: p.HasHandles(), fencesCanBeLost: p.FencesCanBeLost(),
 		lossyJournal: p.LossyJournal(), javaAddPath: p.JavaAddPath(), ordered: p.Ordered(), sequenceReads: p.SequenceReads(),
-		createWindow: p.JavaAddPath() && p.CreateWindow, spare: needSpare.ok(p)}
+		createWindow: p.JavaAddPath() && p.CreateWindow, createsAddOps: p.CreatesAddOps(), spare: needSpare.ok(p)}
 }
 
 // NewModel fills in p's defaults, validates it and prepares the model.

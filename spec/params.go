@@ -181,6 +181,13 @@ func (p Params) SequenceReads() bool { return p.RecoveryRead == RecoveryReadSequ
 // defaultMaxEnsembleChanges is --max-ensemble-changes when not given.
 const defaultMaxEnsembleChanges = 3
 
+// CreatesAddOps reports whether the application's create is a step of its
+// own (ClientCreatesAddOp): --create-window, without the variant that
+// closes the window.
+func (p Params) CreatesAddOps() bool {
+	return p.JavaAddPath() && p.CreateWindow && !p.variant().EnsembleAtQueue
+}
+
 // JavaAddPath reports whether the writer follows the Java client's add path.
 func (p Params) JavaAddPath() bool { return p.AddPath == AddPathJava }
 
