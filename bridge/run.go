@@ -193,11 +193,8 @@ func (r *run) queueReplacements(ctx context.Context, client string) {
 			return
 		}
 		r.queued[j] = true
-		before, after := lastEnsemble(r.states[j-1]), lastEnsemble(st)
-		for _, b := range after {
-			if !contains(before, b) {
-				_ = r.drv.call(ctx, nil, "replace", r.bookieID(b))
-			}
+		for _, b := range newcomers(lastFragment(r.states[j-1]), lastFragment(st)) {
+			_ = r.drv.call(ctx, nil, "replace", r.bookieID(b))
 		}
 		return
 	}
@@ -257,13 +254,41 @@ func javaLayout(f map[string]any) []string {
 }
 
 // lastEnsemble is the bookies of the metadata's last fragment.
-func lastEnsemble(s itfState) []string {
+func lastEnsemble(s itfState) []string { return set(lastFragment(s)["ensemble"]) }
+
+// lastFragment is the metadata's last fragment (nil if none).
+func lastFragment(s itfState) map[string]any {
 	frags, _ := s["meta_fragments"].([]any)
 	if len(frags) == 0 {
 		return nil
 	}
 	f, _ := frags[len(frags)-1].(map[string]any)
-	return set(f["ensemble"])
+	return f
+}
+
+// newcomers are the bookies an ensemble change put in, in the order
+// EnsembleUtils.replaceBookiesInEnsemble asks the placement policy for
+// them: by failed index, BookKeeper's index order (javaLayout). An
+// unordered fragment (the spec's E = Qw) has no index order; its
+// newcomers come in name order.
+func newcomers(before, after map[string]any) []string {
+	var out []string
+	if lay, _ := after["layout"].([]any); len(lay) > 0 {
+		lb, la := javaLayout(before), javaLayout(after)
+		for i, b := range la {
+			if i >= len(lb) || lb[i] != b {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	old := set(before["ensemble"])
+	for _, b := range set(after["ensemble"]) {
+		if !contains(old, b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // awaitUnregistered waits until no crashed bookie is registered as

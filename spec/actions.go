@@ -921,15 +921,17 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 }
 
 // replacePartially is EnsembleUtils.replaceBookiesInEnsemble: the failed
-// bookies are replaced one at a time in ensemble order, and when no bookie
-// is left for one the change keeps those replaced before it (it fails only
-// if there are none: "if (replaced <= 0) throw e; else break;"). With
-// striping the order is the layout's; without, an ensemble is a set and
-// its order in the Java client's list is the placement policy's (random),
-// so every set of failed bookies that order could put first is a
-// successor: each replaceable set of the largest replaceable size. That
-// choice does not depend on the bookies' names, which keeps symmetry
-// sound.
+// bookies are replaced one at a time, in the order of the failures map
+// (a HashMap keyed by ensemble index: index order), and when no bookie is
+// left for one the change keeps those replaced before it (it fails only
+// if there are none: "if (replaced <= 0) throw e; else break;"). Where
+// the ensemble is ordered (striping, the Java add path, sequence reads)
+// that order is its layout's by index (Params.IndexPosition); where it is
+// a set (the spec's add path with E = Qw), its order in the Java client's
+// list is the placement policy's (random), so every set of failed
+// bookies that order could put first is a successor: each replaceable
+// set of the largest replaceable size. Neither choice depends on the
+// bookies' names, which keeps symmetry sound.
 func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragment, failed Bookies) {
 	g.replaceSomeOf(cf, failed, func(sub Bookies) bool { return g.replace(kind, cid, recovery, sub) })
 }
@@ -938,8 +940,8 @@ func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragm
 // replaceBookiesInEnsemble may end up replacing, largest first, until a
 // size at which try succeeds for some set; it reports whether one did.
 func (g *gen) replaceSomeOf(cf Fragment, failed Bookies, try func(Bookies) bool) bool {
-	if g.p.Striped() {
-		order := cf.inPositionOrder(g.p, failed)
+	if g.m.has.ordered {
+		order := cf.inIndexOrder(g.p, failed)
 		for k := len(order); k >= 1; k-- {
 			var prefix Bookies
 			for _, b := range order[:k] {

@@ -491,18 +491,18 @@ func (g *gen) ClientCompletesEnsembleChange(cid int) {
 
 // unset is the unset loop, index by index as
 // LedgerHandle.unsetSuccessAndSendWriteRequest iterates the replaced
-// indexes (EnsembleUtils.diffEnsemble(origEnsemble, newEnsemble)): for each op of
-// pendingAddOps (a ConcurrentLinkedQueue, whose iterator has already
-// fetched the op after the current one: an op acknowledged inside the
-// loop is still visited if it was that one), for each replaced position
-// in increasing order, PendingAddOp.unsetSuccessAndSendWriteRequest: take
-// the new ensemble; if the op's write set lacks the position, call
+// indexes (EnsembleUtils.diffEnsemble(origEnsemble, newEnsemble)): for
+// each op of pendingAddOps (a ConcurrentLinkedQueue, whose iterator has
+// already fetched the op after the current one: an op acknowledged inside
+// the loop is still visited if it was that one), for each replaced index
+// in increasing order (a HashSet<Integer>; Params.IndexPosition),
+// PendingAddOp.unsetSuccessAndSendWriteRequest: take the new ensemble; if the op's write set lacks the position, call
 // sendAddSuccessCallbacks (unless the variant defers it); else, if the op
 // is not yet acknowledged, drop the ack from that position and re-send.
 func (g *gen) unset(cid int, nc *Client, cf Fragment, origLay Layout) []MsgKey {
-	var replaced []int
-	for pos := 0; pos < g.p.Ensemble; pos++ {
-		if origLay.At(pos) != cf.Layout.At(pos) {
+	var replaced []int // in index order: diffEnsemble's HashSet<Integer>
+	for i := 0; i < g.p.Ensemble; i++ {
+		if pos := g.p.IndexPosition(i); origLay.At(pos) != cf.Layout.At(pos) {
 			replaced = append(replaced, pos)
 		}
 	}

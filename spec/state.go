@@ -136,12 +136,22 @@ func (f Failures) Matching(lay Layout) Bookies {
 	return bs
 }
 
-// inPositionOrder lists the members of bs in the order of f's positions
-// (striping: an ordered ensemble).
-func (f Fragment) inPositionOrder(p Params, bs Bookies) []int {
+// IndexPosition is the model's ensemble position of BookKeeper's ensemble
+// index i. The model numbers entries from 1 and writes entry e at the
+// positions from e mod E; BookKeeper numbers them from 0 and writes entry
+// e−1 at the indexes from (e−1) mod E (RoundRobinDistributionSchedule).
+// So index i is position i+1 (mod E), which is how the harness creates
+// the ledger. Whatever iterates an ensemble by index (a HashMap or
+// HashSet of small Integer keys iterates in key order) goes through the
+// positions in this order: 1, 2, …, E−1, 0.
+func (p Params) IndexPosition(i int) int { return (i + 1) % p.Ensemble }
+
+// inIndexOrder lists the members of bs in BookKeeper's index order of f's
+// layout (an ordered ensemble).
+func (f Fragment) inIndexOrder(p Params, bs Bookies) []int {
 	var out []int
-	for pos := 0; pos < p.Ensemble; pos++ {
-		if b := f.Layout.At(pos); bs.Has(b) {
+	for i := 0; i < p.Ensemble; i++ {
+		if b := f.Layout.At(p.IndexPosition(i)); bs.Has(b) {
 			out = append(out, b)
 		}
 	}
