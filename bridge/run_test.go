@@ -33,3 +33,27 @@ func TestNewcomers(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckInterleaved: a bookie's fence check of an add is driven with
+// its store unless a step of the same bookie comes between them.
+func TestCheckInterleaved(t *testing.T) {
+	st := func(action, bookie, client string, entry int) itfState {
+		picks := map[string]any{"bookie": bookie, "client": client, "entry": float64(entry)}
+		return itfState{"mbt::actionTaken": action, "mbt::nondetPicks": picks}
+	}
+	for _, tc := range []struct {
+		name   string
+		states []itfState
+		want   int
+	}{
+		{"adjacent", []itfState{{}, st("BookieChecksAdd", "b1", "c1", 1), st("BookieSendsAddConfirmedResponse", "b1", "c1", 1)}, 0},
+		{"another bookie between", []itfState{{}, st("BookieChecksAdd", "b1", "c1", 1), st("BookieSendsReadResponse", "b2", "c2", 1), st("BookieSendsAddConfirmedResponse", "b1", "c1", 1)}, 0},
+		{"a fence of the bookie between", []itfState{{}, st("BookieChecksAdd", "b2", "c1", 1), st("BookieSendsReadResponse", "b2", "c2", 1), st("BookieSendsAddConfirmedResponse", "b2", "c1", 1)}, 2},
+		{"another entry's store first", []itfState{{}, st("BookieChecksAdd", "b1", "c1", 2), st("BookieSendsAddConfirmedResponse", "b1", "c1", 1), st("BookieSendsAddConfirmedResponse", "b1", "c1", 2)}, 2},
+		{"never stored", []itfState{{}, st("BookieChecksAdd", "b1", "c1", 1)}, 0},
+	} {
+		if got := checkInterleaved(tc.states, 1); got != tc.want {
+			t.Errorf("%s: checkInterleaved = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

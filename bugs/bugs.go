@@ -23,11 +23,22 @@ type Bug struct {
 	Mechanism string // how it goes wrong, in two or three sentences
 	Versions  string // releases affected
 	Fix       string // what changed, where, in which release; or why there is none
-	// Bug is the smallest configuration bkcheck knows that shows it, and
-	// Expect what the search must find there.
+	// Variant is the model's variant of the bug, which the releases that
+	// have it turn on ("" for a bug no variant isolates: a fault of the
+	// bookie's environment, or one every release has).
+	Variant string
+	// Bug is the smallest configuration bkcheck knows that shows it,
+	// asked of BookKeeper as released (--bookkeeper): the last release
+	// before the fix, or the newest for an open bug; Expect is what the
+	// search must find there.
 	Bug    check.ModelConfig
 	Expect regress.Expect
-	// Fixed is the same question on the fixed (or proposed) protocol, and
+	// Still, if set, is the same question on the first release with the
+	// fix, which another bug of that release still fails.
+	Still *Still
+	// Fixed is the same question on the first release where the fix
+	// answers it (the fix's release, or the first with the other bug's
+	// fix too; a candidate fix: a variant of the newest release), and
 	// FixedExpect its verdict; FixedBound bounds its search (0: none).
 	Fixed       check.ModelConfig
 	FixedExpect regress.Expect
@@ -36,15 +47,41 @@ type Bug struct {
 	Finding string
 }
 
-// p is the parameter set most bugs need: two bookies, two clients (a
-// writer and a recovering client), E = Qw = Qa = 2, one entry.
-func p(edit func(*spec.Params)) spec.Params {
-	x := spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1}
+// Still is a bug's question on the first release with its fix, failed
+// there by another bug of that release, By (the ID of a bug of All,
+// whose variant the release has and the Fixed release does not).
+type Still struct {
+	Config check.ModelConfig
+	Expect regress.Expect
+	By     string
+}
+
+// p is the parameter set most bugs need, on BookKeeper release r: two
+// bookies, two clients (a writer and a recovering client), E = Qw = Qa
+// = 2, one entry.
+func p(r string, edit func(*spec.Params)) spec.Params {
+	x := spec.Params{BookKeeper: r, Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 1, Inflight: 1}
 	if edit != nil {
 		edit(&x)
 	}
 	return x
 }
+
+// The releases the bugs are asked of: a fixed bug on the last release
+// before its fix, the fix on the first release with it (docs/model.md,
+// "BookKeeper as released", lists each line's bugs).
+const (
+	r4130 = "4.13.0"
+	r4140 = "4.14.0"
+	r4150 = "4.15.0"
+	r4151 = "4.15.1"
+	r4171 = "4.17.1"
+	r4172 = "4.17.2"
+	r4173 = "4.17.3"
+	r4174 = "4.17.4"
+	r4180 = "4.18.0"
+	now   = spec.DefaultRelease // an open bug's, and its candidate fix's
+)
 
 const noDivergence = "NoDivergenceBetweenClientAndMetaData"
 
@@ -59,6 +96,12 @@ func staleAcksConfig(variant string) check.ModelConfig {
 			Crashes: 1, ReliableNetwork: true, AddPath: spec.AddPathJava, Variant: variant},
 		Invariants: []string{"AckedEntriesHaveAckQuorumCopies", "TypeOK"}, Symmetry: spec.Symmetry{Bookies: true},
 	}
+}
+
+// onRelease asks mc of BookKeeper release r.
+func onRelease(r string, mc check.ModelConfig) check.ModelConfig {
+	mc.BookKeeper = r
+	return mc
 }
 
 // staleAcksLossy is staleAcksConfig with every message losable and a
@@ -108,22 +151,25 @@ var All = []Bug{
 		Mechanism:   "Only the fencing LAC read fenced bookies, and it completes on quorum coverage, so one bookie of the ensemble could stay unfenced if its fence request was lost. Recovery then read the last entry, got NoSuchEntry from that bookie (enough with Qw − Qa + 1 = 1) and closed the ledger before it, while the writer's add of that entry reached the unfenced bookie and was acknowledged.",
 		Versions:    "every release up to 4.13.0 (4.12.1 has the same code)",
 		Fix:         "PR #2616: recovery reads carry FLAG_DO_FENCING (PendingReadOp.sendReadTo), released in 4.14.0.",
-		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.Variant = spec.VariantNoRecoveryFence })},
-		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 14, Depth: 14, Distinct: 142893},
-		Fixed:       check.ModelConfig{Params: p(nil)},
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 1795149, Depth: 27, Slow: true},
+		Variant:     spec.VariantNoRecoveryFence,
+		Bug:         check.ModelConfig{Params: p(r4130, nil), Symmetry: both},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15, Depth: 15, Distinct: 143628},
+		Still:       &Still{Config: check.ModelConfig{Params: p(r4140, nil), Symmetry: both}, Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16}, By: "bk-4701"},
+		Fixed:       check.ModelConfig{Params: p(r4174, nil), Symmetry: both},
+		FixedExpect: regress.Expect{Status: "ok", Slow: true},
 	},
 	{
 		ID: "bk-2615", Title: "Recovery wrote back entries of earlier fragments and proposed an invalid ensemble", Refs: "apache/bookkeeper#2615, PR #2654",
 		Mechanism: "With two or more fragments, the fencing LAC read of the last fragment can return a LAC below its first entry (here 0: its bookies hold only entries with an older piggy-backed LAC). Recovery then read and wrote back entries of earlier fragments to the last fragment's ensemble; when such a write-back failed, the recovery ensemble change started a fragment at LAC + 1, before the last fragment. BookKeeper's closeRecovered refuses that (checkState), so recovery fails, and keeps failing.",
 		Versions:  "up to 4.13.0",
 		Fix:       "PR #2654: LedgerRecoveryOp raises the fenced LAC to the last fragment's first entry − 1; released in 4.14.0.",
-		Bug: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
-			Variant: spec.VariantNoLacFloor, Exclude: truncation2615, PartialReplacement: true, RecoveryFromLAC: true},
+		Variant: spec.VariantNoLacFloor,
+		Bug: check.ModelConfig{Params: spec.Params{BookKeeper: r4130, Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
+			Exclude: truncation2615},
 			Invariants: []string{"FragmentsInOrder", "AllAckedEntriesAreReadable"}, Symmetry: spec.Symmetry{Clients: true}},
-		Expect: regress.Expect{Status: "violation", Invariant: "FragmentsInOrder", Length: 17, Slow: true},
-		Fixed: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
-			Exclude: truncation2615, PartialReplacement: true, RecoveryFromLAC: true},
+		Expect: regress.Expect{Status: "violation", Invariant: "FragmentsInOrder", Length: 20, Slow: true},
+		Fixed: check.ModelConfig{Params: spec.Params{BookKeeper: r4140, Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
+			Exclude: truncation2615},
 			Invariants: []string{"FragmentsInOrder", "AllAckedEntriesAreReadable"}, Symmetry: both},
 		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
 		FixedBound:  2_000_000,
@@ -133,10 +179,10 @@ var All = []Bug{
 		Mechanism: "Cookie validation took a journal directory without a cookie for a new environment and re-stamped the cookies, so a bookie whose journal was emptied rejoined under its old identity without its entries and its fences. The trace is the split brain: recovery fences the bookie and closes the ledger, the bookie's journal is emptied and it rejoins unfenced, and the old writer, which never learnt of the close, reaches Ack quorum on it and on the bookie recovery did not fence. (Emptied while the ledger is open, the same bookie lets recovery truncate instead: #2612 below.)",
 		Versions:  "before 4.6.0",
 		Fix:       "PR #712: the cookie in the metadata store is the source of truth; a directory without a cookie stops the bookie (LegacyCookieValidation today). Modelled as a wiped disk that keeps the bookie down (--disk-loss) instead of a re-format (--reformat). Released in 4.6.0.",
-		Bug: check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat = 1 }), Invariants: []string{noDivergence}, Symmetry: both,
+		Bug: check.ModelConfig{Params: p(now, func(x *spec.Params) { x.Reformat = 1 }), Invariants: []string{noDivergence}, Symmetry: both,
 			Settings: properties.Settings{Constraint: []string{reformatAfterClose}}},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
-		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.DiskLoss = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
+		Fixed:       check.ModelConfig{Params: p(now, func(x *spec.Params) { x.DiskLoss = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 621858, Slow: true},
 	},
 	{
@@ -144,9 +190,9 @@ var All = []Bug{
 		Mechanism: "A bookie restarted with an empty disk under its old identity answers NoSuchEntry (NoSuchLedger) like one that never had the ledger. Such answers count as trustworthy: one is enough for the LAC read's coverage and, with Qw = Qa, for recovery to decide an entry does not exist, so recovery closes the ledger before entries the writer acknowledged.",
 		Versions:  "all; the issue is open",
 		Fix:       "No change to the coverage rule. The mitigation is BP-46's data-integrity check (PR #2936, 4.15.0, opt-in dataIntegrityChecking): a bookie that lost data fences the ledger and answers Unknown (limbo) for what it lacks. It runs on a re-formatted bookie only if the re-format kept the bookie's cookie and dataIntegrityStampMissingCookiesEnabled=true (DataIntegrityCookieValidation.checkCookies, which then waits for it); a re-format that deleted the cookie (bookieformat -deleteCookie, decommissionbookie) boots as a new environment and runs no check, which is the bug's configuration again. The fixed run below is the configuration where the check runs.",
-		Bug:       check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
+		Bug:       check.ModelConfig{Params: p(now, func(x *spec.Params) { x.Reformat = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
 		Expect:    regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
-		Fixed: check.ModelConfig{Params: p(func(x *spec.Params) { x.Reformat, x.DataIntegrity, x.ReformatCookie = 1, true, spec.CookieKept }), Invariants: []string{noDivergence}, Symmetry: both,
+		Fixed: check.ModelConfig{Params: p(now, func(x *spec.Params) { x.Reformat, x.DataIntegrity, x.ReformatCookie = 1, true, spec.CookieKept }), Invariants: []string{noDivergence}, Symmetry: both,
 			Settings: properties.Settings{Constraint: []string{reformatWhileOpen}}},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 1957188, Slow: true},
 		Finding:     "Where it runs, the data-integrity check stops this truncation (the fixed run asks about a re-format while the ledger is open, the truncation's order), but not the loss: let the re-format come after the close (--constraint 'ReformatAfterClose=faults_used.reformat == 0 || meta_status == \"STATUS_CLOSED\"') and bkcheck finds bk-544's split brain again, check or not: the check leaves closed ledgers alone, so the bookie comes back unfenced and the old writer's add reaches quorum on it and on a bookie recovery never fenced.",
@@ -156,9 +202,11 @@ var All = []Bug{
 		Mechanism:   "When the entry log could not be read for an entry its index has, the bookie threw NoEntryException, which the client reads as an explicit negative. One such false negative is enough (Qw − Qa + 1 = 1 with Qw = Qa) for recovery to decide the entry does not exist and close the ledger before it, turning a recoverable read error into data loss.",
 		Versions:    "before 4.14.6, 4.15.1 and 4.16.0",
 		Fix:         "PR #2909: the read fails with an IOException (EIO), which recovery counts as neither positive nor negative; released in 4.14.6, 4.15.1, 4.16.0.",
-		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.CorruptReads, x.Variant = 1, spec.VariantCorruptReadNosuch })},
+		Variant:     spec.VariantCorruptReadNosuch,
+		Bug:         check.ModelConfig{Params: p(r4150, func(x *spec.Params) { x.CorruptReads = 1 }), Symmetry: both},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 14},
-		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.CorruptReads = 1 })},
+		Still:       &Still{Config: check.ModelConfig{Params: p(r4151, func(x *spec.Params) { x.CorruptReads = 1 }), Symmetry: both}, Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16}, By: "bk-4701"},
+		Fixed:       check.ModelConfig{Params: p(r4174, func(x *spec.Params) { x.CorruptReads = 1 }), Symmetry: both},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 2532177, Slow: true},
 	},
 	{
@@ -166,9 +214,9 @@ var All = []Bug{
 		Mechanism:   "An ensemble change starts the new fragment at LAC + 1 and ends, on the ledger's ordered thread, with unsetSuccessAndSendWriteRequest over the pending queue: op by op, each replaced position's ack is dropped and the entry re-sent. With striping (E > Qw) an op whose write set lacks the replaced position calls sendAddSuccessCallbacks from inside that loop, and the callbacks run on to later ops that the loop has not unset yet: an entry completed while the change ran, with an ack from the replaced bookie, is acknowledged although the metadata assigns it to the new bookie, which never got it (docs/findings.md#f-stale-acks tells the trace step by step).",
 		Versions:    "4.9 onwards (immutable-metadata LedgerHandle) to master; open",
 		Fix:         "None merged: PR #3041 (callbacks once after the whole loop) and PR #4194 are open, #4651 was closed without a fix. bkcheck checks PR #3041's change clean (below); PR #4194's diff was not available to model.",
-		Bug:         staleAcksConfig(""),
+		Bug:         onRelease(now, staleAcksConfig("")),
 		Expect:      regress.Expect{Status: "violation", Invariant: "AckedEntriesHaveAckQuorumCopies", Length: 17},
-		Fixed:       staleAcksConfig(spec.VariantCallbacksAfterUnset),
+		Fixed:       onRelease(now, staleAcksConfig(spec.VariantCallbacksAfterUnset)),
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 112391},
 		Finding:     "Without striping master does not show it: every op's write set holds the replaced position, no callback runs inside the loop, and a late ack from the replaced address is dropped by writeComplete (spec/testdata/scenarios/bug-4651-stale-acks.txt). An earlier version of this page used a variant that counted such late acks too, an over-approximation the Java client's add path (--add-path java) replaces.",
 	},
@@ -177,9 +225,10 @@ var All = []Bug{
 		Mechanism:   "A bookie serialises 'check not fenced, then write' against 'fence, then read the LAC' with the ledger handle's lock, but an add and a fence on a ledger with no handle yet (right after a restart) could create two handles and lock different monitors. The fence then ran between the add's check and its write: recovery saw the LAC from before the entry and closed the ledger before it, while the bookie stored the entry and acknowledged it.",
 		Versions:    "at least 4.5.0 up to 4.17.3",
 		Fix:         "PR #4701: HandleFactoryImpl.getHandle returns the handle stored first (putIfAbsent), so both requests lock the same one; released in 4.17.4 and 4.18.0.",
-		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.Variant = spec.VariantSplitAddCheck })},
+		Variant:     spec.VariantSplitAddCheck,
+		Bug:         check.ModelConfig{Params: p(r4173, nil), Symmetry: both},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
-		Fixed:       check.ModelConfig{Params: p(nil)},
+		Fixed:       check.ModelConfig{Params: p(r4174, nil), Symmetry: both},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 1795149, Slow: true},
 	},
 	{
@@ -187,9 +236,11 @@ var All = []Bug{
 		Mechanism:   "A client recovers (fences) and closes a ledger and deletes it, as Pulsar does with a topic's last ledger after taking the topic over. Once a bookie garbage-collected the ledger its fence was gone with the handle, so the old writer's add created a fresh, unfenced handle, was stored and acknowledged: messages acknowledged into a deleted ledger.",
 		Versions:    "before 4.16.7, 4.17.2 and 4.18.0",
 		Fix:         "PR #4462: bookies remember fenced ledgers they deleted (recentlyFencedAndDeletedLedgers, for 7 days) and answer their adds EFENCED; released in 4.16.7, 4.17.2, 4.18.0.",
-		Bug:         check.ModelConfig{Params: p(func(x *spec.Params) { x.DeleteLedger, x.Variant = true, spec.VariantDeleteForgetsFence })},
+		Variant:     spec.VariantDeleteForgetsFence,
+		Bug:         check.ModelConfig{Params: p(r4171, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
-		Fixed:       check.ModelConfig{Params: p(func(x *spec.Params) { x.DeleteLedger = true })},
+		Still:       &Still{Config: check.ModelConfig{Params: p(r4172, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both}, Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16}, By: "bk-4701"},
+		Fixed:       check.ModelConfig{Params: p(r4180, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 1899109, Slow: true},
 		Finding:     "The fix holds while bookies run, but the memory it adds is not persisted: with one crash (a bookie restarting after it garbage-collected the ledger) bkcheck finds the old writer's add accepted again, a 19-state trace (docs/findings.md#f-4462-restart).",
 	},
@@ -198,10 +249,10 @@ var All = []Bug{
 		Mechanism: "A bookie of an open ledger is decommissioned (decommissionbookie re-replicates its ledgers and deletes its cookie) and a fresh process with an empty disk starts at the same address: cookie validation finds a new environment, so no pre-boot check runs, whatever dataIntegrityChecking says. Recovery (auto-recovery, or a new owner of the topic) has fenced Qw − Qa + 1 = 2 of the 3 bookies and closed the ledger; the writer's cached ensemble still names the address, and its add is accepted by the fresh, unfenced bookie and by the one recovery never reached: Ack quorum beyond the closed end, silent loss.",
 		Versions:  "reproduced on 4.16.x and 4.17.3; open",
 		Fix:       "None merged. bkcheck checks a candidate: a bookie asked for a normal add to a ledger it holds nothing of (a ledger it has never seen) reads the ledger's metadata and rejects the add as fenced if it is CLOSED or IN_RECOVERY (variant add-checks-metadata). The data-integrity check fencing closed ledgers too (variant integrity-fences-closed, the BP-46 text's rule) is no fix here: with the cookie deleted the check does not run at all.",
-		Bug: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1, Exclude: splitBrain4812},
+		Bug: check.ModelConfig{Params: spec.Params{BookKeeper: now, Bookies: 3, Clients: 2, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1, Exclude: splitBrain4812},
 			Invariants: []string{noDivergence}, Symmetry: both, Settings: properties.Settings{Constraint: []string{reformatAfterClose}}},
 		Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 19},
-		Fixed: check.ModelConfig{Params: spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1, Exclude: splitBrain4812,
+		Fixed: check.ModelConfig{Params: spec.Params{BookKeeper: now, Bookies: 3, Clients: 2, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1, Exclude: splitBrain4812,
 			Variant: spec.VariantAddChecksMetadata}, Invariants: []string{noDivergence}, Symmetry: both, Settings: properties.Settings{Constraint: []string{reformatAfterClose}}},
 		FixedExpect: regress.Expect{Status: "ok", Distinct: 557766},
 		Finding:     "The candidate closes this split brain: the search is clean, exhaustive up to symmetry. It leaves #2612's truncation (a re-format while the ledger is open) as it is: that is the coverage rule's, not the add path's.",
@@ -215,6 +266,9 @@ func Cases() []regress.Case {
 	for _, b := range All {
 		bugCfg := check.Config{ModelConfig: b.Bug}
 		out = append(out, regress.Case{File: "bugs", Name: b.ID, Config: bugCfg, Expect: b.Expect})
+		if b.Still != nil {
+			out = append(out, regress.Case{File: "bugs", Name: b.ID + "-still", Config: check.Config{ModelConfig: b.Still.Config}, Expect: b.Still.Expect})
+		}
 		fixCfg := check.Config{ModelConfig: b.Fixed}
 		fixCfg.MaxStates = b.FixedBound
 		out = append(out, regress.Case{File: "bugs", Name: b.ID + "-fixed", Config: fixCfg, Expect: b.FixedExpect})

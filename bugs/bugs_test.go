@@ -2,6 +2,8 @@ package bugs
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/check"
@@ -68,8 +70,49 @@ func TestBugsAreDistinct(t *testing.T) {
 		if bug.ID() == fix.ID() {
 			t.Errorf("%s: the fix is the bug's configuration", b.ID)
 		}
-		if v, err := spec.VariantByName(bug.Variant); err != nil || (v.Issue == "" && bug.Variant != "reference") {
-			t.Errorf("%s: variant %q has no issue reference", b.ID, bug.Variant)
+		if v, err := spec.VariantByName(fix.Variant); err != nil || (v.Issue == "" && fix.Variant != "reference" && !strings.Contains(fix.Variant, "+")) {
+			t.Errorf("%s: the fix's variant %q has no issue reference", b.ID, fix.Variant)
+		}
+	}
+}
+
+// TestBugsOnTheirReleases: each bug is asked of a release that has it
+// and its fix of one that does not, as releaseFixes declares them; a
+// Still names a bug that its release has and the Fixed release has not.
+func TestBugsOnTheirReleases(t *testing.T) {
+	has := func(release, variant string) bool {
+		t.Helper()
+		vs, err := spec.ReleaseBugs(release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(vs, variant)
+	}
+	for _, b := range All {
+		if b.Bug.BookKeeper == "" || b.Fixed.BookKeeper == "" {
+			t.Errorf("%s: asked of the spec's model, not of a release", b.ID)
+			continue
+		}
+		if b.Variant == "" {
+			if b.Bug.BookKeeper != spec.DefaultRelease || b.Fixed.BookKeeper != spec.DefaultRelease {
+				t.Errorf("%s: a bug no release fixed is asked of %s, not %s and %s", b.ID, spec.DefaultRelease, b.Bug.BookKeeper, b.Fixed.BookKeeper)
+			}
+			continue
+		}
+		if _, ok := spec.ReleaseBug(b.Variant); !ok {
+			t.Errorf("%s: variant %s is no release's bug", b.ID, b.Variant)
+		}
+		if !has(b.Bug.BookKeeper, b.Variant) {
+			t.Errorf("%s: %s does not have it", b.ID, b.Bug.BookKeeper)
+		}
+		if has(b.Fixed.BookKeeper, b.Variant) {
+			t.Errorf("%s: its fix is asked of %s, which has the bug", b.ID, b.Fixed.BookKeeper)
+		}
+		if st := b.Still; st != nil {
+			by := byID(st.By)
+			if by.Variant == "" || has(st.Config.BookKeeper, b.Variant) || !has(st.Config.BookKeeper, by.Variant) || has(b.Fixed.BookKeeper, by.Variant) {
+				t.Errorf("%s: still on %s by %q: that release must have %q's bug and not this one, and %s neither", b.ID, st.Config.BookKeeper, st.By, st.By, b.Fixed.BookKeeper)
+			}
 		}
 	}
 	// No two bugs are shown by one execution: their configurations (as

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/regress"
+	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -56,10 +57,16 @@ which bkcheck also runs as it is (` + "`--model v4.13`" + `, docs/model.md):
 ` + "`bkcheck check --model v4.13 --bookies 3 -w 3 -a 2`" + ` finds TLC's
 20-state #2614 trace on its shipped configuration, and with
 ` + "`--recovery-reads-fence`" + ` (the fix) TLC's 3,505,063 states and no
-violation. The sections below use the current model, whose variants
-isolate one bug each, with BookKeeper's rules where the Java client
-differs from the TLA+ spec and it matters (a spare bookie, two entries:
-` + "`--partial-replacement`" + `, ` + "`--recovery-from-lac`" + `, docs/model.md). Where a story
+violation. The sections below ask BookKeeper as released
+(` + "`--bookkeeper`" + `, docs/model.md, "BookKeeper as released": the Java client's
+add path and close, sequence recovery reads, each release's own bugs):
+a fixed bug on the last release before its fix, and its fixed protocol
+on the first release with the fix; where that release still fails the
+question by another of its bugs, that is said with its trace, and the
+fixed protocol is asked of the first release with both fixes. An open
+bug is asked of ` + "`--bookkeeper " + spec.DefaultRelease + "`" + `, and a candidate fix as a variant of
+it. A fault of the bookie's environment (a re-format) is a setting, on
+any release. Where a story
 needs its events in an order the state does not record (a bookie losing
 its data only after the ledger closed), a state constraint says so
 (` + "`--constraint`" + `, docs/properties.md); a search may leave out actions that
@@ -76,6 +83,13 @@ cannot matter to the question, and says which.
 		found, ftr, err := run(ctx, check.Config{ModelConfig: bug.Bug}, bug.Expect)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", bug.ID, err)
+		}
+		var still outcome
+		var str *traces.Trace
+		if bug.Still != nil {
+			if still, str, err = run(ctx, check.Config{ModelConfig: bug.Still.Config}, bug.Still.Expect); err != nil {
+				return nil, fmt.Errorf("%s still: %w", bug.ID, err)
+			}
 		}
 		fixCfg := check.Config{ModelConfig: bug.Fixed}
 		fixCfg.MaxStates = bug.FixedBound
@@ -102,6 +116,14 @@ cannot matter to the question, and says which.
 		fmt.Fprintf(&sections, "- Affected: %s.\n- Fix: %s\n", bug.Versions, bug.Fix)
 		fmt.Fprintf(&sections, "- Smallest configuration: `bkcheck check %s`\n", flags(bug.Bug))
 		fmt.Fprintf(&sections, "- Found: %s; the trace is [%s](%s).\n", found.detail(), bug.ID+".itf.json", bugTrace)
+		if bug.Still != nil {
+			stillTrace := "traces/bugs/" + bug.ID + "-still.itf.json"
+			page.Traces[stillTrace] = str
+			by := byID(bug.Still.By)
+			fixedIn, _ := spec.ReleaseBug(by.Variant)
+			fmt.Fprintf(&sections, "- On %s, the first release with the fix, `bkcheck check %s`: %s; the trace is [%s](%s): [%s](#%s), which %s still has (fixed in %s).\n",
+				bug.Still.Config.BookKeeper, flags(bug.Still.Config), still.detail(), bug.ID+"-still.itf.json", stillTrace, by.ID, by.ID, bug.Still.Config.BookKeeper, fixedIn)
+		}
 		fmt.Fprintf(&sections, "- Fixed protocol, `bkcheck check %s`: %s.\n", flags(bug.Fixed), fixed.detail())
 		if bug.Finding != "" {
 			fmt.Fprintf(&sections, "- bkcheck finds: %s\n", bug.Finding)
@@ -129,6 +151,17 @@ cannot matter to the question, and says which.
 `)
 	page.Markdown = []byte(b.String())
 	return page, nil
+}
+
+// byID is the bug of All with the ID (the zero Bug if none; a test
+// checks every Still.By names one).
+func byID(id string) Bug {
+	for _, b := range All {
+		if b.ID == id {
+			return b
+		}
+	}
+	return Bug{}
 }
 
 // outcome is one search's result, for the page.

@@ -124,6 +124,17 @@ func ReleaseBug(variant string) (fixedIn string, ok bool) {
 	return "", false
 }
 
+// ReleaseBugs are the variants of the protocol bugs release r (as
+// --bookkeeper takes it) has, in releaseFixes' order: what the page of
+// bugs checks a bug's and its fix's release against.
+func ReleaseBugs(r string) ([]string, error) {
+	rel, err := ParseRelease(r)
+	if err != nil {
+		return nil, err
+	}
+	return rel.bugVariants(), nil
+}
+
 // bugVariants are the variants of the bugs release r has.
 func (r Release) bugVariants() []string {
 	var out []string
