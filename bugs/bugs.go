@@ -79,7 +79,6 @@ const (
 	r4172 = "4.17.2"
 	r4173 = "4.17.3"
 	r4174 = "4.17.4"
-	r4180 = "4.18.0"
 	now   = spec.DefaultRelease // an open bug's, and its candidate fix's
 )
 
@@ -104,6 +103,14 @@ func onRelease(r string, mc check.ModelConfig) check.ModelConfig {
 	return mc
 }
 
+// withoutCreateWindow leaves out the window between an add's create and
+// its queueing (ClientCreatesAddOp), for a fix of another bug: that window
+// is a bug of its own, f-create-window, which the fix does not touch.
+func withoutCreateWindow(mc check.ModelConfig) check.ModelConfig {
+	mc.Exclude = append(append([]string{}, mc.Exclude...), "ClientCreatesAddOp")
+	return mc
+}
+
 // staleAcksLossy is staleAcksConfig with every message losable and a
 // writer that gives up after one ensemble change (maxNumEnsembleChanges
 // = 1): the loss ladder's rung that an exhaustive search reaches here
@@ -125,6 +132,23 @@ const (
 	// order of #2612's truncation).
 	reformatWhileOpen = `ReformatWhileOpen=faults_used.reformat >= 1 || meta_status != "STATUS_CLOSED"`
 )
+
+// fixedBound bounds the fixes' searches that BookKeeper's model takes
+// beyond half an hour of the page (tens of millions of orbits, where the
+// TLA+ spec's model had one or two million states): their verdict is
+// "no counterexample within" it, which proves nothing beyond it.
+const fixedBound = 3_000_000
+
+// noCheckStoreRace leaves bk-4701's race out of a question about another
+// bug, on a release that still has it (before 4.17.4, every add is
+// checked against the fence apart from its store): a state where a bookie
+// is fenced while it holds an add it checked and has not stored yet
+// arises only from that race, and is not expanded.
+const noCheckStoreRace = `NoCheckStoreRace=b_fenced.all(b, !b_fenced[b] || size(b_checked[b]) == 0)`
+
+// without4701 is the settings of a question asked of a release with
+// bk-4701's race, about another bug.
+var without4701 = properties.Settings{Constraint: []string{noCheckStoreRace}}
 
 // splitBrain4812 leaves out, for #4812's three-bookie search, the actions
 // that cannot put an acknowledged entry beyond a closed ledger's end once
@@ -155,7 +179,7 @@ var All = []Bug{
 		Bug:         check.ModelConfig{Params: p(r4130, nil), Symmetry: both},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15, Depth: 15, Distinct: 143628},
 		Still:       &Still{Config: check.ModelConfig{Params: p(r4140, nil), Symmetry: both}, Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16}, By: "bk-4701"},
-		Fixed:       check.ModelConfig{Params: p(r4174, nil), Symmetry: both},
+		Fixed:       check.ModelConfig{Params: p(r4140, nil), Symmetry: both, Settings: without4701},
 		FixedExpect: regress.Expect{Status: "ok", Slow: true},
 	},
 	{
@@ -163,16 +187,16 @@ var All = []Bug{
 		Mechanism: "With two or more fragments, the fencing LAC read of the last fragment can return a LAC below its first entry (here 0: its bookies hold only entries with an older piggy-backed LAC). Recovery then read and wrote back entries of earlier fragments to the last fragment's ensemble; when such a write-back failed, the recovery ensemble change started a fragment at LAC + 1, before the last fragment. BookKeeper's closeRecovered refuses that (checkState), so recovery fails, and keeps failing.",
 		Versions:  "up to 4.13.0",
 		Fix:       "PR #2654: LedgerRecoveryOp raises the fenced LAC to the last fragment's first entry − 1; released in 4.14.0.",
-		Variant: spec.VariantNoLacFloor,
+		Variant:   spec.VariantNoLacFloor,
 		Bug: check.ModelConfig{Params: spec.Params{BookKeeper: r4130, Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
 			Exclude: truncation2615},
 			Invariants: []string{"FragmentsInOrder", "AllAckedEntriesAreReadable"}, Symmetry: spec.Symmetry{Clients: true}},
 		Expect: regress.Expect{Status: "violation", Invariant: "FragmentsInOrder", Length: 20, Slow: true},
 		Fixed: check.ModelConfig{Params: spec.Params{BookKeeper: r4140, Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 2, Entries: 2, Inflight: 1,
 			Exclude: truncation2615},
-			Invariants: []string{"FragmentsInOrder", "AllAckedEntriesAreReadable"}, Symmetry: both},
+			Invariants: []string{"FragmentsInOrder", "AllAckedEntriesAreReadable"}, Symmetry: both, Settings: without4701},
 		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
-		FixedBound:  2_000_000,
+		FixedBound:  fixedBound,
 	},
 	{
 		ID: "bk-544", Title: "A bookie whose journal was emptied came back as a new bookie", Refs: "apache/bookkeeper#544, PR #712",
@@ -183,7 +207,7 @@ var All = []Bug{
 			Settings: properties.Settings{Constraint: []string{reformatAfterClose}}},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
 		Fixed:       check.ModelConfig{Params: p(now, func(x *spec.Params) { x.DiskLoss = 1 }), Invariants: []string{noDivergence}, Symmetry: both},
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 621858, Slow: true},
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 11337746, Slow: true},
 	},
 	{
 		ID: "bk-2612", Title: "A wiped bookie made a non-empty ledger look empty", Refs: "apache/bookkeeper#2612 (open), BP-46 (PR #2706, first numbered BP-44), PR #2936",
@@ -194,7 +218,8 @@ var All = []Bug{
 		Expect:    regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15},
 		Fixed: check.ModelConfig{Params: p(now, func(x *spec.Params) { x.Reformat, x.DataIntegrity, x.ReformatCookie = 1, true, spec.CookieKept }), Invariants: []string{noDivergence}, Symmetry: both,
 			Settings: properties.Settings{Constraint: []string{reformatWhileOpen}}},
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 1957188, Slow: true},
+		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
+		FixedBound:  fixedBound,
 		Finding:     "Where it runs, the data-integrity check stops this truncation (the fixed run asks about a re-format while the ledger is open, the truncation's order), but not the loss: let the re-format come after the close (--constraint 'ReformatAfterClose=faults_used.reformat == 0 || meta_status == \"STATUS_CLOSED\"') and bkcheck finds bk-544's split brain again, check or not: the check leaves closed ledgers alone, so the bookie comes back unfenced and the old writer's add reaches quorum on it and on a bookie recovery never fenced.",
 	},
 	{
@@ -204,20 +229,21 @@ var All = []Bug{
 		Fix:         "PR #2909: the read fails with an IOException (EIO), which recovery counts as neither positive nor negative; released in 4.14.6, 4.15.1, 4.16.0.",
 		Variant:     spec.VariantCorruptReadNosuch,
 		Bug:         check.ModelConfig{Params: p(r4150, func(x *spec.Params) { x.CorruptReads = 1 }), Symmetry: both},
-		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 14},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
 		Still:       &Still{Config: check.ModelConfig{Params: p(r4151, func(x *spec.Params) { x.CorruptReads = 1 }), Symmetry: both}, Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16}, By: "bk-4701"},
-		Fixed:       check.ModelConfig{Params: p(r4174, func(x *spec.Params) { x.CorruptReads = 1 }), Symmetry: both},
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 2532177, Slow: true},
+		Fixed:       check.ModelConfig{Params: p(r4151, func(x *spec.Params) { x.CorruptReads = 1 }), Symmetry: both, Settings: without4701},
+		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
+		FixedBound:  fixedBound,
 	},
 	{
 		ID: "bk-4651", Title: "An entry acknowledged on the ack of a bookie the ensemble change replaced", Refs: "apache/bookkeeper#3005, #4097, #4651; PR #3041 and #4194 (open)",
 		Mechanism:   "An ensemble change starts the new fragment at LAC + 1 and ends, on the ledger's ordered thread, with unsetSuccessAndSendWriteRequest over the pending queue: op by op, each replaced position's ack is dropped and the entry re-sent. With striping (E > Qw) an op whose write set lacks the replaced position calls sendAddSuccessCallbacks from inside that loop, and the callbacks run on to later ops that the loop has not unset yet: an entry completed while the change ran, with an ack from the replaced bookie, is acknowledged although the metadata assigns it to the new bookie, which never got it (docs/findings.md#f-stale-acks tells the trace step by step).",
 		Versions:    "4.9 onwards (immutable-metadata LedgerHandle) to master; open",
-		Fix:         "None merged: PR #3041 (callbacks once after the whole loop) and PR #4194 are open, #4651 was closed without a fix. bkcheck checks PR #3041's change clean (below); PR #4194's diff was not available to model.",
+		Fix:         "None merged: PR #3041 (callbacks once after the whole loop) and PR #4194 are open, #4651 was closed without a fix. bkcheck checks PR #3041's change clean on 4.18.2 (below) with the window between an add's create and its queueing left out: that window is a bug of its own, which PR #3041 does not touch (docs/findings.md#f-create-window: with it the same question is violated in 18 states). PR #4194's diff was not available to model.",
 		Bug:         onRelease(now, staleAcksConfig("")),
 		Expect:      regress.Expect{Status: "violation", Invariant: "AckedEntriesHaveAckQuorumCopies", Length: 17},
-		Fixed:       onRelease(now, staleAcksConfig(spec.VariantCallbacksAfterUnset)),
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 112391},
+		Fixed:       withoutCreateWindow(onRelease(now, staleAcksConfig(spec.VariantCallbacksAfterUnset))),
+		FixedExpect: regress.Expect{Status: "ok", Distinct: 2373821},
 		Finding:     "Without striping master does not show it: every op's write set holds the replaced position, no callback runs inside the loop, and a late ack from the replaced address is dropped by writeComplete (spec/testdata/scenarios/bug-4651-stale-acks.txt). An earlier version of this page used a variant that counted such late acks too, an over-approximation the Java client's add path (--add-path java) replaces.",
 	},
 	{
@@ -229,7 +255,7 @@ var All = []Bug{
 		Bug:         check.ModelConfig{Params: p(r4173, nil), Symmetry: both},
 		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
 		Fixed:       check.ModelConfig{Params: p(r4174, nil), Symmetry: both},
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 1795149, Slow: true},
+		FixedExpect: regress.Expect{Status: "ok", Slow: true},
 	},
 	{
 		ID: "bk-4462", Title: "A fenced and deleted ledger accepted another client's add", Refs: "apache/bookkeeper PR #4462",
@@ -237,11 +263,11 @@ var All = []Bug{
 		Versions:    "before 4.16.7, 4.17.2 and 4.18.0",
 		Fix:         "PR #4462: bookies remember fenced ledgers they deleted (recentlyFencedAndDeletedLedgers, for 7 days) and answer their adds EFENCED; released in 4.16.7, 4.17.2, 4.18.0.",
 		Variant:     spec.VariantDeleteForgetsFence,
-		Bug:         check.ModelConfig{Params: p(r4171, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both},
-		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16},
-		Still:       &Still{Config: check.ModelConfig{Params: p(r4172, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both}, Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16}, By: "bk-4701"},
-		Fixed:       check.ModelConfig{Params: p(r4180, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both},
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 1899109, Slow: true},
+		Bug:         check.ModelConfig{Params: p(r4171, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both, Settings: without4701},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 18},
+		Fixed:       check.ModelConfig{Params: p(r4172, func(x *spec.Params) { x.DeleteLedger = true }), Symmetry: both, Settings: without4701},
+		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
+		FixedBound:  fixedBound,
 		Finding:     "The fix holds while bookies run, but the memory it adds is not persisted: with one crash (a bookie restarting after it garbage-collected the ledger) bkcheck finds the old writer's add accepted again, a 19-state trace (docs/findings.md#f-4462-restart).",
 	},
 	{
@@ -251,11 +277,12 @@ var All = []Bug{
 		Fix:       "None merged. bkcheck checks a candidate: a bookie asked for a normal add to a ledger it holds nothing of (a ledger it has never seen) reads the ledger's metadata and rejects the add as fenced if it is CLOSED or IN_RECOVERY (variant add-checks-metadata). The data-integrity check fencing closed ledgers too (variant integrity-fences-closed, the BP-46 text's rule) is no fix here: with the cookie deleted the check does not run at all.",
 		Bug: check.ModelConfig{Params: spec.Params{BookKeeper: now, Bookies: 3, Clients: 2, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1, Exclude: splitBrain4812},
 			Invariants: []string{noDivergence}, Symmetry: both, Settings: properties.Settings{Constraint: []string{reformatAfterClose}}},
-		Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 19},
+		Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 20, Slow: true},
 		Fixed: check.ModelConfig{Params: spec.Params{BookKeeper: now, Bookies: 3, Clients: 2, WriteQuorum: 3, AckQuorum: 2, Entries: 1, Inflight: 1, Reformat: 1, Exclude: splitBrain4812,
 			Variant: spec.VariantAddChecksMetadata}, Invariants: []string{noDivergence}, Symmetry: both, Settings: properties.Settings{Constraint: []string{reformatAfterClose}}},
-		FixedExpect: regress.Expect{Status: "ok", Distinct: 557766},
-		Finding:     "The candidate closes this split brain: the search is clean, exhaustive up to symmetry. It leaves #2612's truncation (a re-format while the ledger is open) as it is: that is the coverage rule's, not the add path's.",
+		FixedExpect: regress.Expect{Status: "unknown", Slow: true},
+		FixedBound:  fixedBound,
+		Finding:     "The candidate closes this split brain as far as the search reaches: BookKeeper's model of three bookies is beyond an exhaustive search here (the TLA+ spec's model, with the same candidate, is clean, exhaustive up to symmetry). It leaves #2612's truncation (a re-format while the ledger is open) as it is: that is the coverage rule's, not the add path's.",
 	},
 }
 

@@ -63,10 +63,14 @@ add path and close, sequence recovery reads, each release's own bugs):
 a fixed bug on the last release before its fix, and its fixed protocol
 on the first release with the fix; where that release still fails the
 question by another of its bugs, that is said with its trace, and the
-fixed protocol is asked of the first release with both fixes. An open
+fixed protocol is asked there with that bug left out (below). An open
 bug is asked of ` + "`--bookkeeper " + spec.DefaultRelease + "`" + `, and a candidate fix as a variant of
 it. A fault of the bookie's environment (a re-format) is a setting, on
-any release. Where a story
+any release. A question about another bug, asked of a release that still
+has bk-4701's race (before 4.17.4, where every add is checked against the
+fence apart from its store), leaves that race out with a state
+constraint: ` + "`" + noCheckStoreRace + "`" + ` (a bookie fenced while it holds
+an add it checked and has not stored arises from that race alone). Where a story
 needs its events in an order the state does not record (a bookie losing
 its data only after the ledger closed), a state constraint says so
 (` + "`--constraint`" + `, docs/properties.md); a search may leave out actions that
