@@ -134,9 +134,9 @@ const (
 )
 
 // fixedBound bounds the fixes' searches that BookKeeper's model takes
-// beyond half an hour of the page (tens of millions of orbits, where the
-// TLA+ spec's model had one or two million states): their verdict is
-// "no counterexample within" it, which proves nothing beyond it.
+// beyond the page's minutes (tens of millions of orbits, where the TLA+
+// spec's model had one or two million states): their verdict is "no
+// counterexample within" it, which proves nothing beyond it.
 const fixedBound = 3_000_000
 
 // noCheckStoreRace leaves bk-4701's race out of a question about another

@@ -15,9 +15,9 @@ import (
 // (timings aside), and every trace replays.
 func TestBugsPageCurrent(t *testing.T) {
 	// The docs tier's: on BookKeeper's model the fixes are searches of
-	// millions of orbits, half an hour in all. The default tier checks
+	// millions of orbits, a quarter of an hour in all. The default tier checks
 	// every case that is not Slow (bugs.TestBugs).
-	testtier.Docs(t, "reproduces every bug on its release and checks every fix: half an hour on two cores")
+	testtier.Docs(t, "reproduces every bug on its release and checks every fix: a quarter of an hour on two cores")
 	pageCurrent(t, "bugs")
 }
 
