@@ -78,7 +78,7 @@ func TestPORSameVerdict(t *testing.T) {
 		// The Java add path's slow cases (f-stuck-writer's millions of
 		// states, which --por hardly reduces) are left out too; this
 		// file's Java cases stay.
-		javaCase := c.File != "por" && c.Config.Params.JavaAddPath()
+		javaCase := c.File != "por" && id.Params.JavaAddPath() // --bookkeeper's too
 		if javaCase && c.Expect.Slow {
 			continue
 		}
