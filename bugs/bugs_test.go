@@ -46,9 +46,11 @@ func TestBugs(t *testing.T) {
 // longBugs are cases fast enough for the default tier that TestBugs
 // leaves to the long tier all the same: fixes (exhaustive searches, a
 // second or more each) whose bug or open question the default tier
-// reproduces, with f-preboot-fix1 as its fix.
+// reproduces, with f-preboot-fix1 as its fix, and a bug whose search
+// takes ten seconds.
 var longBugs = map[string]string{
 	"bk-4651-fixed":  "the fix of bk-4651 on 4.18.2, an exhaustive search of seconds",
+	"bk-4462":        "1.5 million orbits on 4.17.1's model (the default tier has the story in spec/testdata/scenarios/bug-4462-delete.txt, the real tier its trace on 4.17.1 and 4.17.2)",
 	"f-4551-fix1":    "a fix of f-4551, an exhaustive search",
 	"f-4551-also1":   "f-4551 in another setting, an exhaustive search",
 	"f-preboot-fix2": "a fix of f-preboot, an exhaustive search",
