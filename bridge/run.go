@@ -253,9 +253,6 @@ func javaLayout(f map[string]any) []string {
 	return out
 }
 
-// lastEnsemble is the bookies of the metadata's last fragment.
-func lastEnsemble(s itfState) []string { return set(lastFragment(s)["ensemble"]) }
-
 // lastFragment is the metadata's last fragment (nil if none).
 func lastFragment(s itfState) map[string]any {
 	frags, _ := s["meta_fragments"].([]any)
