@@ -11,6 +11,7 @@ import (
 
 	"github.com/bkcheck/bkcheck/bridge/cluster"
 	"github.com/bkcheck/bkcheck/bridge/wire"
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 // run is one cluster with its proxy and its Java driver.
@@ -236,19 +237,19 @@ func (r *run) describe(ctx context.Context, client string) string {
 }
 
 // javaLayout is the ensemble, in BookKeeper's order, of a model fragment:
-// the model writes entry e (from 1) at positions from e mod E, BookKeeper
-// entry e−1 at positions from (e−1) mod E (RoundRobinDistributionSchedule),
-// so BookKeeper's position j holds the model's layout position j+1. A
-// fragment without a layout (E = Qw: every entry to every bookie) is in
-// name order.
+// BookKeeper's index j holds the model's layout position
+// spec.Params.IndexPosition(j) (entries are counted from 1 in the model,
+// from 0 in BookKeeper). A fragment without a layout (E = Qw: every entry
+// to every bookie) is in name order.
 func javaLayout(f map[string]any) []string {
 	lay, _ := f["layout"].([]any)
 	if len(lay) == 0 {
 		return set(f["ensemble"])
 	}
+	p := spec.Params{Ensemble: len(lay)}
 	out := make([]string, len(lay))
 	for j := range lay {
-		out[j] = fmt.Sprint(lay[(j+1)%len(lay)])
+		out[j] = fmt.Sprint(lay[p.IndexPosition(j)])
 	}
 	return out
 }

@@ -496,9 +496,10 @@ func (g *gen) ClientCompletesEnsembleChange(cid int) {
 // already fetched the op after the current one: an op acknowledged inside
 // the loop is still visited if it was that one), for each replaced index
 // in increasing order (a HashSet<Integer>; Params.IndexPosition),
-// PendingAddOp.unsetSuccessAndSendWriteRequest: take the new ensemble; if the op's write set lacks the position, call
-// sendAddSuccessCallbacks (unless the variant defers it); else, if the op
-// is not yet acknowledged, drop the ack from that position and re-send.
+// PendingAddOp.unsetSuccessAndSendWriteRequest: take the new ensemble; if
+// the op's write set lacks the position, call sendAddSuccessCallbacks
+// (unless the variant defers it); else, if the op is not yet
+// acknowledged, drop the ack from that position and re-send.
 func (g *gen) unset(cid int, nc *Client, cf Fragment, origLay Layout) []MsgKey {
 	var replaced []int // in index order: diffEnsemble's HashSet<Integer>
 	for i := 0; i < g.p.Ensemble; i++ {
