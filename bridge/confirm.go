@@ -309,6 +309,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		}
 	}
 	res.RunMS = time.Since(start).Milliseconds()
+	res.Notes = append(res.Notes, r.notes...)
 	for _, e := range r.drv.pending() {
 		if e.Ev == "meta-held" {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s asked to %s the ledger's metadata where the trace has no such step; the write was held, never released", e.Client, e.Op))

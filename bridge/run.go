@@ -49,15 +49,22 @@ type run struct {
 	queued map[int]bool
 	// crashed: the bookies down after a crash.
 	crashed map[string]bool
+	// linkClosed: the step at which the harness last closed a client's
+	// connection to a bookie (by "client/bookie"), to fail a write as a
+	// closed connection does (addTimeout).
+	linkClosed map[string]int
 	// completing: the clients whose ensemble change's metadata write
 	// completed and whose completion the model has not taken yet.
 	completing map[string]bool
+	// notes are for the result: how the harness took a step where
+	// BookKeeper has a choice (Result.Notes).
+	notes []string
 }
 
 func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
 	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
 		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
-		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, completing: map[string]bool{}}
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, linkClosed: map[string]int{}, completing: map[string]bool{}}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -138,12 +145,16 @@ func (r *run) closeLedger(ctx context.Context, client string, ok bool) error {
 	}
 }
 
-// addTimeout delivers a lost add's timeout to its op (PendingAddOp's
-// writeComplete with TimeoutException, through SteeredBookKeeper.timeOut,
-// as PerChannelBookieClient's per-request timeout would). Java starts an
-// ensemble change at once and asks its placement policy for the
-// replacements; the model chooses them at its ClientUpdatesEnsembleMetadata
-// step, so the harness queues the ones the trace's next such step chose.
+// addTimeout fails a lost add at its op (PendingAddOp's writeComplete) as
+// BookKeeper can (lostAddFailure): by the clock, through
+// SteeredBookKeeper.timeOut (TimeoutException, as PerChannelBookieClient's
+// per-request timeout would), or, where the trace answers an older write
+// to another bookie later, which the clock would have timed out first, by
+// closing the client's connection to the bookie (channelInactive:
+// BookieHandleNotAvailableException). Java starts an ensemble change at
+// once and asks its placement policy for the replacements; the model
+// chooses them at its ClientUpdatesEnsembleMetadata step, so the harness
+// queues the ones the trace's next such step chose.
 func (r *run) addTimeout(ctx context.Context, prev, next itfState, client string) error {
 	var lost *message
 	after := map[string]int{}
@@ -159,6 +170,26 @@ func (r *run) addTimeout(ctx context.Context, prev, next itfState, client string
 	if lost == nil {
 		return fmt.Errorf("the trace's timeout consumes no lost message")
 	}
+	link := client + "/" + lost.Bookie
+	if !r.crashed[lost.Bookie] {
+		closeLink, older, refused := lostAddFailure(r.states, r.cur, *lost)
+		if refused != "" {
+			return notExecutable(refused)
+		}
+		if closeLink {
+			r.notes = append(r.notes, fmt.Sprintf("step %d (ClientReceivesAddTimeout): %s's write of entry %d to %s failed by closing %s's connection to %s "+
+				"(BookieHandleNotAvailableException), not by the clock, which would have timed out first the older %s",
+				r.cur+1, client, javaEntry(lost.Entry), lost.Bookie, client, lost.Bookie, older))
+			r.queueReplacements(ctx, client)
+			id := r.bookieID(lost.Bookie)
+			r.px.CloseLinks(client, lost.Bookie)
+			r.linkClosed[link] = r.cur
+			_, err := r.awaitEvent(ctx, fmt.Sprintf("fail the write of entry %d to %s when its connection closed", lost.Entry, lost.Bookie), func(e Event) bool {
+				return e.Ev == "write-failed" && e.Client == client && e.Bookie == id && e.Entry == javaEntry(lost.Entry)
+			})
+			return err
+		}
+	}
 	r.queueReplacements(ctx, client)
 	var out struct {
 		Outcome string `json:"outcome"`
@@ -166,13 +197,17 @@ func (r *run) addTimeout(ctx context.Context, prev, next itfState, client string
 	if err := r.drv.call(ctx, &out, "timeout", client, r.bookieID(lost.Bookie), r.ledger, javaEntry(lost.Entry)); err != nil {
 		return err
 	}
+	closedSince := false
+	if at, ok := r.linkClosed[link]; ok {
+		closedSince = at >= addSendSteps(r.states)[r.cur-1][lost.key()]
+	}
 	switch {
 	case out.Outcome == "timed-out":
 		return nil
-	case strings.HasPrefix(out.Outcome, "failed") && r.crashed[lost.Bookie]:
-		// The bookie crashed: its connections closed, and
-		// PerChannelBookieClient failed the write then, which the model
-		// takes as its timeout.
+	case strings.HasPrefix(out.Outcome, "failed") && (r.crashed[lost.Bookie] || closedSince):
+		// Its connection closed (the bookie crashed, or the harness closed
+		// it to fail a newer write): PerChannelBookieClient failed the
+		// write then, which the model takes as its timeout.
 		return nil
 	}
 	return diverged(fmt.Sprintf("%s had no add of entry %d to %s outstanding to time out", client, lost.Entry, lost.Bookie),

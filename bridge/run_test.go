@@ -57,3 +57,82 @@ func TestCheckInterleaved(t *testing.T) {
 		}
 	}
 }
+
+// TestLostAddFailure: a lost add fails by the clock unless the trace
+// answers an older write to another bookie later; then by closing its
+// connection, unless something else on that connection is delivered
+// later; else the step is not executable.
+func TestLostAddFailure(t *testing.T) {
+	type msg struct {
+		typ          string // "req" or "resp"
+		bookie       string
+		entry, count int
+		recovery     bool
+	}
+	state := func(ms ...msg) itfState {
+		var pairs []any
+		for _, m := range ms {
+			f := map[string]any{"cid": "c1", "bookie": m.bookie, "entry": map[string]any{"id": float64(m.entry), "data": float64(m.entry)},
+				"index": float64(0), "recovery": m.recovery}
+			if m.typ == "req" {
+				f["type"] = "AddEntryRequestMessage"
+			} else {
+				f["type"], f["success"] = "AddEntryResponseMessage", true
+			}
+			pairs = append(pairs, []any{f, float64(m.count)})
+		}
+		return itfState{"messages": map[string]any{"#map": pairs}}
+	}
+	req := func(b string, e, n int) msg { return msg{"req", b, e, n, false} }
+	resp := func(b string, e, n int) msg { return msg{"resp", b, e, n, false} }
+	// e1 goes to b1 and b2 at step 1, e2 at step 2; the timeout is state 3.
+	e2LostAtB1 := []itfState{{},
+		state(req("b1", 1, 1), req("b2", 1, 1)),
+		state(req("b1", 1, 1), req("b2", 1, 1), req("b1", 2, -1), req("b2", 2, 1)),
+		state(req("b1", 1, 1), req("b2", 1, 1), req("b1", 2, 0), req("b2", 2, 1)),
+	}
+	b2AnswersE1 := []itfState{
+		state(req("b1", 1, 1), req("b2", 1, 0), resp("b2", 1, 1), req("b1", 2, 0), req("b2", 2, 1)),
+		state(req("b1", 1, 1), req("b2", 1, 0), resp("b2", 1, 0), req("b1", 2, 0), req("b2", 2, 1)),
+	}
+	b1GetsE1 := state(req("b1", 1, 0), req("b2", 1, 0), resp("b2", 1, 0), req("b1", 2, 0), req("b2", 2, 1))
+	e1LostAtB1 := []itfState{{},
+		state(req("b1", 1, -1), req("b2", 1, 1)),
+		state(req("b1", 1, -1), req("b2", 1, 1), req("b1", 2, 1), req("b2", 2, 1)),
+		state(req("b1", 1, 0), req("b2", 1, 1), req("b1", 2, 1), req("b2", 2, 1)),
+	}
+	b2AnswersE2 := []itfState{
+		state(req("b1", 1, 0), req("b2", 1, 1), req("b1", 2, 1), req("b2", 2, 0), resp("b2", 2, 1)),
+		state(req("b1", 1, 0), req("b2", 1, 1), req("b1", 2, 1), req("b2", 2, 0), resp("b2", 2, 0)),
+	}
+	b2AnswersE1Too := []itfState{
+		state(req("b1", 1, 0), req("b2", 1, 0), resp("b2", 1, 1), req("b1", 2, 1), req("b2", 2, 1)),
+		state(req("b1", 1, 0), req("b2", 1, 0), resp("b2", 1, 0), req("b1", 2, 1), req("b2", 2, 1)),
+	}
+	cat := func(parts ...[]itfState) []itfState {
+		var out []itfState
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		states    []itfState
+		lost      msg
+		closeLink bool
+		refused   bool
+	}{
+		{"nothing answered later: the clock", e2LostAtB1, req("b1", 2, -1), false, false},
+		{"an older write answered later: a close", cat(e2LostAtB1, b2AnswersE1), req("b1", 2, -1), true, false},
+		{"and the connection delivers later: neither", cat(e2LostAtB1, b2AnswersE1, []itfState{b1GetsE1}), req("b1", 2, -1), false, true},
+		{"a newer write answered later: the clock", cat(e1LostAtB1, b2AnswersE2), req("b1", 1, -1), false, false},
+		{"one sent in the same step answered later: a close", cat(e1LostAtB1, b2AnswersE1Too), req("b1", 1, -1), true, false},
+	} {
+		lost := messages(state(tc.lost))[0]
+		closeLink, older, refused := lostAddFailure(tc.states, 3, lost)
+		if closeLink != tc.closeLink || (refused != "") != tc.refused || (older != "") != (tc.closeLink || tc.refused) {
+			t.Errorf("%s: closeLink %v, older %q, refused %q; want closeLink %v, refused %v", tc.name, closeLink, older, refused, tc.closeLink, tc.refused)
+		}
+	}
+}

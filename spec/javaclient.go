@@ -242,16 +242,20 @@ func (g *gen) javaReceivesAddResponse(cid int) {
 // outstanding requests, errorOutOutstandingEntries, and a request to a
 // bookie the client cannot connect to fails at once).
 //
-// A request is never answered after a newer one of its channel has
-// failed by timeout: each check of checkTimeoutOnPendingOperations times
-// out every request older than the timeout. So a lost message's failure
-// waits until no add of an older entry (the channel's order, as
-// IsEarliestMsg delivers) to or from that bookie is still deliverable.
-// Lost ones fail in any order: one check times its requests out in the
-// hash order of completionObjects (removeIf), and a fast failure of a
-// newer request can come before an older request's timeout (#4261's log:
-// "Bookie handle was not available" for the later entries, then "Bookie
-// operation timeout").
+// BookKeeper fails a write by the clock (BookieClientImpl's one monitor
+// times out every unanswered request older than addEntryTimeout, on every
+// connection) or by its connection closing (channelInactive fails
+// everything outstanding on it). Either way no older request of the same
+// connection is answered after it: a lost message's failure waits until
+// no add of an older entry (the channel's order, as IsEarliestMsg
+// delivers) to or from that bookie is still deliverable. That is the
+// union of the two: where an older write to another bookie is answered
+// later, only a close produces the order, and the harness takes it so
+// (bridge/clock.go). Lost ones fail in any order: one check times its
+// requests out in the hash order of completionObjects (removeIf), and a
+// fast failure of a newer request can come before an older request's
+// timeout (#4261's log: "Bookie handle was not available" for the later
+// entries, then "Bookie operation timeout").
 func (g *gen) ClientReceivesAddTimeout(cid int) {
 	for _, m := range g.s.Msgs {
 		k := m.Key

@@ -216,6 +216,34 @@ func (p *Proxy) take(f *Frame) bool {
 	return false
 }
 
+// CloseLinks closes every connection between client and bookie, as a
+// network that breaks them would, and drops the frames they held: the
+// client errors what it had outstanding on them
+// (PerChannelBookieClient.channelInactive), and its next request opens a
+// new connection. It returns how many it closed.
+func (p *Proxy) CloseLinks(client, bookie string) int {
+	p.mu.Lock()
+	var links []*link
+	for l := range p.links {
+		if l.client == client && l.bookie == bookie {
+			links = append(links, l)
+		}
+	}
+	kept := p.held[:0]
+	for _, f := range p.held {
+		if f.Client != client || f.Bookie != bookie {
+			kept = append(kept, f)
+		}
+	}
+	p.held = kept
+	p.signal()
+	p.mu.Unlock()
+	for _, l := range links {
+		p.kill(l)
+	}
+	return len(links)
+}
+
 // Close stops every listener and closes every connection.
 func (p *Proxy) Close() {
 	p.mu.Lock()

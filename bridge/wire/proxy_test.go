@@ -180,3 +180,51 @@ func mustHeld(t *testing.T, p *Proxy, match func(*Frame) bool) *Frame {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestProxyClosesLinks: closing a client's links to a bookie closes that
+// client's connection (it reads EOF), drops the frames they held, and
+// leaves another client's link to the same bookie as it was.
+func TestProxyClosesLinks(t *testing.T) {
+	addr, _, _ := fakeBookie(t)
+	p := NewProxy()
+	defer p.Close()
+	dial := func(client string) net.Conn {
+		port, err := p.Listen(client, "b1", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	c1, c2 := dial("c1"), dial("c2")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c1.Write(frame(Request, OpAdd, 0, 0, 5, 0))
+	c2.Write(frame(Request, OpAdd, 0, 0, 5, 0))
+	for _, c := range []string{"c1", "c2"} {
+		if _, err := p.Await(ctx, func(f *Frame) bool { return f.Client == c }); err != nil {
+			t.Fatalf("%s's request never held: %v", c, err)
+		}
+	}
+	if n := p.CloseLinks("c1", "b1"); n != 1 {
+		t.Errorf("closed %d links, want 1", n)
+	}
+	c1.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := readFrame(c1); err != io.EOF {
+		t.Errorf("after its link closed, c1 read %v, want EOF", err)
+	}
+	var clients []string
+	for _, f := range p.Held() {
+		clients = append(clients, f.Client)
+	}
+	if len(clients) != 1 || clients[0] != "c2" {
+		t.Errorf("frames held after c1's link closed: %v, want c2's only", clients)
+	}
+	if err := p.Deliver(p.Held()[0]); err != nil {
+		t.Errorf("c2's frame: %v", err)
+	}
+}

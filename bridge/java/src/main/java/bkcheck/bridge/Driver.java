@@ -40,7 +40,8 @@ import org.apache.bookkeeper.stats.NullStatsLogger;
  *
  * <p>Requests on stdin, one per line: {@code ID VERB ARGS...}. Answers on
  * stdout: {@code ID ok JSON} or {@code ID err MESSAGE}; asynchronous events
- * (a metadata write held, an add completed, a recovery open completed) as
+ * (a metadata write held, an add completed, a write failed, a recovery open
+ * completed) as
  * {@code ev JSON}. BookKeeper's own logging never reaches stdout: it is
  * pointed at stderr before anything logs.
  *
@@ -226,6 +227,13 @@ public final class Driver {
             ev.put("ledger", h.ledgerId());
             event(ev);
         }));
+        c.bk.onWriteFailed = f -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "write-failed");
+            ev.put("client", name);
+            ev.putAll(f);
+            event(ev);
+        };
         clients.put(name, c);
         return Map.of();
     }

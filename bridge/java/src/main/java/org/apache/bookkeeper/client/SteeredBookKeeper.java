@@ -45,6 +45,14 @@ public final class SteeredBookKeeper extends BookKeeper {
 
     private final Map<String, Read> reads = new ConcurrentHashMap<>();
 
+    /**
+     * Told each write that failed, after its callback ran (bookie, ledger,
+     * entry, rc): so that the harness can wait for the failure a closed
+     * connection causes (channelInactive, errorOutOutstandingEntries)
+     * instead of for a time.
+     */
+    public volatile java.util.function.Consumer<Map<String, Object>> onWriteFailed;
+
     /** An outstanding read from one bookie: its callback, run at most once. */
     private record Read(ReadEntryCallback cb, Object ctx, AtomicBoolean done) {}
 
@@ -124,6 +132,10 @@ public final class SteeredBookKeeper extends BookKeeper {
                             failed.put(k, rc);
                         }
                         cb.writeComplete(rc, l, e, a, ctx);
+                        var tell = onWriteFailed;
+                        if (rc != BKException.Code.OK && tell != null) {
+                            tell.accept(Map.of("bookie", addr.toString(), "ledger", l, "entry", e, "rc", rc));
+                        }
                     }
                 };
                 return;
