@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 // releaseVariant says whether a trace's variant is the behaviour of
@@ -53,18 +54,11 @@ var supported = map[string]bool{
 // drive and why (-1 when it can drive all): settings first (state 0), then
 // actions.
 func unsupported(params map[string]any, states []itfState) (int, string) {
-	var why []string
-	if v, _ := params["variant"].(string); v != "" && !releaseVariant(v) {
-		why = append(why, "--variant "+v+" (a protocol change no release of BookKeeper has; the harness runs releases)")
-	}
-	if v, _ := params["journal"].(string); v != "" && v != "synced" {
-		why = append(why, "--journal "+v+" (journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not)")
-	}
-	if c, _ := params["autorecovery"].(bool); c {
-		why = append(why, "--autorecovery (the harness runs no Auditor or ReplicationWorker yet)")
-	}
-	if len(why) > 0 {
-		return 0, "the trace's settings: " + strings.Join(why, "; ")
+	variant, _ := params["variant"].(string)
+	journal, _ := params["journal"].(string)
+	ar, _ := params["autorecovery"].(bool)
+	if why := refused(variant, journal, ar); why != "" {
+		return 0, "the trace's settings: " + why
 	}
 	for i := 1; i < len(states); i++ {
 		if a := states[i].action(); a == "BookieChecksAdd" {
@@ -79,6 +73,33 @@ func unsupported(params map[string]any, states []itfState) (int, string) {
 		}
 	}
 	return -1, ""
+}
+
+// refused names the model settings the harness cannot run, with why;
+// empty if none.
+func refused(variant, journal string, autorecovery bool) string {
+	var why []string
+	if variant != "" && !releaseVariant(variant) {
+		why = append(why, "--variant "+variant+" (a protocol change no release of BookKeeper has; the harness runs releases)")
+	}
+	if journal != "" && journal != "synced" {
+		why = append(why, "--journal "+journal+" (journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not)")
+	}
+	if autorecovery {
+		why = append(why, "--autorecovery (the harness runs no Auditor or ReplicationWorker yet)")
+	}
+	return strings.Join(why, "; ")
+}
+
+// RefusedSettings names the settings of model p that the harness cannot
+// run (every trace of it would be NOT EXECUTABLE at its first state), with
+// why; empty if none.
+func RefusedSettings(p spec.Params) string {
+	variant := p.Variant
+	if variant == "reference" {
+		variant = ""
+	}
+	return refused(variant, p.Journal, p.AutoRecovery)
 }
 
 // checkInterleaved says whether a bookie's fence check of an add

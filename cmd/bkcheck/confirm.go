@@ -15,6 +15,14 @@ import (
 	"github.com/bkcheck/bkcheck/schema"
 )
 
+// directory refuses a setting that names something other than a directory
+// (a file where the command would make one).
+func (cl *commandLine) directory(name, path string) {
+	if fi, err := os.Stat(path); path != "" && err == nil && !fi.IsDir() {
+		cl.probs.Add(name, "%s is a file, not a directory", path)
+	}
+}
+
 // clusterSettings are the switches of both commands that run a real
 // cluster (confirm and conform), declared once. The release conform runs
 // is its model's --bookkeeper: the walks are that release's behaviours.
@@ -68,6 +76,9 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 	}
 	opts := s.check(cl)
 	opts.Version, opts.Dir = s.BookKeeper, s.Dir
+	cl.notEmpty("bookkeeper", s.BookKeeper == "", "give a release (such as "+bridge.DefaultVersion+"), or leave it out for the trace's own")
+	cl.notEmpty("dir", s.Dir == "", "give a directory, or leave it out for a temporary one")
+	cl.directory("dir", s.Dir)
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code
 	}
@@ -130,15 +141,23 @@ func runConform(ctx context.Context, inv *invocation) int {
 		cl.probs.Add("", "unexpected arguments: %v", cl.args)
 	}
 	cfg.EnsureDefaults()
+	cl.noDefaultsOverride(schema.Target{S: check.SimSchema, V: cfg})
 	cl.validate(cfg.Validate())
 	if cfg.Duration != 0 {
 		cl.probs.Add("duration", "conform runs a number of walks (--traces), each on its own cluster, not for a time")
+	}
+	if cfg.Model == check.ModelV413 {
+		cl.probs.Add("model", "the release-4.13 spec is not a client the harness runs: its walks are of the current model (leave --model out)")
+	}
+	if why := bridge.RefusedSettings(cfg.Params); why != "" {
+		cl.probs.Add("", "every walk would be NOT EXECUTABLE: %s", why)
 	}
 	if s.Out == "" {
 		cl.probs.Add("out", "is required: the directory for the walks' traces and the report")
 	} else if ents, err := os.ReadDir(s.Out); err == nil && len(ents) > 0 {
 		cl.probs.Add("out", "%s is not empty", s.Out)
 	}
+	cl.directory("out", s.Out)
 	opts := s.check(cl)
 	opts.Version = cfg.BookKeeper
 	if code := cl.report(inv.stderr); code != exitOK {

@@ -147,3 +147,39 @@ func TestRealConfirmInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterCommandsRefuseBeforeAnyCluster: settings the harness cannot
+// run, empty or misplaced values are refused with exit 2, every problem in
+// one message, before any cluster starts (a release build would take a
+// minute and a walk a cluster).
+func TestClusterCommandsRefuseBeforeAnyCluster(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join("..", "..", "docs", "traces", "findings", "f-fence-lost.itf.json")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"conform", "--model", "v4.13", "--traces", "1", "--out", filepath.Join(dir, "o1")}, []string{"--model: the release-4.13 spec is not a client the harness runs"}},
+		{[]string{"conform", "--crashes", "1", "--journal", "no-sync", "--depth", "0", "--out", filepath.Join(dir, "o2")},
+			[]string{"every walk would be NOT EXECUTABLE: --journal no-sync", `--depth: "0" is not a value it takes`}},
+		{[]string{"conform", "--out", file}, []string{"--out: " + file + " is a file, not a directory"}},
+		{[]string{"confirm", "--bookkeeper", "", "--dir", file, trace}, []string{"--bookkeeper: is empty", "--dir: " + file + " is a file, not a directory"}},
+	} {
+		code, out, errOut := runArgs(t, c.args...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %s", c.args, code, out, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, errOut)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the refused commands wrote into %s: %v", dir, ents)
+	}
+}
