@@ -42,7 +42,7 @@ import (
 // code.
 func itfRelabel(p spec.Params, s *spec.State, bookiePerm, clientPerm []int) (spec.State, error) {
 	var buf bytes.Buffer
-	if err := traces.EncodeITF(&buf, &traces.Trace{Model: spec.Vocabulary(p), Steps: []traces.Step{{Initial: true, State: *s}}}); err != nil {
+	if err := traces.EncodeITF(&buf, &traces.Trace{Model: spec.Vocabulary(p), Invariant: "Relabelled", Steps: []traces.Step{{Initial: true, State: *s}}}); err != nil {
 		return spec.State{}, err
 	}
 	renamed, err := oracleRenameJSON(buf.Bytes(), "states", bookiePerm, clientPerm)

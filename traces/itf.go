@@ -171,6 +171,11 @@ func DecodeITF(r io.Reader, resolve Resolver) (*Trace, error) {
 	default:
 		return nil, fmt.Errorf("%w: #meta.kind is %q, not invariant, terminal, eventually or probe", ErrITF, t.Kind)
 	}
+	if t.Invariant == "" && !t.Deadlock && t.Error == "" {
+		// A trace says what its last state is; without it there is
+		// nothing to confirm.
+		return nil, fmt.Errorf("%w: #meta names no property the last state violates (invariant), no deadlock and no failure (error)", ErrITF)
+	}
 	if l, ok := raw["loop"]; ok {
 		var loop int
 		if err := json.Unmarshal(l, &loop); err != nil || loop < 0 || loop >= len(states)-1 {

@@ -256,6 +256,13 @@ func TestITFReadable(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
+	var meta map[string]any
+	if err := json.Unmarshal(doc["#meta"], &meta); err != nil {
+		t.Fatal(err)
+	}
+	delete(meta, "invariant")
+	doc["#meta"], _ = json.Marshal(meta)
+	noProperty, _ := json.Marshal(doc)
 	delete(doc, "#meta")
 	noMeta, _ := json.Marshal(doc)
 	for _, c := range []struct {
@@ -267,6 +274,7 @@ func TestITFReadable(t *testing.T) {
 		{"no #meta", string(noMeta), `the file has no "#meta": it is not an ITF trace written by bkcheck, so which model and settings it was checked with are unknown`},
 		{"bom, no #meta", "\ufeff" + string(noMeta), `the file has no "#meta"`},
 		{"not an object", `[1, 2]`, "not a JSON object"},
+		{"no property", string(noProperty), "#meta names no property the last state violates"},
 	} {
 		tr, err := DecodeITF(strings.NewReader(c.in), spec.ResolveTrace)
 		switch {
