@@ -295,7 +295,9 @@ func checkExitCode(rep *check.Report, interrupted bool) int {
 		return errorExitCode(rep.ModelError())
 	case rep.Status == explorer.Violation && rep.Violation.Deadlock:
 		return exitDeadlock
-	case rep.Status == explorer.Violation && rep.Violation.Terminal:
+	case rep.Status == explorer.Violation && (rep.Violation.Terminal || rep.Trace != nil && rep.Trace.Kind == "eventually"):
+		// A terminal-state property, or an eventually property (ending
+		// without it, or a cycle that never satisfies it): TLC's liveness.
 		return exitTerminal
 	case rep.Status == explorer.Violation:
 		return exitViolation

@@ -29,3 +29,14 @@ func TestFairFromTheCommandLine(t *testing.T) {
 		t.Errorf("--fair with --por: exit %d:\n%s", code, errOut)
 	}
 }
+
+// TestEventuallyCycleIsLiveness: an eventually property violated by a
+// fair cycle exits 13, as one violated by a behaviour that ends (TLC's
+// liveness code, docs/properties.md), and says it is a cycle.
+func TestEventuallyCycleIsLiveness(t *testing.T) {
+	code, out, errOut := runArgs(t, "check", "--bookies", "2", "-w", "1", "-a", "1", "--autorecovery", "--disk-loss", "1", "--invariants", "none",
+		"--trace-out", "none", "--eventually", "Repaired=size(ur_missing) > 0 ~> size(ur_missing) == 0", "--fair", "all")
+	if code != exitTerminal || !strings.Contains(out, "Error: Property Repaired (eventually) fails: a behaviour repeats a cycle for ever without satisfying it.") {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+}

@@ -263,6 +263,8 @@ func (r *reporter) violationText(tr *traces.Text) {
 		fmt.Fprintf(w, "Probe %s is reachable.\n", tr.Invariant)
 	case tr.Deadlock:
 		fmt.Fprintln(w, "Error: Deadlock reached.")
+	case tr.Kind == "eventually" && tr.Loop > 0:
+		fmt.Fprintf(w, "Error: Property %s (eventually) fails: a behaviour repeats a cycle for ever without satisfying it.\n", tr.Invariant)
 	case tr.Kind == "eventually":
 		fmt.Fprintf(w, "Error: Property %s (eventually) fails: a behaviour ends without satisfying it.\n", tr.Invariant)
 	case tr.Terminal:

@@ -75,7 +75,7 @@ func runSimulate(ctx context.Context, inv *invocation) int {
 		return errorExitCode(res.ModelError())
 	case tr != nil && tr.Deadlock:
 		return exitDeadlock
-	case tr != nil && tr.Terminal:
+	case tr != nil && (tr.Terminal || tr.Kind == "eventually"):
 		return exitTerminal
 	case tr != nil:
 		return exitViolation
