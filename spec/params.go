@@ -178,8 +178,12 @@ const (
 // SequenceReads reports whether recovery reads an entry replica by replica.
 func (p Params) SequenceReads() bool { return p.RecoveryRead == RecoveryReadSequence }
 
-// defaultMaxEnsembleChanges is --max-ensemble-changes when not given.
-const defaultMaxEnsembleChanges = 3
+// defaultMaxEnsembleChanges is --max-ensemble-changes when not given,
+// maxEnsembleChanges the most it takes.
+const (
+	defaultMaxEnsembleChanges = 3
+	maxEnsembleChanges        = 20
+)
 
 // CreatesAddOps reports whether the application's create is a step of its
 // own (ClientCreatesAddOp): --create-window, without the variant that
@@ -251,19 +255,32 @@ func (p *Params) EnsureDefaults() {
 	if p.Variant == "" {
 		p.Variant = Variants[0].Name
 	}
+	// A setting without effect with the others is cleared, but only a
+	// value it takes: one outside its domain stays, for Validate to
+	// refuse whatever the other settings.
 	if p.Crashes == 0 {
-		p.Journal, p.Checkpoints = JournalSynced, false
+		if p.Journal == JournalNoSync || p.Journal == JournalDisabled {
+			p.Journal = JournalSynced
+		}
+		p.Checkpoints = false
 	}
 	if !p.AutoRecovery {
-		p.AuditorPeriodicCheck, p.AuditorVerification = "", 0
+		if p.AuditorPeriodicCheck == "off" {
+			p.AuditorPeriodicCheck = ""
+		}
+		if p.AuditorVerification == 100 {
+			p.AuditorVerification = 0
+		}
 	}
 	switch {
 	case !p.JavaAddPath():
-		p.MaxEnsembleChanges = 0
+		if p.MaxEnsembleChanges >= 1 && p.MaxEnsembleChanges <= maxEnsembleChanges {
+			p.MaxEnsembleChanges = 0
+		}
 	case p.MaxEnsembleChanges == 0:
 		p.MaxEnsembleChanges = defaultMaxEnsembleChanges
 	}
-	if p.Reformat == 0 {
+	if p.Reformat == 0 && p.ReformatCookie == CookieKept {
 		p.ReformatCookie = CookieDeleted
 	}
 	kept := p.Reformat > 0 && p.ReformatCookie == CookieKept
@@ -273,7 +290,7 @@ func (p *Params) EnsureDefaults() {
 	if !kept && p.LedgerStorage == LedgerStorageInterleaved {
 		p.DataIntegrity = false
 	}
-	if !p.DataIntegrity {
+	if !p.DataIntegrity && p.LedgerStorage == LedgerStorageInterleaved {
 		p.LedgerStorage = LedgerStorageDB
 	}
 }
@@ -398,6 +415,9 @@ func (p Params) Validate() error {
 	default:
 		probs.Add("ledger-storage", "must be db or interleaved (got %q)", p.LedgerStorage)
 	}
+	if p.AddPath != AddPathJava && p.MaxEnsembleChanges != 0 {
+		probs.Add("max-ensemble-changes", "must be between 1 and %d (got %d)", maxEnsembleChanges, p.MaxEnsembleChanges)
+	}
 	v, verr := VariantByName(p.Variant)
 	switch p.AddPath {
 	case AddPathSpec:
@@ -406,8 +426,8 @@ func (p Params) Validate() error {
 		}
 	case "spec": // with --bookkeeper: validateRelease names it
 	case AddPathJava:
-		if p.MaxEnsembleChanges < 1 || p.MaxEnsembleChanges > 20 {
-			probs.Add("max-ensemble-changes", "must be between 1 and 20 (got %d)", p.MaxEnsembleChanges)
+		if p.MaxEnsembleChanges < 1 || p.MaxEnsembleChanges > maxEnsembleChanges {
+			probs.Add("max-ensemble-changes", "must be between 1 and %d (got %d)", maxEnsembleChanges, p.MaxEnsembleChanges)
 		}
 		if verr == nil && v.GuaranteedWriteQuorum {
 			probs.Add("add-path", "java cannot be combined with --variant %s, which changes the spec's writer (the Java client's add path is BookKeeper's own)", v.Name)

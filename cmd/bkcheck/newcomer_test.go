@@ -495,3 +495,30 @@ func TestDirRefusedBeforeBanner(t *testing.T) {
 		t.Errorf("sweep: exit %d, stdout %q: %s", code, out, errOut)
 	}
 }
+
+// TestValueOutsideDomainRefused: a value a setting does not take is
+// refused whatever the other settings, even where the setting has no
+// effect (issue 47, part 4, item 6); a value it takes is accepted there
+// with a note.
+func TestValueOutsideDomainRefused(t *testing.T) {
+	for _, c := range [][]string{
+		{"--journal", "foo"}, {"--reformat-cookie", "foo"}, {"--ledger-storage", "foo"},
+		{"--max-ensemble-changes", "-1"}, {"--auditor-verification-percentage", "50"},
+	} {
+		code, _, errOut := runArgs(t, append([]string{"check", "--bookies", "2", "-w", "2", "-a", "2", "--trace-out", "none"}, c...)...)
+		if code != exitUsage || !strings.Contains(errOut, c[0]+": must be") {
+			t.Errorf("%v: exit %d:\n%s", c, code, errOut)
+		}
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "p.toml")
+	if err := os.WriteFile(cfg, []byte("journal = \"foo\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runArgs(t, "check", "--config", cfg, "--trace-out", "none"); code != exitUsage || !strings.Contains(errOut, "must be synced, no-sync or disabled") {
+		t.Errorf("--config with journal = \"foo\": exit %d:\n%s", code, errOut)
+	}
+	if code, _, errOut := runArgs(t, "check", "--bookies", "2", "-w", "2", "-a", "2", "--trace-out", "none", "--max-states", "10", "--journal", "no-sync"); code == exitUsage || !strings.Contains(errOut, "note: --journal no-sync has no effect") {
+		t.Errorf("--journal no-sync without crashes: exit %d:\n%s", code, errOut)
+	}
+}
