@@ -165,7 +165,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		return res, nil
 	}
 
-	cp, err := Classpath(ctx, opts.Version)
+	cp, err := Classpath(ctx, opts.Version, opts.Progress)
 	if err != nil {
 		return nil, err
 	}

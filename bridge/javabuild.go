@@ -35,16 +35,15 @@ var versionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // Classpath builds the harness against BookKeeper release version (once
 // per release and harness source, cached under the user's cache
-// directory) and returns the classpath its JVMs run with.
-func Classpath(ctx context.Context, version string) (string, error) {
+// directory) and returns the classpath its JVMs run with. say, if not nil,
+// is told before a build starts (the first of a release takes a minute or
+// more while Maven fetches its artifacts). A built harness needs no Maven.
+func Classpath(ctx context.Context, version string, say func(format string, args ...any)) (string, error) {
 	if !versionRE.MatchString(version) {
 		return "", fmt.Errorf("%w %q: a release is three numbers, such as 4.18.2", ErrVersion, version)
 	}
 	if _, err := exec.LookPath("java"); err != nil {
 		return "", errors.New("java not found on PATH: the bridge runs BookKeeper on a JDK (17 or later)")
-	}
-	if _, err := exec.LookPath("mvn"); err != nil {
-		return "", ErrNoMaven
 	}
 	dir, err := extract()
 	if err != nil {
@@ -54,6 +53,9 @@ func Classpath(ctx context.Context, version string) (string, error) {
 	cpFile := filepath.Join(target, "classpath.txt")
 	if cp, ok := builtClasspath(target, cpFile); ok {
 		return cp, nil
+	}
+	if _, err := exec.LookPath("mvn"); err != nil {
+		return "", ErrNoMaven
 	}
 	// One build at a time per module: two processes (go test runs the
 	// bridge's and the CLI's tests side by side) building into the same
@@ -71,18 +73,27 @@ func Classpath(ctx context.Context, version string) (string, error) {
 	if cp, ok := builtClasspath(target, cpFile); ok {
 		return cp, nil // another process built it while this one waited
 	}
-	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dbookkeeper.version="+version,
+	if say != nil {
+		say("building the harness against BookKeeper %s (its first run: Maven fetches the release's artifacts, a minute or more)", version)
+	}
+	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dstyle.color=never", "-Dbookkeeper.version="+version,
 		"compile", "dependency:build-classpath", "-Dmdep.outputFile="+cpFile+".tmp")
 	cmd.Dir = dir
+	// Maven's JVM dies with this process, however it ends (mvn execs
+	// java, which keeps the death signal), and an interrupt stops its
+	// whole group: no build goes on in the target behind a killed run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		if strings.Contains(string(out), "Could not find artifact org.apache.bookkeeper") || strings.Contains(string(out), "Could not resolve dependencies") {
-			return "", fmt.Errorf("%w %s: Maven does not resolve org.apache.bookkeeper:bookkeeper-server:%s with its dependencies:\n%s", ErrVersion, version, version, lastLines(string(out), 6))
+		text := ansi.ReplaceAllString(string(out), "")
+		if line := missingArtifact(text); line != "" {
+			return "", fmt.Errorf("%w %s: Maven does not resolve org.apache.bookkeeper:bookkeeper-server:%s with its dependencies: %s", ErrVersion, version, version, line)
 		}
-		return "", fmt.Errorf("building the harness against BookKeeper %s (mvn in %s): %v\n%s", version, dir, err, lastLines(string(out), 15))
+		return "", fmt.Errorf("building the harness against BookKeeper %s (mvn in %s): %v\n%s", version, dir, err, lastLines(text, 15))
 	}
 	if err := os.Rename(cpFile+".tmp", cpFile); err != nil {
 		return "", err
@@ -147,6 +158,29 @@ func extract() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// ansi matches a terminal's colour codes, which some Maven versions print
+// even in batch mode.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// missingArtifact is the line of Maven's output that says what it could
+// not resolve, without Maven's prefix and help pointers; "" if none.
+func missingArtifact(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		i := strings.Index(l, "Could not find artifact")
+		if i < 0 {
+			i = strings.Index(l, "Could not resolve dependencies")
+		}
+		if i >= 0 {
+			l = l[i:]
+			if j := strings.Index(l, " -> [Help"); j >= 0 {
+				l = l[:j]
+			}
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 func lastLines(s string, n int) string {
