@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // A cluster's ports come from below the kernel's ephemeral range
@@ -22,10 +23,17 @@ import (
 // this once). The kernel never picks a local port outside the ephemeral
 // range, so neither can happen to these ports.
 //
-// Between bkcheck processes (go test runs packages in parallel) a port is
-// claimed by an flock on a file named after it, held for the cluster's
-// life and dropped by the kernel if the process dies; a port some other
-// program listens on is skipped.
+// Between bkcheck processes (go test runs packages in parallel), and
+// between users of one machine, a port is claimed by a lock on the byte
+// of that number in one file all of them share (claimsFile): an open file
+// description lock (F_OFD_SETLK), held for the cluster's life, dropped by
+// the kernel when the file is closed or the process dies, and exclusive
+// between two reservations of one process too. One file, made writable by
+// all, means nothing accumulates and no user's claims lock out another's.
+// A port some other program listens on is skipped.
+
+// claimsFile is the file whose bytes claim ports.
+func claimsFile() string { return filepath.Join(os.TempDir(), "bkcheck-port-claims") }
 
 // lowestPort is the lowest port considered: below it are well-known and
 // registered services' ports.
@@ -33,7 +41,7 @@ const lowestPort = 10000
 
 type reservation struct {
 	ports []int
-	locks []*os.File
+	claims *os.File // its byte locks are the claims; closing drops them
 }
 
 // reservePorts claims n ports that nothing listens on, from a random place
@@ -49,49 +57,49 @@ func reservePorts(n int) (*reservation, error) {
 // reservePortsFrom claims n ports of lo-hi, trying them in order from
 // first and wrapping around.
 func reservePortsFrom(n, lo, hi, first int) (*reservation, error) {
-	dir := filepath.Join(os.TempDir(), "bkcheck-ports")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, fmt.Errorf("reserving ports: %w", err)
+	f, err := os.OpenFile(claimsFile(), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("reserving ports: the claims file %s cannot be opened for writing (%w): make it writable by every user of bkcheck (chmod 666), or give this one its own TMPDIR", claimsFile(), err)
 	}
-	r := &reservation{}
+	// Whoever creates it makes it writable by all, whatever the umask.
+	_ = f.Chmod(0o666)
+	r := &reservation{claims: f}
 	size := hi - lo + 1
 	for k := 0; k < size && len(r.ports) < n; k++ {
 		port := lo + (first-lo+k)%size
-		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
-		if err != nil {
-			continue
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close()
-			continue
+		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: int64(port), Len: 1}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+			if err != unix.EAGAIN && err != unix.EACCES {
+				r.release()
+				return nil, fmt.Errorf("reserving ports: locking in %s: %w", claimsFile(), err)
+			}
+			continue // claimed by another reservation
 		}
 		// The wildcard address, as the bookie binds it: a listener on any
 		// address of the port would refuse the bookie.
 		l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 		if err != nil {
-			f.Close()
+			lk.Type = unix.F_UNLCK
+			_ = unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
 			continue
 		}
 		l.Close()
 		r.ports = append(r.ports, port)
-		r.locks = append(r.locks, f)
 	}
 	if len(r.ports) < n {
 		r.release()
-		return nil, fmt.Errorf("reserving ports: only %d of %d free in %d-%d (below the ephemeral range)", len(r.ports), n, lo, hi)
+		return nil, fmt.Errorf("reserving ports: only %d of %d free in %d-%d (below the ephemeral range): the others are claimed by running clusters or listened on", len(r.ports), n, lo, hi)
 	}
 	return r, nil
 }
 
 // release drops the claims. It is safe on nil and more than once.
 func (r *reservation) release() {
-	if r == nil {
+	if r == nil || r.claims == nil {
 		return
 	}
-	for _, f := range r.locks {
-		f.Close()
-	}
-	r.locks = nil
+	r.claims.Close()
+	r.claims = nil
 }
 
 // portRange is the range the ports are drawn from: from lowestPort to just

@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"net"
+	"os"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -78,4 +81,34 @@ func TestReservePorts(t *testing.T) {
 		t.Errorf("port %d reserved while listened on", b.ports[0])
 	}
 	b.release()
+}
+
+// TestPortClaimsShared: the claims are one file, writable by every user
+// whatever the umask (so a second user's runs can claim ports), and a
+// claims file that cannot be opened is named in the error with what to
+// do, not reported as ports not being free.
+func TestPortClaimsShared(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	r, err := reservePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.release()
+	fi, err := os.Stat(claimsFile())
+	if err != nil || fi.Mode().Perm() != 0o666 {
+		t.Errorf("claims file: %v, %v; want mode 0666", fi, err)
+	}
+	ents, _ := os.ReadDir(os.TempDir())
+	if len(ents) != 1 {
+		t.Errorf("%s holds %d entries after a reservation, want the claims file alone", os.TempDir(), len(ents))
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	if err := os.Mkdir(claimsFile(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reservePorts(1); err == nil || !strings.Contains(err.Error(), "the claims file "+claimsFile()+" cannot be opened for writing") {
+		t.Errorf("unopenable claims file: %v", err)
+	}
 }
