@@ -40,7 +40,7 @@ func claimsFile() string { return filepath.Join(os.TempDir(), "bkcheck-port-clai
 const lowestPort = 10000
 
 type reservation struct {
-	ports []int
+	ports  []int
 	claims *os.File // its byte locks are the claims; closing drops them
 }
 
