@@ -39,6 +39,10 @@ type Options struct {
 	// Dir keeps the cluster's data and logs; empty: a temporary directory,
 	// removed afterwards unless the verdict is DIVERGED.
 	Dir string
+	// TempDir is where that temporary directory goes (empty: the system's
+	// temporary directory): conform keeps a diverged walk's cluster beside
+	// its trace, a test in its own temporary folder.
+	TempDir string
 	// StepTimeout bounds how long an expected event (a frame, a callback,
 	// a state) may take before the step is called diverged. It is never a
 	// pause: a step that agrees ends as soon as BookKeeper shows it.
@@ -171,7 +175,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	}
 	dir := opts.Dir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "bkcheck-confirm-"); err != nil {
+		if dir, err = os.MkdirTemp(opts.TempDir, "bkcheck-confirm-"); err != nil {
 			return nil, err
 		}
 		defer func() {

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/internal/atomicfile"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -71,6 +73,9 @@ func Conform(ctx context.Context, cfg check.SimConfig, dir string, opts Options)
 		if sim.Trace == nil {
 			rep.Truncated++
 			rep.Walks = append(rep.Walks, w)
+			if err := rep.Save(dir); err != nil {
+				return rep, err
+			}
 			continue
 		}
 		w.States = len(sim.Trace.Steps)
@@ -80,6 +85,7 @@ func Conform(ctx context.Context, cfg check.SimConfig, dir string, opts Options)
 		}
 		o := opts
 		o.Progress = nil
+		o.TempDir = dir // a diverged walk's cluster stays beside its trace
 		res, err := Confirm(ctx, w.Trace, o)
 		switch {
 		case ctx.Err() != nil:
@@ -109,9 +115,26 @@ func Conform(ctx context.Context, cfg check.SimConfig, dir string, opts Options)
 				verdict += fmt.Sprintf(" at step %d (%s)", w.Result.Step, w.Result.Action)
 			}
 		}
+		if err := rep.Save(dir); err != nil {
+			return rep, err
+		}
 		progress("walk %d/%d (seed %d, %d states): %s", i+1, n, c.Seed, w.States, verdict)
 	}
 	return rep, nil
+}
+
+// ReportFile is the report's name in conform's directory.
+const ReportFile = "conformance.json"
+
+// Save writes the report into dir, whole or not at all: conform saves it
+// after each walk, so that a run killed at any point leaves the walks it
+// finished reported.
+func (rep *ConformReport) Save(dir string) error {
+	b, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, ReportFile), append(b, '\n'))
 }
 
 // undrivenKey names what stopped a NOT EXECUTABLE walk: its action, or the

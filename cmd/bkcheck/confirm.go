@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/bkcheck/bkcheck/bridge"
 	"github.com/bkcheck/bkcheck/check"
-	"github.com/bkcheck/bkcheck/internal/atomicfile"
 	"github.com/bkcheck/bkcheck/schema"
 )
 
@@ -168,8 +166,7 @@ func runConform(ctx context.Context, inv *invocation) int {
 	}
 	rep, err := bridge.Conform(ctx, *cfg, s.Out, opts)
 	if rep != nil {
-		b, _ := json.MarshalIndent(rep, "", " ")
-		if werr := atomicfile.WriteFile(filepath.Join(s.Out, "conformance.json"), append(b, '\n')); werr != nil && err == nil {
+		if werr := rep.Save(s.Out); werr != nil && err == nil {
 			err = werr
 		}
 	}

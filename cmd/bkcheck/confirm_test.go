@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +86,7 @@ func TestOnBookKeeperRecords(t *testing.T) {
 		// and each cluster claims its own ports.
 		t.Run(r.Trace, func(t *testing.T) {
 			t.Parallel()
-			res, err := bridge.Confirm(context.Background(), path, bridge.Options{Version: r.Release})
+			res, err := bridge.Confirm(context.Background(), path, bridge.Options{Version: r.Release, TempDir: t.TempDir()})
 			if err != nil {
 				t.Fatalf("%s: %v", r.Command(), err)
 			}
@@ -181,5 +182,54 @@ func TestClusterCommandsRefuseBeforeAnyCluster(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("the refused commands wrote into %s: %v", dir, ents)
+	}
+}
+
+// TestRealConformReportsWalkByWalk: conform writes its report after each
+// walk, so a run killed (kill -9) after its second walk leaves both
+// reported, and a diverged walk's cluster stays in --out beside its trace,
+// not in the system's temporary folder.
+func TestRealConformReportsWalkByWalk(t *testing.T) {
+	testtier.Real(t)
+	out := filepath.Join(t.TempDir(), "out")
+	// Seed 1's walk ends before the harness has anything to run; seed 2's
+	// spec-model walk diverges at the spec's close (BookKeeper's client
+	// closes as LedgerHandle does: docs/model.md).
+	cmd := exec.Command(buildBinary(t), "conform", "--seed", "1", "--traces", "3", "--out", out)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.HasPrefix(sc.Text(), "walk 2/3") {
+			cmd.Process.Signal(syscall.SIGKILL)
+			break
+		}
+	}
+	cmd.Wait()
+	b, err := os.ReadFile(filepath.Join(out, bridge.ReportFile))
+	if err != nil {
+		t.Fatalf("no report after the kill: %v\n%s", err, strings.Join(seen, "\n"))
+	}
+	var rep bridge.ConformReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Walks) != 2 {
+		t.Fatalf("the report holds %d walks, want the 2 run before the kill:\n%s", len(rep.Walks), b)
+	}
+	for _, d := range rep.Divergence {
+		if d.Result == nil || filepath.Dir(d.Result.Dir) != out {
+			t.Errorf("a diverged walk's cluster is not kept in %s: %+v", out, d.Result)
+		}
+	}
+	if len(rep.Divergence) == 0 {
+		t.Errorf("no walk diverged:\n%s", b)
 	}
 }
