@@ -115,28 +115,7 @@ func TestRealConfirmInterrupted(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		dir := filepath.Join(t.TempDir(), "run")
 		cmd := exec.Command(buildBinary(t), "confirm", "--dir", dir, "../../docs/traces/findings/f-fence-lost.itf.json")
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(stderr)
-		var seen []string
-		for sc.Scan() {
-			seen = append(seen, sc.Text())
-			if strings.HasPrefix(sc.Text(), "step 6/") {
-				if err := cmd.Process.Signal(sig); err != nil {
-					t.Fatal(err)
-				}
-				break
-			}
-		}
-		for sc.Scan() {
-			seen = append(seen, sc.Text())
-		}
-		cmd.Wait()
+		seen := signalAt(t, cmd, "step 6/", sig)
 		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 			t.Errorf("%v: exit %d, want %d\n%s", sig, code, exitInterrupted, strings.Join(seen, "\n"))
 		}
@@ -196,23 +175,7 @@ func TestRealConformReportsWalkByWalk(t *testing.T) {
 	// spec-model walk diverges at the spec's close (BookKeeper's client
 	// closes as LedgerHandle does: docs/model.md).
 	cmd := exec.Command(buildBinary(t), "conform", "--seed", "1", "--traces", "3", "--out", out)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	var seen []string
-	for sc.Scan() {
-		seen = append(seen, sc.Text())
-		if strings.HasPrefix(sc.Text(), "walk 2/3") {
-			cmd.Process.Signal(syscall.SIGKILL)
-			break
-		}
-	}
-	cmd.Wait()
+	seen := signalAt(t, cmd, "walk 2/3", syscall.SIGKILL)
 	b, err := os.ReadFile(filepath.Join(out, bridge.ReportFile))
 	if err != nil {
 		t.Fatalf("no report after the kill: %v\n%s", err, strings.Join(seen, "\n"))
@@ -232,4 +195,33 @@ func TestRealConformReportsWalkByWalk(t *testing.T) {
 	if len(rep.Divergence) == 0 {
 		t.Errorf("no walk diverged:\n%s", b)
 	}
+}
+
+// signalAt runs cmd, sends it sig when a line of its stderr starts with
+// prefix, and returns its stderr's lines once it has exited.
+func signalAt(t *testing.T, cmd *exec.Cmd, prefix string, sig syscall.Signal) []string {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.HasPrefix(sc.Text(), prefix) {
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+	}
+	cmd.Wait()
+	return seen
 }
