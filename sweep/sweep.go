@@ -280,10 +280,14 @@ func (f *File) pointConfig(pt *Point, workers int) (check.Config, []string, erro
 	return cfg, check.NoteLines(notes, func(field, value string) string { return field + " = " + value }), nil
 }
 
+// Interrupted is the reason of a point an interrupt stopped or never
+// started.
+const Interrupted = "interrupted"
+
 // runPoint checks one point.
 func (f *File) runPoint(ctx context.Context, pt *Point, outDir string, workers int) {
 	if ctx.Err() != nil {
-		pt.Status, pt.Reason = "unknown", "interrupted"
+		pt.Status, pt.Reason = "unknown", Interrupted
 		return
 	}
 	cfg, notes, err := f.pointConfig(pt, workers)
@@ -305,6 +309,9 @@ func (f *File) runPoint(ctx context.Context, pt *Point, outDir string, workers i
 		return
 	}
 	pt.Status, pt.Reason, pt.Distinct, pt.Depth, pt.ElapsedS = rep.Status.String(), rep.Reason, rep.Distinct, rep.Depth, rep.Elapsed.Seconds()
+	if pt.Status == "unknown" && ctx.Err() != nil {
+		pt.Reason = Interrupted // the search stopped at the interrupt, not at a bound
+	}
 	if v := rep.Violation; v != nil {
 		pt.Invariant, pt.Length = v.Invariant, len(v.Trace)
 	}

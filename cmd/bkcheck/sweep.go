@@ -64,6 +64,9 @@ func runSweep(ctx context.Context, inv *invocation) int {
 	if err := atomicfile.CheckDirWritable(opt.Out); err != nil {
 		cl.probs.Add("out", "%v", err)
 	}
+	if held := sweepResults(opt.Out); len(held) > 0 {
+		cl.probs.Add("out", "%s holds the results of a sweep (%s): give an empty or new directory, or remove them (a sweep never overwrites results)", opt.Out, strings.Join(held, ", "))
+	}
 	if code := cl.report(stderr); code != exitOK {
 		return code
 	}
@@ -77,11 +80,32 @@ func runSweep(ctx context.Context, inv *invocation) int {
 		return exitError
 	}
 	sweepNotes(stderr, res)
-	fmt.Fprintf(stdout, "%d of %d points (shard %s): results in %s/results.{md,csv,json}\n", len(res.Points), res.Total, res.Shard, opt.Out)
 	if ctx.Err() != nil {
+		var stopped []int
+		for _, p := range res.Points {
+			if p.Reason == sweep.Interrupted {
+				stopped = append(stopped, p.Index)
+			}
+		}
+		fmt.Fprintf(stdout, "interrupted: %d of %d points finished (shard %s), %d stopped by the interrupt and unknown (points %s): results in %s/results.{md,csv,json}\n",
+			len(res.Points)-len(stopped), res.Total, res.Shard, len(stopped), indexList(stopped), opt.Out)
 		return exitInterrupted
 	}
+	fmt.Fprintf(stdout, "%d of %d points (shard %s): results in %s/results.{md,csv,json}\n", len(res.Points), res.Total, res.Shard, opt.Out)
 	return sweepIncomplete(stderr, "bkcheck sweep", res)
+}
+
+// sweepResults lists the files of a sweep's results in dir: its tables
+// and its points' traces.
+func sweepResults(dir string) []string {
+	var held []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, "results.") || strings.HasPrefix(n, "point-") && strings.HasSuffix(n, ".itf.json") {
+			held = append(held, n)
+		}
+	}
+	return held
 }
 
 // exitSweepIncomplete is bkcheck sweep's (and sweep merge's) exit code

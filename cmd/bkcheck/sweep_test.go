@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -103,5 +104,25 @@ func TestSweepShardsMerge(t *testing.T) {
 	env := filepath.Join(dir, "env")
 	if code, out, _ := runArgs(t, "sweep", file, "--out", env); code != exitOK || !strings.Contains(out, "shard 2/3") {
 		t.Fatalf("slurm env: exit %d %s", code, out)
+	}
+}
+
+// TestSweepInterruptedAndNoOverwrite: an interrupted sweep says how many
+// points finished and which the interrupt stopped (exit 130), and a sweep
+// into a directory holding a sweep's results is refused before it runs.
+func TestSweepInterruptedAndNoOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "sweep.toml", testSweep)
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr strings.Builder
+	if code := run(ctx, []string{"sweep", file, "--out", out}, &stdout, &stderr); code != exitInterrupted ||
+		!strings.Contains(stdout.String(), "interrupted: 0 of 8 points finished (shard 1/1), 8 stopped by the interrupt and unknown (points 0, 1, 2, 3, 4, 5, 6, 7)") {
+		t.Errorf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	code, _, errOut := runArgs(t, "sweep", file, "--out", out)
+	if code != exitUsage || !strings.Contains(errOut, "holds the results of a sweep (point-") && !strings.Contains(errOut, "holds the results of a sweep (results.") {
+		t.Errorf("a sweep into %s, which holds results: exit %d:\n%s", out, code, errOut)
 	}
 }
