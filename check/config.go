@@ -214,8 +214,11 @@ func (s Sharding) ResolveFrom(sources ...ShardSource) (index, shards int, err er
 		if _, err := fmt.Sscanf(s.Shard, "%d/%d", &i, &n); err != nil || i < 1 || i > n || fmt.Sprintf("%d/%d", i, n) != s.Shard {
 			return 0, 0, fmt.Errorf("must be i/N with 1 <= i <= N (got %q)", s.Shard)
 		}
-		if s.Shards != 0 && s.Shards != n {
-			return 0, 0, fmt.Errorf("says %d shards, --shards %d", n, s.Shards)
+		if s.Shards != 0 {
+			// --shards takes the index from a scheduler, --shard gives
+			// it: both at once is one shard of N started by hand, which
+			// waits for the other N-1 at its first level.
+			return 0, 0, fmt.Errorf("gives this process's shard itself; --shards %d takes it from a scheduler (JOB_COMPLETION_INDEX, SLURM_PROCID): give one of them", s.Shards)
 		}
 		return i - 1, n, nil
 	case s.Shards < 0:

@@ -19,7 +19,7 @@ func TestResolveShard(t *testing.T) {
 	}{
 		{"", 0, nil, Shard{1, 1}, ""},
 		{"2/3", 0, nil, Shard{2, 3}, ""},
-		{"2/3", 4, nil, Shard{}, "says 3 shards"},
+		{"2/3", 4, nil, Shard{}, "give one of them"},
 		{"1/3x", 0, nil, Shard{}, "1 <= i <= N"},
 		{"4/3", 0, nil, Shard{}, "1 <= i <= N"},
 		{"", 4, map[string]string{"JOB_COMPLETION_INDEX": "3"}, Shard{4, 4}, ""},
