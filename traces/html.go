@@ -116,12 +116,8 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	case prop.Kind == "":
 		prop.Kind = "invariant"
 	}
-	if t.Loop > 0 {
-		prop.Why = append(prop.Why, fmt.Sprintf("the behaviour returns to state %d and repeats the cycle forever", t.Loop))
-		for _, f := range t.Fairness {
-			prop.Why = append(prop.Why, "the cycle is fair: "+f.String())
-		}
-	}
+	// What decides the property first; then, for a lasso, why its cycle
+	// counts (the fairness lines, grouped).
 	if ex := t.Explanation; ex != nil {
 		if ex.Equivalent {
 			prop.Expression, prop.Equivalent = ex.Expression, true
@@ -130,6 +126,12 @@ func RenderHTML(w io.Writer, t *Trace) error {
 		prop.OwedFrom = ex.OwedFrom
 		for _, r := range ex.Reads {
 			prop.Reads = append(prop.Reads, htmlVar{Name: r.Name, Value: r.Value})
+		}
+	}
+	if t.Loop > 0 {
+		prop.Why = append(prop.Why, fmt.Sprintf("the behaviour returns to state %d and repeats the cycle forever", t.Loop))
+		for _, l := range FairnessLines(t.Fairness) {
+			prop.Why = append(prop.Why, "the cycle is fair: "+l)
 		}
 	}
 	data, err := json.Marshal(map[string]any{"participants": parts, "steps": steps, "verdict": verdict, "property": prop})

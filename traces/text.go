@@ -80,8 +80,8 @@ func (t *Text) Render(w io.Writer) error {
 		fmt.Fprintf(&b, "\n-- the behaviour returns to state %d and repeats forever --\n", t.Loop)
 		if len(t.Fairness) > 0 {
 			b.WriteString("The cycle is weakly fair to every action of --fair:\n")
-			for _, f := range t.Fairness {
-				fmt.Fprintf(&b, "  %s\n", f)
+			for _, l := range FairnessLines(t.Fairness) {
+				fmt.Fprintf(&b, "  %s\n", l)
 			}
 		}
 	}

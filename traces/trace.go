@@ -7,6 +7,7 @@ package traces
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/bkcheck/bkcheck/vocab"
@@ -77,6 +78,44 @@ func (f FairStep) String() string {
 		return fmt.Sprintf("WF(%s): taken at step %d", f.Constraint, f.Step)
 	}
 	return fmt.Sprintf("WF(%s): disabled in state %d", f.Constraint, f.Step)
+}
+
+// maxNamedFair is how many actions disabled in one state FairnessLines
+// names; more are counted.
+const maxNamedFair = 8
+
+// FairnessLines says how a lasso's cycle is fair to each constraint, in
+// few lines: each action taken in the cycle on its own line, and the
+// actions disabled in one state of it together (a run with --fair all has
+// dozens of those, which say little one by one).
+func FairnessLines(fs []FairStep) []string {
+	var lines []string
+	disabled := map[int][]string{}
+	var states []int
+	for _, f := range fs {
+		if f.Taken {
+			lines = append(lines, f.String())
+			continue
+		}
+		if disabled[f.Step] == nil {
+			states = append(states, f.Step)
+		}
+		disabled[f.Step] = append(disabled[f.Step], f.Constraint)
+	}
+	sort.Ints(states)
+	for _, st := range states {
+		names := disabled[st]
+		if len(names) == 1 {
+			lines = append(lines, FairStep{Constraint: names[0], Step: st}.String())
+			continue
+		}
+		if len(names) > maxNamedFair {
+			lines = append(lines, fmt.Sprintf("WF of %d actions: each disabled in state %d (the trace file's #meta.fairness names them)", len(names), st))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("WF of %d actions: each disabled in state %d (%s)", len(names), st, strings.Join(names, ", ")))
+	}
+	return lines
 }
 
 // Explanation is why a property fails (or, for a probe, holds) in the last

@@ -3,6 +3,7 @@ package traces
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -104,5 +105,26 @@ func TestMermaidEnsembles(t *testing.T) {
 				t.Errorf("%s: a double space in %q", c.name, line)
 			}
 		}
+	}
+}
+
+// TestFairnessLines: actions taken in the cycle are listed one by one;
+// those disabled in one state are grouped into one line.
+func TestFairnessLines(t *testing.T) {
+	got := FairnessLines([]FairStep{{Constraint: "A", Step: 12}, {Constraint: "B", Step: 11, Taken: true}, {Constraint: "C", Step: 12}, {Constraint: "D", Step: 11}})
+	want := []string{"WF(B): taken at step 11", "WF(D): disabled in state 11", "WF of 2 actions: each disabled in state 12 (A, C)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFairnessLinesMany: a group too long to read is counted.
+func TestFairnessLinesMany(t *testing.T) {
+	var fs []FairStep
+	for i := range maxNamedFair + 1 {
+		fs = append(fs, FairStep{Constraint: fmt.Sprint("A", i), Step: 3})
+	}
+	if got := FairnessLines(fs); len(got) != 1 || got[0] != fmt.Sprintf("WF of %d actions: each disabled in state 3 (the trace file's #meta.fairness names them)", maxNamedFair+1) {
+		t.Errorf("%q", got)
 	}
 }
