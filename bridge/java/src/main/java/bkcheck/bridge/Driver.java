@@ -45,13 +45,18 @@ import org.apache.bookkeeper.stats.NullStatsLogger;
  * {@code ev JSON}. BookKeeper's own logging never reaches stdout: it is
  * pointed at stderr before anything logs.
  *
- * <p>Verbs: init URI (format the metadata store); client NAME REALID=PORT,...
- * (a steered client and its proxy port per bookie); create NAME E QW QA
- * IDS (the ensemble the trace chose); add NAME; recover NAME LEDGER (open with
- * recovery); close NAME; release NAME (the oldest held metadata write of
- * NAME proceeds); replace ID (the next replacement bookie); observe LEDGER
- * ENTRIES IDS (what each bookie serves, the metadata, each client's LAC and
- * acknowledged entries); read-closed LEDGER (a fresh reader's view); quit.
+ * <p>Verbs (bridge/README.md says each with its answer): init (format the
+ * metadata store); client NAME REALID=PORT,... (a steered client and its
+ * proxy port per bookie); create NAME E QW QA IDS (the ensemble the trace
+ * chose); add NAME; recover NAME LEDGER (open with recovery); close NAME;
+ * delete NAME LEDGER; timeout NAME BOOKIE LEDGER ENTRY (an outstanding
+ * write's callback runs with TimeoutException); timeout-read NAME BOOKIE
+ * LEDGER ENTRY (likewise a read); release NAME (the oldest held metadata
+ * write of NAME proceeds); replace ID (the next replacement bookie);
+ * observe LEDGER ENTRIES IDS (what each bookie serves, the metadata, each
+ * client's LAC and acknowledged entries); probe BOOKIE LEDGER (whether a
+ * bookie serves yet); writable (the bookies registered writable);
+ * read-closed LEDGER (a fresh reader's view); quit.
  */
 public final class Driver {
     static final byte[] PASSWORD = "bkcheck".getBytes(StandardCharsets.UTF_8);
