@@ -24,14 +24,16 @@ import (
 // recommend or warn about.
 var Settings = [][3]int{{2, 2, 2}, {3, 3, 2}, {3, 3, 3}, {5, 3, 2}, {5, 5, 2}}
 
-// LossIrrelevant are the actions that cannot make an acknowledged entry
-// disappear when the ensemble uses every bookie (no spare: no ensemble
-// change or resend; fenced answers only make the writer withdraw; the
-// writer closing at its LAC and recovery write-backs only add copies).
-// Data-loss questions search the model without them, which keeps them
-// within reach; TestRestrictedDataLossAgrees checks the restricted and
-// the full model give the same verdicts where both can be searched.
-var LossIrrelevant = []string{"ClientReceivesAddFencedResponse", "BookieSendsAddFencedResponse", "ClientResendsPendingAddOp",
+// LossIrrelevant are the actions of the BookKeeper model that cannot
+// make an acknowledged entry disappear when the ensemble uses every
+// bookie (no spare: an ensemble change replaces no bookie and re-sends
+// nothing; a fenced answer only makes the writer withdraw, with a close
+// at its LAC, which every entry it acknowledged is at or below; recovery
+// write-backs only add copies). Data-loss questions search the model
+// without them, which keeps them within reach;
+// TestRestrictedDataLossAgrees checks the restricted and the full model
+// give the same verdicts where both can be searched.
+var LossIrrelevant = []string{"ClientReceivesAddFencedResponse", "BookieSendsAddFencedResponse",
 	"ClientClosesLedgerSuccess", "ClientClosesLedgerFail", "ClientWritesBackEntry",
 	"RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientChangesEnsemble", "RecoveryClientSendsPendingAddOp"}
 
@@ -42,12 +44,9 @@ var LossIrrelevant = []string{"ClientReceivesAddFencedResponse", "BookieSendsAdd
 // ensemble changes where the question says so).
 var AckIrrelevant = []string{"BookieRestarts", "ClientStartsRecovery", "ClientClosesLedgerSuccess", "ClientClosesLedgerFail"}
 
-// noChange excludes the ensemble changes (and the resends they enable).
-var noChange = []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp", "RecoveryClientChangesEnsemble"}
-
-// noChangeJava is noChange for the Java client's add path, whose
-// ensemble change starts at a timeout: no add times out before the close
-// (a timeout after it only reaches notifyWriteFailed), and no change.
+// noChangeJava excludes the ensemble changes of the Java client's add
+// path, which start at a timeout: no add times out before the close (a
+// timeout after it only reaches notifyWriteFailed), and no change.
 var noChangeJava = []string{"ClientReceivesAddTimeout", "ClientUpdatesEnsembleMetadata", "RecoveryClientChangesEnsemble"}
 
 // A loss mechanism: how a bookie loses what it stored, in BookKeeper's
@@ -84,11 +83,13 @@ var lossMechanisms = []lossMechanism{
 		func(p *spec.Params, f int) { p.Crashes, p.Journal, p.DataIntegrity = f, spec.JournalDisabled, true }, smallSettings},
 }
 
-// bookKeeper turns on the rules in which BookKeeper's Java code differs
-// from the TLA+ spec and that are options of the model (docs/model.md,
-// "Known differences"): the page speaks for BookKeeper.
+// bookKeeper makes a question one of BookKeeper as released
+// (spec.DefaultRelease: the Java add path, sequence recovery reads, the
+// writer's close, the create window, DbLedgerStorage's crash rule and the
+// rest docs/model.md lists), not of the TLA+ spec: the page speaks for
+// BookKeeper.
 func bookKeeper(p spec.Params) spec.Params {
-	p.PartialReplacement, p.RecoveryFromLAC = true, true
+	p.BookKeeper = spec.DefaultRelease
 	return p
 }
 
@@ -491,7 +492,7 @@ to their counterexample (ITF; `+"`bkcheck trace render FILE --format html`"+`
 draws it); **proved** ones come from an exhaustive search, of the model
 the scope column names; **open** ones found no counterexample within the
 bound, which proves nothing. Where the search ends at its bound and the
-partial-order reduction covers the model (`+"`--por`"+`: the spec's actions,
+partial-order reduction covers the model (`+"`--por`"+`: BookKeeper's model,
 with or without bookie faults), a reduced search with the same bound follows: it
 gives the full search's verdict in fewer states, its counterexample is a
 real behaviour but not necessarily the shortest, and the scope says so.
@@ -514,12 +515,17 @@ bookie is lost), with the same two readings.
 the journal (`+"`journalSyncData`"+`, `+"`journalWriteData`"+`), the data-integrity
 check (`+"`dataIntegrityChecking`"+`) and whether BookKeeper waits for it, what
 a re-format did with the bookie's cookie, and the ledger storage. Beyond
-that, every search uses BookKeeper's rules where the Java client differs
-from the TLA+ spec (docs/model.md, "Known differences"): an ensemble change
-keeps a partial replacement (`+"`--partial-replacement`"+`,
-`+"`EnsembleUtils.replaceBookiesInEnsemble`"+`) and recovery counts from the
-fenced LAC (`+"`--recovery-from-lac`"+`, `+"`LedgerRecoveryOp`"+`). How a bookie
-loses data, as BookKeeper's mechanisms decide it (docs/model.md, "Faults"):
+that, every question is asked of BookKeeper as released
+(`+"`--bookkeeper "+spec.DefaultRelease+"`"+`, docs/model.md, "BookKeeper as released"), not of the
+TLA+ spec's defaults: the Java client's add path (an ensemble change
+starts at a failed write and replaces what it can, in index order; an
+op takes its ensemble before it joins the queue), recovery reads replica
+by replica and counting from the fenced LAC, the writer's close as
+`+"`LedgerHandle.doAsyncCloseInternal`"+`, and DbLedgerStorage's crash rule. Each
+section names the model it was asked of; one that names the TLA+ spec's
+model was answered before the page moved to BookKeeper as released, and
+`+"`--settings`"+` answers it again. How a bookie loses data, as BookKeeper's
+mechanisms decide it (docs/model.md, "Faults"):
 
 - a *wiped disk* with cookie validation on (the default): the bookie
   refuses to start (InvalidCookieException) and stays down;
@@ -530,10 +536,13 @@ loses data, as BookKeeper's mechanisms decide it (docs/model.md, "Faults"):
   runs the check (fence and limbo for a ledger that is open and whose last
   ensemble holds the bookie) and waits for it before serving;
 - a *crash*. With the default journal (`+"`journalSyncData=true`"+`) every
-  acknowledged entry is on disk, but a fence a bookie answered without data
-  (NoSuchEntry, an empty LAC read) is not yet: `+"`ReadEntryProcessor`"+` does
-  not wait for the fence record then, and a crash before the journal
-  writes it loses the fence. With `+"`journalSyncData=false`"+` (a power loss)
+  acknowledged entry is on disk, but a fence survives only where the
+  restarted bookie finds it: a fence a bookie answered without data
+  (NoSuchEntry, an empty LAC read) may not be journalled yet
+  (`+"`ReadEntryProcessor`"+` does not wait for the fence record then), and a
+  journalled fence record is skipped at replay for a ledger the bookie
+  holds no key of, or passed by a checkpoint (`+"`BookieImpl`"+`'s journal
+  replay, `+"`SyncThread.checkpoint`"+`). With `+"`journalSyncData=false`"+` (a power loss)
   or `+"`journalWriteData=false`"+` a crash also loses what was acknowledged
   but not yet flushed; with `+"`journalWriteData=false`"+` and the
   data-integrity check, the restarted bookie runs the check in the
@@ -541,9 +550,9 @@ loses data, as BookKeeper's mechanisms decide it (docs/model.md, "Faults"):
 
 Data-loss questions search the model without the actions that cannot make
 an acknowledged entry disappear when the ensemble holds every bookie (no
-spare): fenced rejections, resends, closes by the writer, recovery
-write-backs and recovery ensemble changes only withdraw a writer or add
-copies. That is an argument, so it is also a test: on every setting small
+spare): fenced rejections, closes by the writer, recovery write-backs
+and recovery ensemble changes only withdraw a writer or add copies.
+That is an argument, so it is also a test: on every setting small
 enough to search both ways, the restricted and the full model give the
 same verdict (`+"`TestRestrictedDataLossAgrees`"+`). Availability questions
 likewise leave out restarts, recovery and closing, which cannot help a
@@ -554,7 +563,9 @@ symmetry over bookies and clients (`+"`--symmetry bookies,clients`"+`, sound
 there: no unavailable bookie and at most E+1 bookies, see docs/model.md):
 the bound then counts orbits (an orbit with b bookies stands for up to
 b!·2 states), and a proof covers every state of every orbit. The questions
-still open are those whose space is beyond reach here (4 bookies or more);
+still open are those whose space is beyond reach here (on BookKeeper's
+model, from 3 bookies: its client, recovery and storage take many more
+steps than the spec's);
 they are not evidence of safety, and one proved only for behaviours that
 lose at most k messages (or none) says nothing of those that lose more.
 
@@ -619,6 +630,7 @@ releases the ledger tries again). Searched with symmetry over bookies
 			Invariants: []string{"none"}}
 	}
 	eventually := properties.Settings{Eventually: []string{"ReachesQw=meta_status == \"STATUS_CLOSED\" ~> " + specprops.AllCopies}}
+	var commands []string // each row's first search, for the list under the table
 	for _, q := range []struct {
 		id, question string
 		mc           func(ar bool) check.ModelConfig
@@ -670,12 +682,14 @@ releases the ledger tries again). Searched with symmetry over bookies
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |\n", q.question, cells[0], cells[1])
+		commands = append(commands, fmt.Sprintf("%d. `bkcheck check %s --symmetry bookies --max-states %d`, and with `--autorecovery`", len(commands)+1, q.mc(false).Flags(), g.opt.MaxStates))
 	}
 	// #4872: with Qw = 1 and the replica lost for good, AutoRecovery never
 	// lets the ledger go, under any weak fairness (a question of
 	// AutoRecovery only).
 	mc := check.ModelConfig{Params: spec.Params{BookKeeper: spec.DefaultRelease, Bookies: 2, Clients: 2, Entries: 1, Inflight: 1, Ensemble: 1, WriteQuorum: 1, AckQuorum: 1, DiskLoss: 1, AutoRecovery: true},
 		Invariants: []string{"none"}, Settings: properties.Settings{Eventually: []string{"Repaired=" + specprops.Repaired}, Fair: []string{properties.FairAll}}}
+	commands = append(commands, fmt.Sprintf("%d. `bkcheck check %s --max-states %d`", len(commands)+1, mc.Flags(), g.opt.MaxStates))
 	a, err := g.askWith("ar-endless-qw1", mc, spec.Symmetry{})
 	if err != nil {
 		return err
@@ -689,6 +703,7 @@ releases the ledger tries again). Searched with symmetry over bookies
 	default:
 		fmt.Fprintf(b, "| %s | (nothing marks it) | open (%s) |\n", q, a.scope())
 	}
+	b.WriteString("\nThe first search of each row, in order (the column without AutoRecovery; the other adds `--autorecovery`):\n\n" + strings.Join(commands, "\n") + "\n")
 	b.WriteString(`
 How to read them. AutoRecovery repairs what its checks see: a bookie that
 is lost (the Auditor's audit), and a bookie lacking the first or the last
@@ -710,7 +725,7 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 			Invariants: invariants,
 		}
 	}
-	fmt.Fprintf(b, "## E = %d, Qw = %d, Qa = %d\n\n| question | answer | scope |\n|---|---|---|\n", e, qw, qa)
+	fmt.Fprintf(b, "## E = %d, Qw = %d, Qa = %d\n\n%s\n\n| question | answer | scope |\n|---|---|---|\n", e, qw, qa, askedOf)
 	row := func(q, ans, scope string) { fmt.Fprintf(b, "| %s | %s | %s |\n", q, ans, scope) }
 
 	// Ledger creation needs E writable bookies.
@@ -759,7 +774,7 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 		mc.Constraint = []string{crashesFirst}
 		mc.Exclude = AckIrrelevant
 		if !c.change {
-			mc.Exclude = append(append([]string{}, AckIrrelevant...), noChange...)
+			mc.Exclude = append(append([]string{}, AckIrrelevant...), noChangeJava...)
 		}
 		qid := fmt.Sprintf("%s-ack-crashed-%d", id, c.f)
 		if c.change {
@@ -824,6 +839,11 @@ func (g *generator) setting(b *strings.Builder, e, qw, qa int) error {
 	b.WriteString("\n")
 	return nil
 }
+
+// askedOf opens each setting's section: the model its questions were
+// asked of. The page's header says what a section answered before the
+// page moved to BookKeeper as released names instead.
+var askedOf = "Asked of BookKeeper " + spec.DefaultRelease + " (`--bookkeeper " + spec.DefaultRelease + "`)."
 
 // restricted says, in a scope, what a data-loss search left out.
 const restricted = "; model without the actions that cannot lose data (see above)"

@@ -3,10 +3,11 @@
 // every package; the long tier adds what takes minutes or gigabytes
 // (searches of tens of millions of states, kill-and-resume runs of the
 // binary, docs/bugs.md regenerated, one setting of docs/guarantees.md
-// re-answered); CI runs both. The docs tier regenerates all of
-// docs/guarantees.md and docs/findings.md, which takes most of an hour
-// on two cores (the findings' slowest questions are minutes each); run it
-// after a change to the model or to the pages' questions. Each is
+// re-answered within a smaller bound); CI runs both. The docs tier
+// regenerates all of docs/guarantees.md and docs/findings.md, which takes
+// hours on two cores (the guarantees' sections on BookKeeper's model, the
+// findings' slowest questions minutes each); run it after a change to the
+// model or to the pages' questions. Each is
 // switched on with one environment variable:
 //
 //	BKCHECK_LONG=1 go test -timeout 60m ./...
