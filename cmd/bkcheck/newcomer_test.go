@@ -366,6 +366,7 @@ func TestDefaultsOneRule(t *testing.T) {
 	}
 	// A zero the defaults would replace is refused everywhere.
 	file = writeFile(t, dir, "z.toml", "[fixed]\nbookies = 1\nwrite-quorum = 1\nack-quorum = 1\n[grid]\nensemble = [0]\n")
+	res = filepath.Join(dir, "res-zero") // a sweep never writes over results
 	runArgs(t, "sweep", file, "--out", res)
 	if r := readSweep(t, res); r.Points[0].Status != "skipped" || !strings.Contains(r.Points[0].Reason, `ensemble: "0" is not a value it takes`) {
 		t.Errorf("ensemble = 0 in a sweep: %+v", r.Points[0])
