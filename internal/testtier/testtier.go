@@ -11,7 +11,7 @@
 // switched on with one environment variable:
 //
 //	BKCHECK_LONG=1 go test -timeout 60m ./...
-//	BKCHECK_DOCS=1 go test -timeout 120m ./cmd/bkcheck -run 'TestGuaranteesCurrent|TestFindingsPageCurrent'
+//	BKCHECK_DOCS=1 go test -timeout 600m ./cmd/bkcheck -run 'TestGuaranteesCurrent|TestFindingsPageCurrent|TestBugsPageCurrent'
 //
 // The real-BookKeeper tier runs traces on real bookies (package bridge):
 // it needs a JDK and Maven, and the released artifacts Maven fetches.
