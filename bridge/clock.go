@@ -71,8 +71,7 @@ func addIdentity(m message) string {
 // else by closing the client's connection to the bookie (closeLink, with
 // the older write the clock would have failed first); refused is
 // non-empty when neither produces the trace.
-func lostAddFailure(states []itfState, cur int, lost message) (closeLink bool, older, refused string) {
-	sent := addSendSteps(states)
+func lostAddFailure(states []itfState, sent []map[string]int, cur int, lost message) (closeLink bool, older, refused string) {
 	at := sent[cur-1][lost.key()]
 	older = ""
 	for j := cur + 1; j < len(states) && older == ""; j++ {

@@ -53,6 +53,8 @@ type run struct {
 	// connection to a bookie (by "client/bookie"), to fail a write as a
 	// closed connection does (addTimeout).
 	linkClosed map[string]int
+	// sent is addSendSteps of the trace, computed at its first timeout.
+	sent []map[string]int
 	// completing: the clients whose ensemble change's metadata write
 	// completed and whose completion the model has not taken yet.
 	completing map[string]bool
@@ -172,7 +174,10 @@ func (r *run) addTimeout(ctx context.Context, prev, next itfState, client string
 	}
 	link := client + "/" + lost.Bookie
 	if !r.crashed[lost.Bookie] {
-		closeLink, older, refused := lostAddFailure(r.states, r.cur, *lost)
+		if r.sent == nil {
+			r.sent = addSendSteps(r.states)
+		}
+		closeLink, older, refused := lostAddFailure(r.states, r.sent, r.cur, *lost)
 		if refused != "" {
 			return notExecutable(refused)
 		}
@@ -199,7 +204,7 @@ func (r *run) addTimeout(ctx context.Context, prev, next itfState, client string
 	}
 	closedSince := false
 	if at, ok := r.linkClosed[link]; ok {
-		closedSince = at >= addSendSteps(r.states)[r.cur-1][lost.key()]
+		closedSince = at >= r.sent[r.cur-1][lost.key()]
 	}
 	switch {
 	case out.Outcome == "timed-out":

@@ -130,7 +130,7 @@ func TestLostAddFailure(t *testing.T) {
 		{"one sent in the same step answered later: a close", cat(e1LostAtB1, b2AnswersE1Too), req("b1", 1, -1), true, false},
 	} {
 		lost := messages(state(tc.lost))[0]
-		closeLink, older, refused := lostAddFailure(tc.states, 3, lost)
+		closeLink, older, refused := lostAddFailure(tc.states, addSendSteps(tc.states), 3, lost)
 		if closeLink != tc.closeLink || (refused != "") != tc.refused || (older != "") != (tc.closeLink || tc.refused) {
 			t.Errorf("%s: closeLink %v, older %q, refused %q; want closeLink %v, refused %v", tc.name, closeLink, older, refused, tc.closeLink, tc.refused)
 		}
