@@ -24,7 +24,7 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	}{
 		{docTrace("findings/f-preboot-fix2.itf.json"), NotExecutable, "--variant await-preboot-check (a protocol change"},
 		{docTrace("bugs/bk-4701.itf.json"), NotExecutable, "BookieChecksAdd is the fence check"},
-		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "no mapping for RecoveryClientChangesEnsemble"},
+		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "RecoveryClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
 		{docTrace("bugs/bk-2614-still.itf.json"), NotExecutable, "here state 12 (BookieSendsReadResponse) comes between the check and the store"},
 		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--journal disabled"},
 	} {

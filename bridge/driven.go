@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/bkcheck/bkcheck/check"
-	"github.com/bkcheck/bkcheck/spec"
 )
 
 // releaseVariant says whether a trace's variant is the behaviour of
@@ -23,83 +22,28 @@ func releaseVariant(v string) bool {
 	return true
 }
 
-// undriven says why the harness does not drive an action of the model that
-// it has no mapping for, where there is more to say than that.
-var undriven = map[string]string{
-	"BookieFailsRead":       "a read of a corrupt entry log: the harness does not corrupt a bookie's files",
-	"BookieCheckpoints":     "a checkpoint of a bookie's ledger storage: the harness's bookies never checkpoint by the clock (flushInterval a day), and it has no checkpoint on demand yet",
-	"BookieCheckpointsIdle": "an idle checkpoint (the journal mark moved with nothing to flush): the harness's bookies never checkpoint by the clock (flushInterval a day), and it has no checkpoint on demand yet",
-	"ClientCreatesAddOp":    "the application's thread held between PendingAddOp.create and pendingAddOps.add: a window inside the client's process, which the harness does not control (it controls messages, crashes and flushes)",
-	"BookieChecksAdd":       "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, which the harness does not control (it controls messages, crashes and flushes)",
-}
-
-// supported is the set of model actions the harness drives.
-var supported = map[string]bool{
-	"ClientCreatesLedger": true, "ClientFailsToCreateLedger": true, "ClientSendsAddEntryRequests": true,
-	"BookieSendsAddConfirmedResponse": true, "BookieSendsAddFencedResponse": true,
-	"ClientReceivesAddConfirmedResponse": true, "ClientReceivesAddFencedResponse": true,
-	"ClientStartsRecovery": true, "BookieSendsFencingReadLacResponse": true,
-	"ClientReceivesFencingReadLacResponse": true, "ClientSendsRecoveryReadRequests": true,
-	"BookieSendsReadResponse": true, "ClientReceivesRecoveryReadResponse": true,
-	"ClientWritesBackEntry": true, "RecoveryClientReceivesAddConfirmedResponse": true,
-	"RecoveryClientClosesLedger": true, "ClientClosesLedgerSuccess": true, "ClientClosesLedgerFail": true,
-	"ClientDeletesLedger": true, "BookieCollectsLedger": true,
-	"BookieCrashes": true, "BookieRestarts": true, "BookieRejoinsEmpty": true, "BookieSyncsJournal": true,
-	"ClientReceivesAddTimeout": true, "ClientUpdatesEnsembleMetadata": true, "ClientCompletesEnsembleChange": true,
-	"ClientSendsNextRecoveryRead": true,
-	"BookieLosesDisk":             true, "BookieBecomesReadOnly": true, "BookieSendsAddReadOnlyResponse": true, "ClientReceivesAddErrorResponse": true,
-}
-
 // unsupported returns the index of the first state the harness cannot
 // drive and why (-1 when it can drive all): settings first (state 0), then
 // actions.
 func unsupported(params map[string]any, states []itfState) (int, string) {
-	variant, _ := params["variant"].(string)
-	journal, _ := params["journal"].(string)
-	ar, _ := params["autorecovery"].(bool)
-	if why := refused(variant, journal, ar); why != "" {
+	if why := refusedParams(params); why != "" {
 		return 0, "the trace's settings: " + why
 	}
 	for i := 1; i < len(states); i++ {
-		if a := states[i].action(); a == "BookieChecksAdd" {
+		a := states[i].action()
+		m := mappingOf[a]
+		switch {
+		case m == nil:
+			return i, "the harness has no mapping for " + a
+		case m.take == nil:
+			return i, a + " is " + m.notDriven
+		case a == "BookieChecksAdd":
 			if k := checkInterleaved(states, i); k > 0 {
-				return i, fmt.Sprintf("%s is %s; here state %d (%s) comes between the check and the store", a, undriven[a], k+1, states[k].action())
+				return i, fmt.Sprintf("%s is %s; here state %d (%s) comes between the check and the store", a, splitCheck, k+1, states[k].action())
 			}
-		} else if !supported[a] {
-			if why := undriven[a]; why != "" {
-				return i, a + " is " + why
-			}
-			return i, "the harness has no mapping for " + a + " yet"
 		}
 	}
 	return -1, ""
-}
-
-// refused names the model settings the harness cannot run, with why;
-// empty if none.
-func refused(variant, journal string, autorecovery bool) string {
-	var why []string
-	if variant != "" && !releaseVariant(variant) {
-		why = append(why, "--variant "+variant+" (a protocol change no release of BookKeeper has; the harness runs releases)")
-	}
-	if journal != "" && journal != "synced" {
-		why = append(why, "--journal "+journal+" (journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not)")
-	}
-	if autorecovery {
-		why = append(why, "--autorecovery (the harness runs no Auditor or ReplicationWorker yet)")
-	}
-	return strings.Join(why, "; ")
-}
-
-// RefusedSettings names the settings of model p that the harness cannot
-// run (every trace of it would be NOT EXECUTABLE at its first state), with
-// why; empty if none.
-func RefusedSettings(p spec.Params) string {
-	variant := p.Variant
-	if variant == "reference" {
-		variant = ""
-	}
-	return refused(variant, p.Journal, p.AutoRecovery)
 }
 
 // checkInterleaved says whether a bookie's fence check of an add

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bkcheck/bkcheck/internal/docblock"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
 	"github.com/bkcheck/bkcheck/spec/invariants"
@@ -58,26 +59,10 @@ func TestReadmeCommands(t *testing.T) {
 // block holds text, and rewrites it with -update-docs.
 func readmeBlock(t *testing.T, marker, text, test string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "README.md")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	if err := docblock.Check(filepath.Join("..", "..", "README.md"), marker, text, *updateDocs,
+		"go test ./cmd/bkcheck -run "+test+" -update-docs"); err != nil {
+		t.Error(err)
 	}
-	re := regexp.MustCompile(`(?s)(<!-- ` + regexp.QuoteMeta(marker) + ` -->\n)(.*?)(<!-- end -->)`)
-	m := re.FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("README.md has no <!-- %s --> ... <!-- end --> block", marker)
-	}
-	if string(m[2]) == text {
-		return
-	}
-	if *updateDocs {
-		if err := os.WriteFile(path, re.ReplaceAll(b, []byte("${1}"+strings.ReplaceAll(text, "$", "$$")+"${3}")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("README.md's <!-- %s --> block is stale; regenerate with: go test ./cmd/bkcheck -run %s -update-docs", marker, test)
 }
 
 // TestDocsStandAlone: the repository's docs are for its users; every

@@ -275,3 +275,66 @@ func (r *run) readSent(ctx context.Context, m message) error {
 	}
 	return nil
 }
+
+// startRecovery: a second client opens the ledger with recovery.
+func (r *run) startRecovery(ctx context.Context, s step) error {
+	if r.ledger < 0 {
+		return notExecutable("recovery of a ledger BookKeeper has not created")
+	}
+	if err := r.drv.call(ctx, nil, "recover", s.client, r.ledger); err != nil {
+		return err
+	}
+	if err := r.releaseMeta(ctx, s.client, "write"); err != nil {
+		return err
+	}
+	return r.expectSent(ctx, s.prev, s.next)
+}
+
+func (r *run) sendRecoveryReads(ctx context.Context, s step) error {
+	return r.recoveryReads(ctx, s.prev, s.next, s.client)
+}
+
+func (r *run) sendNextRecoveryRead(ctx context.Context, s step) error {
+	return r.sequenceRead(ctx, s.prev, s.next, s.client, true)
+}
+
+// sendReadResponse delivers a recovery read to its bookie and checks the
+// answer. A lost answer leaves Java's sequence read waiting on that
+// replica: it times out at the client, and the read moves on.
+func (r *run) sendReadResponse(ctx context.Context, s step) error {
+	if err := r.respond(ctx, s.prev, s.next, "ReadRequestMessage", "ReadResponseMessage", func(rc int, m message) bool {
+		code, _ := m.Fields["code"].(string)
+		if code == "OK" {
+			return rc == wire.EOK
+		}
+		return rc == wire.ENoEntry || rc == wire.ENoLedger
+	}); err != nil {
+		return err
+	}
+	for _, m := range sentAt(s.prev, s.next) {
+		if m.Type == "ReadResponseMessage" && m.Count < 0 {
+			if err := r.timeOutRead(ctx, m); err != nil {
+				return err
+			}
+			r.answer(m.Entry, m.Bookie)
+		}
+	}
+	return nil
+}
+
+func (r *run) receiveRecoveryRead(ctx context.Context, s step) error {
+	m, err := r.deliver(ctx, s.prev, s.next, "ReadResponseMessage")
+	if err != nil {
+		return err
+	}
+	r.readAnswered(m)
+	return nil
+}
+
+func (r *run) recoveryCloses(ctx context.Context, s step) error {
+	if err := r.releaseMeta(ctx, s.client, "write"); err != nil {
+		return err
+	}
+	_, err := r.succeeded(ctx, s.client, "recovered", "complete its recovery")
+	return err
+}

@@ -1,0 +1,274 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/bridge/wire"
+)
+
+// This file is the harness's mapping: one row per action of the model,
+// saying how the action is taken on a cluster of real bookies, what is
+// awaited and checked there, and which BookKeeper code it exercises, or
+// why the action is not driven. Everything else is derived from it: the
+// actions the harness drives (unsupported), the dispatch of a step
+// (run.step), and the table of docs/conformance.md, "What each model
+// action is on the cluster" (TestConformanceTable). TestMappingClosed
+// holds it to the model's actions both ways. The handlers live in files
+// by family: adds.go, recovery.go, faults.go, metadata.go.
+
+// A mapping is how the harness takes one model action.
+type mapping struct {
+	action string
+	// drive is what the harness does on the cluster; awaits what it then
+	// waits for and checks. After a step the states are compared (observe.go)
+	// unless awaits says otherwise.
+	drive, awaits string
+	// code is the BookKeeper code the step exercises, read at
+	// apache/bookkeeper release-4.18.0.
+	code string
+	// take drives the step; nil for an action the harness does not drive.
+	take func(r *run, ctx context.Context, s step) error
+	// notDriven says why take is nil, in words a NOT EXECUTABLE verdict
+	// quotes after "ACTION is "; byDesign: the harness will not drive it
+	// (a power loss, a race inside one process, a change to BookKeeper's
+	// code), rather than not yet.
+	notDriven string
+	byDesign  bool
+}
+
+// step is one step of a trace as its handler sees it: the states before
+// and after, and the client and bookie the model's action picked ("" if
+// none).
+type step struct {
+	prev, next     itfState
+	client, bookie string
+}
+
+// Why several actions are not driven.
+const (
+	specWriterChange = "the TLA+ spec's one-step ensemble change and re-send, which has no single Java counterpart: " +
+		"the Java client changes its ensemble as --add-path java models it (ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange)"
+	noAutoRecovery = "a step of AutoRecovery: the harness runs no Auditor or ReplicationWorker yet"
+	noDecommission = "a step of an operator's decommission: the harness has no decommission yet"
+	noCheckpoint   = "the harness's bookies never checkpoint by the clock (flushInterval a day), and it has no checkpoint on demand yet"
+	notControlled  = "which the harness does not control (it controls messages, crashes and flushes)"
+)
+
+// mappings is the harness's mapping, in the order of docs/conformance.md's
+// table: adds, recovery, the writer's close and ensemble change, faults,
+// then the actions not driven.
+var mappings = []mapping{
+	{action: "ClientCreatesLedger", take: (*run).createLedger,
+		drive:  "`asyncCreateLedger(E, Qw, Qa)` with the trace's ensemble (the placement policy given it)",
+		awaits: "the metadata create released; the callback must succeed",
+		code:   "`LedgerCreateOp`, `LedgerManager.createLedgerMetadata`"},
+	{action: "ClientFailsToCreateLedger", take: (*run).failToCreateLedger,
+		drive:  "once every crashed bookie's registration has expired (its ZooKeeper session: an event awaited), `asyncCreateLedger` with BookKeeper's own placement",
+		awaits: "the callback must fail",
+		code:   "`LedgerCreateOp`, `DefaultEnsemblePlacementPolicy.newEnsemble`"},
+	{action: "ClientSendsAddEntryRequests", take: (*run).sendAdd,
+		drive:  "`asyncAddEntry`",
+		awaits: "the add frames to the write set at the proxy; lost ones dropped",
+		code:   "`PendingAddOp.initiate`, `PerChannelBookieClient.addEntry`"},
+	{action: "BookieChecksAdd", take: (*run).checkAdd,
+		drive:  "nothing at this step: a check with no step of the same bookie between it and its store (as on every release before 4.17.4) is the add as the bookie runs it, checked and stored when the harness delivers the request at the store's step",
+		awaits: "—",
+		code:   "`WriteEntryProcessor`, `BookieImpl.addEntry`"},
+	{action: "BookieSendsAddConfirmedResponse", take: respondTo("AddEntryRequestMessage", "AddEntryResponseMessage", rcIs(wire.EOK)),
+		drive:  "the add frame delivered to the bookie",
+		awaits: "the response; its code must be EOK",
+		code:   "`WriteEntryProcessor`, `BookieImpl.addEntry`"},
+	{action: "BookieSendsAddFencedResponse", take: respondTo("AddEntryRequestMessage", "AddEntryResponseMessage", rcIs(wire.EFenced)),
+		drive:  "the add frame delivered to the bookie",
+		awaits: "the response; its code must be EFENCED",
+		code:   "`WriteEntryProcessor`, `BookieImpl.addEntry`"},
+	{action: "BookieSendsAddReadOnlyResponse", take: respondTo("AddEntryRequestMessage", "AddEntryResponseMessage", rcIs(wire.EReadOnly)),
+		drive:  "the add frame delivered to the read-only bookie",
+		awaits: "the response; its code must be EREADONLY",
+		code:   "`WriteEntryProcessor` (a read-only bookie rejects normal adds)"},
+	{action: "ClientReceivesAddConfirmedResponse", take: deliverTo("AddEntryResponseMessage"),
+		drive:  "the response delivered to the client",
+		awaits: "—",
+		code:   "`PendingAddOp.writeComplete`"},
+	{action: "ClientReceivesAddFencedResponse", take: deliverTo("AddEntryResponseMessage"),
+		drive:  "the response delivered to the client",
+		awaits: "—",
+		code:   "`PendingAddOp.writeComplete`"},
+	{action: "ClientReceivesAddErrorResponse", take: (*run).receiveAddError,
+		drive:  "the error answer delivered (the op's `writeComplete` starts the ensemble change at once, so its replacements are given to the placement policy from the trace first)",
+		awaits: "—",
+		code:   "`PendingAddOp.writeComplete`"},
+	{action: "ClientReceivesAddTimeout", take: (*run).addTimeout,
+		drive: "the op's write to that bookie fails: by the clock where the trace answers no older write to another bookie later (its callback runs with TimeoutException on the ledger's ordered thread, `SteeredBookKeeper.timeOut`, as the timeout monitor would), " +
+			"else by closing the client's connection to the bookie (the callback fails with BookieHandleNotAvailableException); a write a crash's or such a close's connection already failed counts as its timeout",
+		awaits: "the callback (`write-failed`) where the connection was closed",
+		code:   "`PendingAddOp.writeComplete`, `PerChannelBookieClient.checkTimeoutOnPendingOperations` and `channelInactive`, `BookieClientImpl.monitorPendingOperations`"},
+	{action: "ClientStartsRecovery", take: (*run).startRecovery,
+		drive:  "`asyncOpenLedger` with recovery; its IN_RECOVERY metadata write released",
+		awaits: "the fencing LAC reads at the proxy",
+		code:   "`LedgerHandle.recover`, `ReadLastConfirmedOp`"},
+	{action: "BookieSendsFencingReadLacResponse", take: respondTo("FenceRequestMessage", "FenceResponseMessage", rcIs(wire.EOK, wire.ENoEntry, wire.ENoLedger)),
+		drive:  "the fencing read delivered to the bookie",
+		awaits: "the response: EOK, or NoSuchEntry or NoSuchLedger (which `ReadLastConfirmedOp` takes alike as nothing written here)",
+		code:   "`ReadEntryProcessor` with `FLAG_DO_FENCING`"},
+	{action: "ClientReceivesFencingReadLacResponse", take: deliverTo("FenceResponseMessage"),
+		drive:  "the response delivered to the client",
+		awaits: "—",
+		code:   "`ReadLastConfirmedOp.readEntryComplete`"},
+	{action: "ClientSendsRecoveryReadRequests", take: (*run).sendRecoveryReads,
+		drive: "Java's sequence read, as above: in a trace of the sequence read (`--recovery-read sequence`, every `--bookkeeper` model) the model's one read, which Java sends by itself once fencing has its quorum; " +
+			"in a trace of the spec's parallel read, the first replica Java asks, the others owed until Java asks them",
+		awaits: "the read's frame at the proxy (a lost one dropped and timed out at the client, as above)",
+		code:   "`LedgerRecoveryOp`, `PendingReadOp.SequenceReadRequest`"},
+	{action: "ClientSendsNextRecoveryRead", take: (*run).sendNextRecoveryRead,
+		drive: "nothing: Java sends the next replica's read by itself when every replica asked before has failed or missed (`sendNextRead`). With speculative reads off (`speculativeReadTimeout=0`, the driver's) " +
+			"Java never asks the next replica while an earlier read is outstanding; the model allows it (`firstSpeculativeReadTimeout`), and such a step is NOT EXECUTABLE",
+		awaits: "the read's frame at the proxy",
+		code:   "`PendingReadOp.SequenceReadRequest.sendNextRead`"},
+	{action: "BookieSendsReadResponse", take: (*run).sendReadResponse,
+		drive:  "the read delivered to the bookie",
+		awaits: "the response: OK, or NoSuchEntry or NoSuchLedger, as the model's; a lost answer is timed out at the client (Java's sequence read waits on that replica)",
+		code:   "`ReadEntryProcessor`"},
+	{action: "ClientReceivesRecoveryReadResponse", take: (*run).receiveRecoveryRead,
+		drive:  "the response delivered to the client",
+		awaits: "—",
+		code:   "`PendingReadOp.readEntryComplete`"},
+	{action: "ClientWritesBackEntry", take: (*run).expectSentStep,
+		drive:  "nothing: `LedgerRecoveryOp` writes back an entry it read at once (`asyncRecoveryAddEntry`, adds with `FLAG_RECOVERY_ADD` to the entry's write set)",
+		awaits: "the write-back's frames at the proxy",
+		code:   "`LedgerRecoveryOp` → `LedgerHandle.asyncRecoveryAddEntry`"},
+	{action: "RecoveryClientReceivesAddConfirmedResponse", take: deliverTo("AddEntryResponseMessage"),
+		drive:  "the response delivered to the recovery client",
+		awaits: "—",
+		code:   "`PendingAddOp.writeComplete`"},
+	{action: "RecoveryClientClosesLedger", take: (*run).recoveryCloses,
+		drive:  "the recovery's close metadata write released",
+		awaits: "the recovery's open completes successfully",
+		code:   "`LedgerRecoveryOp` → `LedgerHandle.asyncCloseInternal`"},
+	{action: "ClientClosesLedgerSuccess", take: (*run).closeSucceeds,
+		drive:  "`asyncClose`; each metadata write of the close released until the close completes",
+		awaits: "the close must succeed",
+		code:   "`LedgerHandle.doAsyncCloseInternal` (a `MetadataUpdateLoop`)"},
+	{action: "ClientClosesLedgerFail", take: (*run).closeFails,
+		drive:  "`asyncClose`; each metadata write of the close released until the close completes",
+		awaits: "the close must fail",
+		code:   "`LedgerHandle.doAsyncCloseInternal` (a `MetadataUpdateLoop`)"},
+	{action: "ClientUpdatesEnsembleMetadata", take: (*run).updateEnsemble,
+		drive: "the ensemble change's metadata write released (the replacements were given to the placement policy from the trace when Java started the change); " +
+			"no write where the model's loop finds nothing to replace",
+		awaits: "the write's answer has run the client's continuation (`setLedgerMetadata`, in the store's callback), as the model's step includes; states are compared only after ClientCompletesEnsembleChange",
+		code:   "`LedgerHandle.ensembleChangeLoop`, `MetadataUpdateLoop`, `EnsembleUtils.replaceBookiesInEnsemble`"},
+	{action: "ClientCompletesEnsembleChange", take: (*run).completeEnsembleChange,
+		drive:  "nothing: Java completes the change on the ledger's ordered thread as soon as its metadata write completed",
+		awaits: "the completion's re-sends at the proxy",
+		code:   "`ensembleChangeLoop`'s completion, `unsetSuccessAndSendWriteRequest`"},
+	{action: "ClientDeletesLedger", take: (*run).deleteLedger,
+		drive:  "`asyncDeleteLedger`; the metadata removal released",
+		awaits: "the callback must succeed",
+		code:   "`LedgerDeleteOp`"},
+	{action: "BookieCollectsLedger", take: (*run).collectLedger,
+		drive:  "a forced garbage collection of that bookie (its admin HTTP server)",
+		awaits: "the collection's end",
+		code:   "`TriggerGCService`, `GarbageCollectorThread`"},
+	{action: "BookieCrashes", take: (*run).crash,
+		drive:  "`kill -9` of the bookie's JVM (the replacements of the ensemble changes the closed connections start are given to the placement policy from the trace first)",
+		awaits: "the process's exit",
+		code:   "—"},
+	{action: "BookieRestarts", take: (*run).restart,
+		drive:  "the bookie started again on its directories",
+		awaits: "the bookie serves (a read straight to its port)",
+		code:   "`BookieImpl` journal replay, `BookieNettyServer`"},
+	{action: "BookieLosesDisk", take: (*run).loseDisk,
+		drive:  "kill -9, the journal and ledger directories emptied, the bookie started again",
+		awaits: "cookie validation refuses it (the metadata store holds its cookie) and it exits; it stays down until a re-format",
+		code:   "`LegacyCookieValidation.checkCookies` (InvalidCookieException)"},
+	{action: "BookieRejoinsEmpty", take: (*run).rejoinEmpty,
+		drive:  "kill -9, `BookieShell bookieformat -nonInteractive -force [-deleteCookie]` (`-deleteCookie` unless --reformat-cookie kept), start",
+		awaits: "the bookie serves",
+		code:   "`FormatCommand`, `BookieImpl.format`"},
+	{action: "BookieBecomesReadOnly", take: (*run).becomeReadOnly,
+		drive:  "the bookie turned read-only through its admin HTTP server, as an operator does (`PUT /api/v1/bookie/state/readonly`)",
+		awaits: "the state change",
+		code:   "`BookieStateReadOnlyService`, `StateManager.transitionToReadOnlyMode`"},
+	{action: "BookieSyncsJournal", take: (*run).syncJournal,
+		drive: "nothing: the bookie's journal writes and fsyncs what it queued within `journalMaxGroupWaitMSec` (2 ms) by itself; the harness does not hold it, " +
+			"so a crash the model places before the sync finds the record already durable in BookKeeper",
+		awaits: "—",
+		code:   "`Journal`"},
+
+	{action: "ClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},
+	{action: "ClientResendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
+	{action: "RecoveryClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},
+	{action: "RecoveryClientSendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
+	{action: "BookieFillsDisk", notDriven: "a full disk (read-only with no high-priority writes either): the harness cannot fill a bookie's disks yet"},
+	{action: "BookieRunsPreBootCheck", notDriven: "the pre-boot data-integrity check: the harness runs its bookies without dataIntegrityChecking yet"},
+	{action: "BookieCheckpoints", notDriven: "a checkpoint of a bookie's ledger storage: " + noCheckpoint},
+	{action: "BookieCheckpointsIdle", notDriven: "an idle checkpoint (the journal mark moved with nothing to flush): " + noCheckpoint},
+	{action: "BookieFailsRead", byDesign: true, notDriven: "a read of a corrupt entry log: the harness does not corrupt a bookie's files"},
+	{action: "ClientCreatesAddOp", byDesign: true, notDriven: "the application's thread held between PendingAddOp.create and pendingAddOps.add: a window inside the client's process, " + notControlled},
+	{action: "AuditorMarksLedgerUnderreplicated", notDriven: noAutoRecovery},
+	{action: "AuditorChecksLedger", notDriven: noAutoRecovery},
+	{action: "WorkerAcquiresLedger", notDriven: noAutoRecovery},
+	{action: "WorkerReplicatesFragment", notDriven: noAutoRecovery},
+	{action: "WorkerUpdatesEnsemble", notDriven: noAutoRecovery},
+	{action: "WorkerDefersLedger", notDriven: noAutoRecovery},
+	{action: "WorkerMarksLedgerReplicated", notDriven: noAutoRecovery},
+	{action: "WorkerReleasesLedger", notDriven: noAutoRecovery},
+	{action: "WorkerGraceExpires", notDriven: noAutoRecovery},
+	{action: "WorkerDiesOnInconsistentRange", notDriven: noAutoRecovery},
+	{action: "AdminDecommissionsBookie", notDriven: noDecommission},
+	{action: "AdminFinishesDecommission", notDriven: noDecommission},
+}
+
+// splitCheck is why a BookieChecksAdd apart from its store is not driven.
+const splitCheck = "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, " + notControlled
+
+// mappingOf is the mapping of each action, by name.
+var mappingOf = func() map[string]*mapping {
+	m := map[string]*mapping{}
+	for i := range mappings {
+		m[mappings[i].action] = &mappings[i]
+	}
+	return m
+}()
+
+// step drives one step of the trace through its mapping.
+func (r *run) step(ctx context.Context, prev, next itfState) error {
+	a := next.action()
+	m := mappingOf[a]
+	if m == nil || m.take == nil {
+		return notExecutable("the harness has no mapping for " + a)
+	}
+	p := next.picks()
+	client, _ := p["client"].(string)
+	bookie, _ := p["bookie"].(string)
+	return m.take(r, ctx, step{prev: prev, next: next, client: client, bookie: bookie})
+}
+
+// conformanceTable is the table of docs/conformance.md, "What each model
+// action is on the cluster": every driven action, then every other with
+// why.
+func conformanceTable() string {
+	var b strings.Builder
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("| model action | on the cluster | awaited and checked | BookKeeper code |\n|---|---|---|---|\n")
+	for _, m := range mappings {
+		if m.take != nil {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", m.action, cell(m.drive), cell(m.awaits), cell(m.code))
+		}
+	}
+	b.WriteString("\nNot driven: a trace that takes one of these actions is NOT EXECUTABLE at that step, with the reason given here.\n\n")
+	b.WriteString("| model action | why not | |\n|---|---|---|\n")
+	for _, m := range mappings {
+		if m.take == nil {
+			when := "not yet"
+			if m.byDesign {
+				when = "by design"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", m.action, cell(m.notDriven), when)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,249 @@
+package bridge
+
+import (
+	"encoding/json"
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/internal/docblock"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/conformance.md's generated table")
+
+// TestMappingClosed holds the mapping to the model's actions both ways:
+// every action of the model has exactly one row, every row names an action
+// of the model, and each row either drives its action, saying how, or
+// says why not.
+func TestMappingClosed(t *testing.T) {
+	rows := map[string]int{}
+	for _, m := range mappings {
+		rows[m.action]++
+		if _, ok := spec.ActionKindByName(m.action); !ok {
+			t.Errorf("the mapping has a row for %s, which is no action of the model", m.action)
+		}
+		switch {
+		case m.take != nil && (m.drive == "" || m.awaits == "" || m.code == ""):
+			t.Errorf("%s is driven, but its row does not say how, what it awaits, or what BookKeeper code it exercises", m.action)
+		case m.take != nil && m.notDriven != "":
+			t.Errorf("%s is driven and says why it is not", m.action)
+		case m.take == nil && m.notDriven == "":
+			t.Errorf("%s is not driven and does not say why", m.action)
+		}
+	}
+	for k := spec.ActionKind(1); k < spec.NumActionKinds; k++ {
+		if n := rows[k.String()]; n != 1 {
+			t.Errorf("the model's action %s has %d rows in the mapping, want 1 (mapped, or not driven with why)", k, n)
+		}
+	}
+}
+
+// TestConformanceTable keeps docs/conformance.md's table of what each
+// model action is on the cluster equal to the mapping.
+func TestConformanceTable(t *testing.T) {
+	if err := docblock.Check(filepath.Join("..", "docs", "conformance.md"), "mapping", conformanceTable(), *updateDocs,
+		"go test ./bridge -run TestConformanceTable -update-docs"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSettingsClassified: every setting of the model is classified by
+// what it is on real bookies, and the classification names no setting the
+// model lacks.
+func TestSettingsClassified(t *testing.T) {
+	names := map[string]bool{}
+	for _, f := range spec.ParamsSchema.Fields() {
+		names[f.Name] = true
+		u, ok := settingUses[f.Name]
+		switch {
+		case !ok:
+			t.Errorf("the model's setting --%s is not classified in settingUses: say whether the harness drives it, bounds by it, compares it, takes it step by step, or refuses it", f.Name)
+		case u.how == "":
+			t.Errorf("--%s: its classification does not say how the harness honours it", f.Name)
+		}
+	}
+	for name := range settingUses {
+		if !names[name] {
+			t.Errorf("settingUses classifies --%s, which is no setting of the model", name)
+		}
+	}
+}
+
+// TestRefusedParams: each value the harness cannot run is refused with
+// its reason, every such setting of a trace in one message, and the
+// values it runs are not.
+func TestRefusedParams(t *testing.T) {
+	for _, tc := range []struct {
+		params map[string]any
+		want   []string // substrings; none: not refused
+	}{
+		{map[string]any{"bookies": 3, "variant": "reference", "journal": "", "checkpoints": true, "recovery-read": "sequence"}, nil},
+		{map[string]any{"variant": spec.VariantSplitAddCheck, "journal": "synced", "ledger-storage": "db"}, nil},
+		{map[string]any{"variant": spec.VariantDurableFenceReply}, []string{"--variant durable-fence-reply (a protocol change"}},
+		{map[string]any{"journal": "no-sync", "autorecovery": true}, []string{"--journal no-sync (", "--autorecovery true (the harness runs no Auditor"}},
+		{map[string]any{"data-integrity": true, "ledger-storage": "interleaved", "unavailable": 1.0}, []string{"--data-integrity true (", "--ledger-storage interleaved (the harness's bookies run DbLedgerStorage)", "--unavailable 1 ("}},
+		{map[string]any{"unavailable": 0.0, "data-integrity": false}, nil},
+		{map[string]any{"no-such-setting": 1}, []string{"--no-such-setting (a setting this bkcheck's model does not have)"}},
+	} {
+		got := refusedParams(tc.params)
+		if len(tc.want) == 0 && got != "" {
+			t.Errorf("%v: refused (%s), want it run", tc.params, got)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: refused %q, want it to name %q", tc.params, got, w)
+			}
+		}
+	}
+	p := spec.DefaultParams()
+	if why := RefusedSettings(p); why != "" {
+		t.Errorf("the default model is refused: %s", why)
+	}
+	p.AutoRecovery = true
+	if why := RefusedSettings(p); !strings.Contains(why, "--autorecovery") {
+		t.Errorf("--autorecovery: refused %q, want it named", why)
+	}
+}
+
+// TestITFNames: every name the harness reads from a trace (a state
+// variable, a record field, a message type, an action, a setting) is in
+// the model's vocabulary, as the traces the pages publish spell it: a
+// name the model renamed would otherwise read as absent on real bookies.
+func TestITFNames(t *testing.T) {
+	vocabulary := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				vocabulary[k] = true
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case string:
+			vocabulary[v] = true
+		}
+	}
+	traces, _ := filepath.Glob(filepath.Join("..", "docs", "traces", "*", "*.itf.json"))
+	if len(traces) < 10 {
+		t.Fatalf("found %d of the pages' traces", len(traces))
+	}
+	for _, path := range traces {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		walk(v)
+	}
+	for _, m := range mappings {
+		if !vocabulary[m.action] && m.take != nil {
+			t.Logf("%s: no page trace takes it", m.action)
+		}
+	}
+	names, suffixes := harnessNames(t)
+	for name, where := range names {
+		if _, err := strconv.Atoi(name); err == nil || notTraceNames[name] != "" {
+			continue
+		}
+		if spec.ParamsSchema.Has(name) {
+			continue
+		}
+		if _, ok := spec.ActionKindByName(name); ok {
+			continue
+		}
+		if !vocabulary[name] {
+			t.Errorf("%s reads %q from a trace, which no trace of the pages has", where, name)
+		}
+	}
+	for suffix, where := range suffixes {
+		found := false
+		for name := range vocabulary {
+			found = found || strings.HasSuffix(name, suffix) && name != suffix
+		}
+		if !found {
+			t.Errorf("%s looks for names ending in %q, and no trace of the pages has one", where, suffix)
+		}
+	}
+}
+
+// notTraceNames are the strings harnessNames finds that index no trace,
+// with what they index.
+var notTraceNames = map[string]string{
+	"error": "conform's report: the walks that ended in an error (Report.Verdicts)",
+}
+
+// harnessNames is every string the harness's Go files use to read a
+// trace: the key of an index expression, the argument of an itfState's
+// num or str, and a literal compared with a message's Type (or ending in
+// Message), with where each is first used; and apart, the suffixes it
+// looks for with strings.HasSuffix.
+func harnessNames(t *testing.T) (names, suffixes map[string]string) {
+	fset := token.NewFileSet()
+	files, _ := filepath.Glob("*.go")
+	names, suffixes = map[string]string{}, map[string]string{}
+	seen := map[*ast.BasicLit]bool{}
+	addTo := func(to map[string]string, lit ast.Expr) {
+		bl, ok := lit.(*ast.BasicLit)
+		if !ok || bl.Kind != token.STRING || seen[bl] {
+			return
+		}
+		seen[bl] = true
+		s, _ := strconv.Unquote(bl.Value)
+		if _, dup := to[s]; !dup {
+			to[s] = fset.Position(bl.Pos()).String()
+		}
+	}
+	add := func(lit ast.Expr) { addTo(names, lit) }
+	readsITF := map[string]bool{"num": true, "str": true}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.IndexExpr:
+				add(n.Index)
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && readsITF[sel.Sel.Name] && len(n.Args) == 1 {
+					add(n.Args[0])
+				} else if ok && sel.Sel.Name == "HasSuffix" && len(n.Args) == 2 {
+					addTo(suffixes, n.Args[1])
+				}
+			case *ast.BasicLit:
+				if s, _ := strconv.Unquote(n.Value); n.Kind == token.STRING && regexp.MustCompile(`^[A-Z][A-Za-z]*Message$`).MatchString(s) {
+					add(n)
+				}
+			}
+			return true
+		})
+	}
+	if len(names) < 20 {
+		keys := make([]string, 0, len(names))
+		for k := range names {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t.Fatalf("found only %d names the harness reads (%v): the scan is broken", len(names), keys)
+	}
+	return names, suffixes
+}

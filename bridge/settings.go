@@ -1,0 +1,161 @@
+package bridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// This file classifies every setting of the model (spec.Params) by what
+// it means on real bookies, so that no model setting reaches a cluster
+// unexamined: TestSettingsClassified fails on a setting added to the model
+// and not here. A trace's settings are read from its #meta params, by
+// name.
+
+// A use is what one model setting is on the cluster.
+type use struct {
+	kind useKind
+	// how says, for a driven, bound or compared setting, how the harness
+	// honours it; for a step setting, which mapping decides.
+	how string
+	// refuse names, for a value the harness cannot run, why not (in words
+	// that follow "--setting VALUE"); "" where the value runs. nil: every
+	// value runs.
+	refuse func(v any) string
+}
+
+type useKind uint8
+
+const (
+	// driven: the cluster is set up so, or the driver does it.
+	driven useKind = iota
+	// bound: it limits the model's search only; BookKeeper has no such
+	// limit, and what runs is the trace's steps.
+	bound
+	// compared: a rule of BookKeeper's that the model has on or off; the
+	// harness runs BookKeeper's, so a trace of the other rule is DIVERGED
+	// where they differ (how the writer's close over IN_RECOVERY was
+	// found).
+	compared
+	// steps: it only adds actions, each taken or refused by its mapping
+	// (mapping.go) at its step.
+	steps
+)
+
+// settingUses is the classification, by the setting's name.
+var settingUses = map[string]use{
+	"bookkeeper":   {kind: driven, how: "the release run when confirm is given none (master runs the default release)"},
+	"bookies":      {kind: driven, how: "that many bookie processes"},
+	"clients":      {kind: driven, how: "that many clients in the driver, each with its own proxy links"},
+	"ensemble":     {kind: driven, how: "the ledger's E"},
+	"write-quorum": {kind: driven, how: "the ledger's Qw"},
+	"ack-quorum":   {kind: driven, how: "the ledger's Qa"},
+	"entries":      {kind: bound, how: "the writer's adds are the trace's"},
+	"inflight":     {kind: bound, how: "the writer adds when the trace does"},
+	"variant": {kind: driven, how: "a release bug's variant runs on any release, and the verdict says which behaviour the release has", refuse: func(v any) string {
+		if s, _ := v.(string); s != "" && s != "reference" && !releaseVariant(s) {
+			return "a protocol change no release of BookKeeper has; the harness runs releases"
+		}
+		return ""
+	}},
+	"crashes": {kind: steps, how: "BookieCrashes: kill -9"},
+	"journal": {kind: driven, how: "journalSyncData=true, the bookies' default",
+		refuse: refuseBut("journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not", spec.JournalSynced, "synced")},
+	"disk-loss": {kind: steps, how: "BookieLosesDisk"},
+	"reformat":  {kind: steps, how: "BookieRejoinsEmpty"},
+	"data-integrity": {kind: driven, how: "dataIntegrityChecking=false, the bookies' default",
+		refuse: refuseBut("the harness's bookies run without dataIntegrityChecking, and it does not drive the pre-boot check yet", false)},
+	"reformat-cookie":                 {kind: driven, how: "bookieformat with -deleteCookie unless kept"},
+	"ledger-storage":                  {kind: driven, how: "DbLedgerStorage", refuse: refuseBut("the harness's bookies run DbLedgerStorage", spec.LedgerStorageDB, "db")},
+	"read-only":                       {kind: steps, how: "BookieBecomesReadOnly"},
+	"disk-full":                       {kind: steps, how: "BookieFillsDisk"},
+	"unavailable":                     {kind: driven, how: "every bookie starts", refuse: refuseAbove(0, "the harness starts every bookie; it cannot keep some down for the whole run yet")},
+	"corrupt-reads":                   {kind: steps, how: "BookieFailsRead"},
+	"delete-ledger":                   {kind: steps, how: "ClientDeletesLedger, BookieCollectsLedger"},
+	"reliable-network":                {kind: bound, how: "the proxy drops only what the trace loses"},
+	"exclude-actions":                 {kind: bound, how: "the trace's steps are what runs"},
+	"recovery-from-lac":               {kind: compared, how: "LedgerRecoveryOp counts write-backs from the fenced LAC"},
+	"partial-replacement":             {kind: compared, how: "EnsembleUtils.replaceBookiesInEnsemble keeps the replacements it found"},
+	"close-rereads":                   {kind: compared, how: "LedgerHandle's close is a MetadataUpdateLoop"},
+	"add-path":                        {kind: compared, how: "the Java client's add path; the spec's ensemble change is refused at its step"},
+	"create-window":                   {kind: steps, how: "ClientCreatesAddOp"},
+	"checkpoints":                     {kind: compared, how: "the bookies checkpoint only on demand, which no step asks yet: a crash keeps what the journal replays"},
+	"recovery-read":                   {kind: compared, how: "Java's sequence read; a trace of the parallel read is mapped onto it"},
+	"autorecovery":                    {kind: driven, how: "autoRecoveryDaemonEnabled=false", refuse: refuseBut("the harness runs no Auditor or ReplicationWorker yet", false)},
+	"auditor-verification-percentage": {kind: bound, how: "only with --autorecovery, which is refused"},
+	"auditor-periodic-check":          {kind: bound, how: "only with --autorecovery, which is refused"},
+	"decommission":                    {kind: steps, how: "AdminDecommissionsBookie, AdminFinishesDecommission"},
+	"max-ensemble-changes":            {kind: bound, how: "the writer's ensemble changes are the trace's"},
+}
+
+// refuseBut refuses every value but those given, saying why.
+func refuseBut(why string, runs ...any) func(v any) string {
+	return func(v any) string {
+		for _, r := range runs {
+			if v == r {
+				return ""
+			}
+		}
+		return why
+	}
+}
+
+// refuseAbove refuses a number above max, saying why.
+func refuseAbove(max int, why string) func(v any) string {
+	return func(v any) string {
+		if toInt(v) > max {
+			return why
+		}
+		return ""
+	}
+}
+
+// refusedParams names the settings of a trace's #meta params the harness
+// cannot run, each with why, sorted by the settings' declaration order;
+// empty if none. A setting the harness does not know is refused: it is a
+// model of another bkcheck.
+func refusedParams(params map[string]any) string {
+	var why []string
+	for _, f := range spec.ParamsSchema.Fields() {
+		v, ok := params[f.Name]
+		if !ok {
+			continue
+		}
+		if u := settingUses[f.Name]; u.refuse != nil {
+			if r := u.refuse(v); r != "" {
+				why = append(why, fmt.Sprintf("--%s %s (%s)", f.Name, valueText(v), r))
+			}
+		}
+	}
+	for name := range params {
+		if !spec.ParamsSchema.Has(name) {
+			why = append(why, "--"+name+" (a setting this bkcheck's model does not have)")
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// RefusedSettings names the settings of model p that the harness cannot
+// run (every trace of it would be NOT EXECUTABLE at its first state), with
+// why; empty if none.
+func RefusedSettings(p spec.Params) string {
+	raw, err := spec.ParamsSchema.EncodeJSON(&p)
+	if err != nil {
+		return err.Error()
+	}
+	var params map[string]any
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return err.Error()
+	}
+	return refusedParams(params)
+}
