@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -246,4 +247,31 @@ func harnessNames(t *testing.T) (names, suffixes map[string]string) {
 		t.Fatalf("found only %d names the harness reads (%v): the scan is broken", len(names), keys)
 	}
 	return names, suffixes
+}
+
+// TestReleasesDeclared: the harness's releases are declared once
+// (spec.HarnessReleases): the default is one of them and each is a release
+// the model knows, the Maven module's default is the default release, and
+// docs/conformance.md lists them. (cmd/bkcheck's TestOnBookKeeperRecords
+// holds the pages' run records to the list.)
+func TestReleasesDeclared(t *testing.T) {
+	if !slices.Contains(spec.HarnessReleases, spec.DefaultRelease) || DefaultVersion != spec.DefaultRelease {
+		t.Errorf("the default release %s (the harness's: %s) is not among the harness's releases %v", spec.DefaultRelease, DefaultVersion, spec.HarnessReleases)
+	}
+	for _, r := range spec.HarnessReleases {
+		if _, err := spec.ParseRelease(r); err != nil {
+			t.Errorf("the harness's release %s: %v", r, err)
+		}
+	}
+	pom, err := os.ReadFile(filepath.Join("java", "pom.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`<bookkeeper\.version>([^<]*)</bookkeeper\.version>`).FindSubmatch(pom); m == nil || string(m[1]) != spec.DefaultRelease {
+		t.Errorf("bridge/java/pom.xml builds against %q by default, want the default release %s", m, spec.DefaultRelease)
+	}
+	if err := docblock.Check(filepath.Join("..", "docs", "conformance.md"), "releases", strings.Join(spec.HarnessReleases, ", ")+".\n", *updateDocs,
+		"go test ./bridge -run TestReleasesDeclared -update-docs"); err != nil {
+		t.Error(err)
+	}
 }

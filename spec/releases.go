@@ -20,6 +20,15 @@ const MasterRelease = "master"
 // told none, and the one the pages' BookKeeper questions are asked of.
 const DefaultRelease = "4.18.2"
 
+// HarnessReleases are the releases the real-BookKeeper harness runs the
+// pages' traces on (its matrix), each served by Maven: the pages' run
+// records name only these (bugs.Runs), the default release is one,
+// docs/conformance.md lists them, and the harness's Maven module builds
+// against the default unless told another (bridge/java/pom.xml; tests
+// hold each to this list). A release the model knows and Maven serves
+// runs too (bkcheck confirm --bookkeeper); this is what the pages rely on.
+var HarnessReleases = []string{"4.13.0", "4.14.1", "4.15.1", "4.16.0", "4.17.1", "4.17.2", DefaultRelease}
+
 // Oldest and newest release lines the model knows: behaviours older than
 // 4.13 (the parallel recovery read before 4.10, for one) are not in it,
 // and a line after 4.18 may have changed what the model says.

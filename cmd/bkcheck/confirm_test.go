@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/bkcheck/bkcheck/bridge/cluster"
 	"github.com/bkcheck/bkcheck/bugs"
 	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 // TestConfirmUsage: bad input to bkcheck confirm is a usage error listing
@@ -78,6 +80,9 @@ func TestOnBookKeeperRecords(t *testing.T) {
 			continue
 		}
 		seen[r.Trace] = true
+		if !slices.Contains(spec.HarnessReleases, r.Release) {
+			t.Errorf("%s: run on %s, which is not among the harness's releases (spec.HarnessReleases: %v)", r.Trace, r.Release, spec.HarnessReleases)
+		}
 		if r.Verdict != bugs.NotExecutable && !real {
 			continue
 		}
