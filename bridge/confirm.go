@@ -217,75 +217,33 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		}
 		return nil, fmt.Errorf("step %d (%s): %w", i+1, states[i].action(), err)
 	}
-	// Java's sequence read sends a later replica's read only when the
-	// earlier ones missed, and not at all once the entry is decided. A step
-	// on such a read waits (with the steps that consume what it sends) and
-	// the steps after it that do not depend on it go first: the same
-	// behaviour up to the order of independent steps. A waiting step whose
-	// read Java will never send is not taken in BookKeeper (Result.Skipped).
-	// States are compared whenever no step waits.
-	var deferred []int
-	phantom := map[string]bool{} // messages of steps not taken in BookKeeper
-	dependsOnDeferred := func(i int, before []int) bool {
-		for _, d := range before {
-			if d < i && feeds(states[d-1], states[d], states[i-1], states[i]) {
-				return true
-			}
-		}
-		return false
-	}
-	// settle takes every waiting step that can be taken now (all of them,
-	// waiting for their frames, when final), and skips those BookKeeper
-	// never takes.
+	sched := newSchedule(states, r)
+	// settle takes or skips every waiting step that can go now (all of
+	// them when final).
 	settle := func(final bool) (int, error) {
-		for progressed := true; progressed; {
-			progressed = false
-			for j, d := range deferred {
-				if dependsOnDeferred(d, deferred[:j]) {
-					continue
-				}
-				prev, next := states[d-1], states[d]
-				why := ""
-				switch {
-				case consumesAny(prev, next, phantom):
-					why = "it takes the answer of a step not taken in BookKeeper"
-				case r.neverSent(prev, next):
-					why = "its sequence read had decided the entry without this replica"
-				case final && r.waits(prev, next):
-					// The trace ends before an earlier replica's answer
-					// reaches the client, so Java never asks this one.
-					why = "Java's sequence read asks this replica only after the earlier ones answer, and the trace ends before they do"
-				}
-				if why != "" {
-					for _, m := range sentAt(prev, next) {
-						phantom[m.key()] = true
-					}
-					res.Skipped = append(res.Skipped, fmt.Sprintf("step %d (%s): not taken in BookKeeper: %s", d+1, next.action(), why))
-					progress("step %d/%d: %s: not taken in BookKeeper (%s)", d+1, len(states), next.action(), why)
-				} else {
-					if !final && r.waits(prev, next) {
-						continue
-					}
-					progress("step %d/%d: %s (taken after the steps that did not depend on it)", d+1, len(states), next.action())
-					r.cur = d
-					if err := r.step(ctx, prev, next); err != nil {
-						return d, err
-					}
-				}
-				deferred = append(deferred[:j], deferred[j+1:]...)
-				progressed = true
-				break
+		for {
+			d, skip, ok := sched.next(final)
+			if !ok {
+				return 0, nil
+			}
+			if skip != "" {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("step %d (%s): not taken in BookKeeper: %s", d+1, states[d].action(), skip))
+				progress("step %d/%d: %s: not taken in BookKeeper (%s)", d+1, len(states), states[d].action(), skip)
+				continue
+			}
+			progress("step %d/%d: %s (taken after the steps that did not depend on it)", d+1, len(states), states[d].action())
+			r.cur = d
+			if err := r.step(ctx, states[d-1], states[d]); err != nil {
+				return d, err
 			}
 		}
-		return 0, nil
 	}
 	for i := 1; i < len(states); i++ {
 		prev, next := states[i-1], states[i]
 		if err := r.loseLater(ctx); err != nil {
 			return stop(i, err)
 		}
-		if r.waits(prev, next) || dependsOnDeferred(i, deferred) {
-			deferred = append(deferred, i)
+		if !sched.arrive(i) {
 			continue
 		}
 		progress("step %d/%d: %s", i+1, len(states), next.action())
@@ -298,13 +256,13 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		if d, err := settle(false); err != nil {
 			return stop(d, err)
 		}
-		if len(deferred) == 0 && len(r.completing) == 0 {
+		if !sched.waiting() && len(r.completing) == 0 {
 			if err := r.compare(ctx, next); err != nil {
 				return stop(i, err)
 			}
 		}
 	}
-	if len(deferred) > 0 {
+	if sched.waiting() {
 		if d, err := settle(true); err != nil {
 			return stop(d, err)
 		}
