@@ -258,7 +258,7 @@ func (c *chunkOut) failed(merr *ModelError) {
 // cache and TLB miss of hundreds of nanoseconds: asked between two
 // successors it stalls the core, asked in this loop of independent
 // probes the misses overlap (state's BenchmarkSetContains;
-// docs/performance.md, "Large tables"). It costs each duplicate's
+// docs/record/2026-12-performance.md, "Large tables"). It costs each duplicate's
 // encoding in the arena (for a KeyedExpander, an encoding it would not
 // otherwise make), which measures cheaper than the stalls even on tables
 // of tens of megabytes. The arena keeps the dropped encodings until the

@@ -65,15 +65,43 @@ func readmeBlock(t *testing.T, marker, text, test string) {
 	}
 }
 
+// mdAnchors are the anchors of a Markdown page as GitHub makes them: each
+// heading's slug (lower case, punctuation dropped, spaces as hyphens, a
+// repeated one numbered), and every id or name attribute.
+func mdAnchors(t *testing.T, path string) map[string]bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(string(b), "")
+	out, seen := map[string]bool{}, map[string]int{}
+	drop := regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+	for _, m := range regexp.MustCompile(`(?m)^#{1,6} (.*)$`).FindAllStringSubmatch(text, -1) {
+		s := strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), ""), " ", "-")
+		if n, ok := seen[s]; ok {
+			seen[s] = n + 1
+			s = fmt.Sprintf("%s-%d", s, n+1)
+		} else {
+			seen[s] = 0
+		}
+		out[s] = true
+	}
+	for _, m := range regexp.MustCompile(`(?:id|name)="([^"]+)"`).FindAllStringSubmatch(text, -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
 // TestDocsStandAlone: the repository's docs are for its users; every
 // reference resolves inside the repository, every property and action is
 // documented, and the README's examples use the built binary (go run hides
 // exit codes).
 func TestDocsStandAlone(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
-	files = append(files, filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "docs", "traces", "README.md"))
+	records, _ := filepath.Glob(filepath.Join("..", "..", "docs", "record", "*.md"))
+	files = append(append(files, records...), filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "docs", "traces", "README.md"))
 	outside := regexp.MustCompile(`\.\./shared|the digest|tlc-counts\.md|closing note of issue|issue #?\d+ of bkcheck|design\.md`)
-	link := regexp.MustCompile(`\]\(([^)#]+)`)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -87,8 +115,17 @@ func TestDocsStandAlone(t *testing.T) {
 			if strings.Contains(target, "://") {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+			path, anchor, _ := strings.Cut(target, "#")
+			full := f
+			if path != "" {
+				full = filepath.Join(filepath.Dir(f), path)
+			}
+			if _, err := os.Stat(full); err != nil {
 				t.Errorf("%s links %s, which does not exist", f, target)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(full, ".md") && !mdAnchors(t, full)[anchor] {
+				t.Errorf("%s links %s: %s has no heading or id %q", f, target, full, anchor)
 			}
 		}
 	}
