@@ -2,12 +2,14 @@ package bugs
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/internal/testtier"
+	"github.com/bkcheck/bkcheck/regress"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -27,6 +29,10 @@ func TestBugs(t *testing.T) {
 			if why, ok := longBugs[c.Name]; ok {
 				testtier.Long(t, why)
 			}
+			if replayedBugs[c.Name] && !testtier.IsLong() {
+				replayPageTrace(t, c)
+				return
+			}
 			rep, err := check.Run(context.Background(), c.Config)
 			if err != nil {
 				t.Fatal(err)
@@ -40,6 +46,41 @@ func TestBugs(t *testing.T) {
 		if !names[name] {
 			t.Errorf("longBugs names %s, which is no case", name)
 		}
+	}
+	for name := range replayedBugs {
+		if !names[name] {
+			t.Errorf("replayedBugs names %s, which is no case", name)
+		}
+	}
+}
+
+// replayedBugs are bugs whose search takes seconds (5 to 11 each): the
+// default tier replays the page's trace of each through the model
+// instead, which holds the model to the bug's behaviour (every step, and
+// the expected property violated in the expected number of states, under
+// the case's own settings), and the long tier searches (the shortest
+// trace, the counts).
+var replayedBugs = map[string]bool{"bk-2612": true, "bk-4651": true, "bk-544": true, "bk-2908": true, "bk-2908-still": true}
+
+// replayPageTrace checks that the page's trace of case c is a behaviour
+// of c's model that violates c's expected property in c's expected number
+// of states.
+func replayPageTrace(t *testing.T, c regress.Case) {
+	t.Helper()
+	tr, err := check.ReadTrace(filepath.Join("..", "docs", "traces", c.File, c.Name+".itf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.Config
+	cfg.EnsureDefaults()
+	if got, want := tr.Model.Params(), spec.Vocabulary(cfg.Params).Params(); got != want {
+		t.Fatalf("the page's trace is of %s, the case of %s", got, want)
+	}
+	if c.Expect.Status != "violation" || tr.Invariant != c.Expect.Invariant || len(tr.Steps) != c.Expect.Length {
+		t.Fatalf("the page's trace violates %s in %d states; the case expects %s of %s in %d", tr.Invariant, len(tr.Steps), c.Expect.Status, c.Expect.Invariant, c.Expect.Length)
+	}
+	if err := check.Replay(tr); err != nil {
+		t.Fatalf("the model does not take the page's trace: %v", err)
 	}
 }
 

@@ -616,10 +616,10 @@ func newOracle(t *testing.T, c oracleConfig) *oracle {
 // the identity through ITF gives the state back (the oracle sees every
 // variable).
 func TestSymmetryOracle(t *testing.T) {
-	// The default tier samples 15 states of each configuration (about a
+	// The default tier samples 8 states of each configuration (about a
 	// second of CPU per state over all of them), the long tier 150, the
 	// docs tier 250.
-	nBFS, nWalk, perms := 5, 10, 1
+	nBFS, nWalk, perms := 3, 5, 1
 	switch {
 	case testtier.IsDocs():
 		nBFS, nWalk, perms = 50, 200, 1
