@@ -196,26 +196,49 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	}
 	start := time.Now()
 	progress("starting ZooKeeper and %d bookies of BookKeeper %s", toInt(params["bookies"]), opts.Version)
-	r, err := newRun(ctx, cp, dir, params, opts)
+	r, err := newRun(ctx, cp, dir, states, params, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
-	r.states = states
 	res.StartMS = time.Since(start).Milliseconds()
-	start = time.Now()
-	stop := func(i int, err error) (*Result, error) {
+	if done, err := r.takeSteps(ctx, res, progress); err != nil {
+		return nil, err
+	} else if done {
+		return res, nil
+	}
+	violated, evidence, err := r.property(ctx, tr.Invariant, states[len(states)-1])
+	if err != nil {
+		return nil, err
+	}
+	res.Evidence = evidence
+	if violated {
+		res.Verdict = Reproduced
+	} else {
+		res.Verdict = Agreed
+	}
+	return res, nil
+}
+
+// takeSteps takes the trace's steps on the run's cluster, comparing
+// states as it goes, and records in res how. done: res holds the verdict
+// (a step diverged or was not executable); otherwise every step agreed and
+// the property is left to ask.
+func (r *run) takeSteps(ctx context.Context, res *Result, progress func(string, ...any)) (done bool, err error) {
+	states := r.states
+	start := time.Now()
+	stop := func(i int, err error) (bool, error) {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return true, ctx.Err()
 		}
 		var d *divergence
 		if errors.As(err, &d) {
 			res.Verdict, res.Step, res.Action = d.verdict, i+1, states[i].action()
 			res.Reason, res.Model, res.BookKeeper = d.reason, d.model, d.bk
 			res.RunMS = time.Since(start).Milliseconds()
-			return res, nil
+			return true, nil
 		}
-		return nil, fmt.Errorf("step %d (%s): %w", i+1, states[i].action(), err)
+		return true, fmt.Errorf("step %d (%s): %w", i+1, states[i].action(), err)
 	}
 	sched := newSchedule(states, r)
 	// settle takes or skips every waiting step that can go now (all of
@@ -277,17 +300,7 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 			res.Notes = append(res.Notes, fmt.Sprintf("%s asked to %s the ledger's metadata where the trace has no such step; the write was held, never released", e.Client, e.Op))
 		}
 	}
-	violated, evidence, err := r.property(ctx, tr.Invariant, states[len(states)-1])
-	if err != nil {
-		return nil, err
-	}
-	res.Evidence = evidence
-	if violated {
-		res.Verdict = Reproduced
-	} else {
-		res.Verdict = Agreed
-	}
-	return res, nil
+	return false, nil
 }
 
 // divergence ends a confirmation at a step.

@@ -20,13 +20,16 @@ type observation struct {
 			Bookies []string `json:"bookies"`
 		} `json:"ensembles"`
 	} `json:"meta"`
-	Clients map[string]struct {
-		Phase     string  `json:"phase"`
-		LAC       *int64  `json:"lac"`
-		Acked     []int64 `json:"acked"`
-		Requested int     `json:"requested"`
-		Completed int     `json:"completed"`
-	} `json:"clients"`
+	Clients map[string]clientView `json:"clients"`
+}
+
+// clientView is what the driver shows of one client.
+type clientView struct {
+	Phase     string  `json:"phase"`
+	LAC       *int64  `json:"lac"`
+	Acked     []int64 `json:"acked"`
+	Requested int     `json:"requested"`
+	Completed int     `json:"completed"`
 }
 
 // compare polls what BookKeeper shows until it matches the model's state

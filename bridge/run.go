@@ -21,9 +21,9 @@ type run struct {
 	cur    int
 
 	opts    Options
-	cl      *cluster.Cluster
-	px      *wire.Proxy
-	drv     *driver
+	cl      bookies
+	px      frames
+	drv     javaClients
 	params  map[string]any
 	ledger  int64
 	entries int
@@ -62,21 +62,59 @@ type run struct {
 	notes []string
 }
 
-func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Options) (_ *run, err error) {
-	r := &run{opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
+// The run's three parts, behind interfaces so that a fake can stand in
+// for BookKeeper (transcript_test.go): the cluster's bookies
+// (cluster.Cluster), the frames between clients and bookies (wire.Proxy),
+// and the clients (the Java driver).
+type bookies interface {
+	Bookie(name string) *cluster.Bookie
+	Bookies() []*cluster.Bookie
+	Alive(b *cluster.Bookie) error
+	Crash(b *cluster.Bookie) error
+	Restart(ctx context.Context, b *cluster.Bookie) error
+	LoseDisk(ctx context.Context, b *cluster.Bookie) (string, error)
+	Reformat(ctx context.Context, b *cluster.Bookie, deleteCookie bool) error
+	CollectGarbage(ctx context.Context, b *cluster.Bookie) error
+	ReadOnly(ctx context.Context, b *cluster.Bookie) error
+	Close()
+}
+
+type frames interface {
+	Held() []*wire.Frame
+	Await(ctx context.Context, match func(*wire.Frame) bool) (*wire.Frame, error)
+	Deliver(f *wire.Frame) error
+	Drop(f *wire.Frame)
+	CloseLinks(client, bookie string) int
+	Close()
+}
+
+type javaClients interface {
+	call(ctx context.Context, v any, verb string, args ...any) error
+	awaitEvent(ctx context.Context, match func(Event) bool) (Event, error)
+	pending() []Event
+}
+
+// newState is a run with no parts yet.
+func newState(states []itfState, params map[string]any, opts Options) *run {
+	return &run{states: states, opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
 		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
 		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, linkClosed: map[string]int{}, completing: map[string]bool{}}
+}
+
+func newRun(ctx context.Context, cp, dir string, states []itfState, params map[string]any, opts Options) (_ *run, err error) {
+	r := newState(states, params, opts)
 	defer func() {
 		if err != nil {
 			r.close()
 		}
 	}()
-	r.cl, err = cluster.Start(ctx, cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir})
+	cl, err := cluster.Start(ctx, cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir})
 	if err != nil {
 		return nil, err
 	}
-	cmd, in, out, err := r.cl.Spawn(ctx, "the client driver", filepath.Join(dir, "driver.log"),
-		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", r.cl.MetadataURI())
+	r.cl = cl
+	cmd, in, out, err := cl.Spawn(ctx, "the client driver", filepath.Join(dir, "driver.log"),
+		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", cl.MetadataURI())
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +122,7 @@ func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Opt
 	if err := r.drv.call(ctx, nil, "init"); err != nil {
 		return nil, err
 	}
-	if err := r.cl.StartBookies(ctx); err != nil {
+	if err := cl.StartBookies(ctx); err != nil {
 		return nil, err
 	}
 	for _, b := range r.cl.Bookies() {
@@ -92,12 +130,13 @@ func newRun(ctx context.Context, cp, dir string, params map[string]any, opts Opt
 			return nil, err
 		}
 	}
-	r.px = wire.NewProxy()
+	px := wire.NewProxy()
+	r.px = px
 	for c := 1; c <= toInt(params["clients"]); c++ {
 		name := fmt.Sprintf("c%d", c)
 		var ports []string
 		for _, b := range r.cl.Bookies() {
-			port, err := r.px.Listen(name, b.Name, b.ID())
+			port, err := px.Listen(name, b.Name, b.ID())
 			if err != nil {
 				return nil, err
 			}
