@@ -63,19 +63,31 @@ type htmlStep struct {
 
 // htmlProperty is what the page says about the property.
 type htmlProperty struct {
-	Name       string    `json:"name"`
-	Kind       string    `json:"kind"` // invariant, terminal, eventually, probe, deadlock
-	Statement  string    `json:"statement"`
-	Expression string    `json:"expression"` // a CEL property's, or a built-in's CEL form
-	Equivalent bool      `json:"equivalent"` // Expression is a built-in's CEL form
-	Why        []string  `json:"why"`        // the explanation, line by line
-	Reads      []htmlVar `json:"reads"`      // rows that decide it (highlighted at the last step)
-	OwedFrom   int       `json:"owed-from"`  // a leads-to's step where the right side became owed (Explanation.OwedFrom), 0 if none
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"` // invariant, terminal, eventually, probe, deadlock
+	Statement  string   `json:"statement"`
+	Expression string   `json:"expression"` // a CEL property's, or a built-in's CEL form
+	Equivalent bool     `json:"equivalent"` // Expression is a built-in's CEL form
+	Why        []string `json:"why"`        // the explanation, line by line, the one that matters first (RenderHTML)
+	// Disabled are a lasso's fairness constraints met vacuously: the
+	// actions disabled in a state of its cycle, by state. The page lists
+	// them collapsed.
+	Disabled []htmlDisabled `json:"disabled"`
+	Reads    []htmlVar      `json:"reads"`     // rows that decide it (highlighted at the last step)
+	OwedFrom int            `json:"owed-from"` // a leads-to's step where the right side became owed (Explanation.OwedFrom), 0 if none
+}
+
+// htmlDisabled is the actions of --fair disabled in one state of a
+// lasso's cycle.
+type htmlDisabled struct {
+	State   int      `json:"state"`
+	Actions []string `json:"actions"`
 }
 
 // RenderHTML writes the trace as one self-contained HTML page: what the
 // property states and why the last state breaks it (or, for a probe,
-// satisfies it), the sequence diagram (messages never delivered drawn as
+// satisfies it), the deciding line first and a lasso's vacuously fair
+// actions collapsed, the sequence diagram (messages never delivered drawn as
 // such), the state at each step with what changed highlighted and, at the
 // last step, the values that decide the verdict; keyboard stepping
 // (arrows, j/k, Home/End) and #step-N links.
@@ -105,7 +117,7 @@ func RenderHTML(w io.Writer, t *Trace) error {
 		steps = append(steps, hs)
 		prev = vars
 	}
-	prop := htmlProperty{Name: t.Invariant, Kind: t.Kind, Statement: t.Statement, Expression: t.Expression, Why: []string{}, Reads: []htmlVar{}}
+	prop := htmlProperty{Name: t.Invariant, Kind: t.Kind, Statement: t.Statement, Expression: t.Expression, Why: []string{}, Reads: []htmlVar{}, Disabled: []htmlDisabled{}}
 	switch {
 	case t.Error != "":
 		prop.Kind, prop.Name, prop.Statement = "error", "the model failed", t.Error
@@ -116,8 +128,16 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	case prop.Kind == "":
 		prop.Kind = "invariant"
 	}
-	// What decides the property first; then, for a lasso, why its cycle
-	// counts (the fairness lines, grouped).
+	// The why box opens with the one line that matters: the
+	// explanation's first line, the part of the property that is false in
+	// the last state with the values that make it so (a lasso's last
+	// state is the one its cycle returns to: false there, false forever).
+	// A lasso's cycle follows, with each action of --fair taken in it:
+	// what the cycle keeps doing. An action disabled in a state of the
+	// cycle meets its weak-fairness constraint without being taken, which
+	// says nothing about why the property fails; --fair all makes dozens
+	// of those lines, which buried the rest, so they go into Disabled,
+	// which the page shows collapsed.
 	if ex := t.Explanation; ex != nil {
 		if ex.Equivalent {
 			prop.Expression, prop.Equivalent = ex.Expression, true
@@ -130,8 +150,14 @@ func RenderHTML(w io.Writer, t *Trace) error {
 	}
 	if t.Loop > 0 {
 		prop.Why = append(prop.Why, fmt.Sprintf("the behaviour returns to state %d and repeats the cycle forever", t.Loop))
-		for _, l := range FairnessLines(t.Fairness) {
-			prop.Why = append(prop.Why, "the cycle is fair: "+l)
+		for _, f := range t.Fairness {
+			if f.Taken {
+				prop.Why = append(prop.Why, "the cycle is fair: "+f.String())
+			}
+		}
+		states, names := disabledByState(t.Fairness)
+		for _, st := range states {
+			prop.Disabled = append(prop.Disabled, htmlDisabled{State: st, Actions: names[st]})
 		}
 	}
 	data, err := json.Marshal(map[string]any{"participants": parts, "steps": steps, "verdict": verdict, "property": prop})

@@ -90,19 +90,12 @@ const maxNamedFair = 8
 // dozens of those, which say little one by one).
 func FairnessLines(fs []FairStep) []string {
 	var lines []string
-	disabled := map[int][]string{}
-	var states []int
 	for _, f := range fs {
 		if f.Taken {
 			lines = append(lines, f.String())
-			continue
 		}
-		if disabled[f.Step] == nil {
-			states = append(states, f.Step)
-		}
-		disabled[f.Step] = append(disabled[f.Step], f.Constraint)
 	}
-	sort.Ints(states)
+	states, disabled := disabledByState(fs)
 	for _, st := range states {
 		names := disabled[st]
 		if len(names) == 1 {
@@ -116,6 +109,24 @@ func FairnessLines(fs []FairStep) []string {
 		lines = append(lines, fmt.Sprintf("WF of %d actions: each disabled in state %d (%s)", len(names), st, strings.Join(names, ", ")))
 	}
 	return lines
+}
+
+// disabledByState groups the constraints of fs that are disabled (not
+// taken) by the state they are disabled in: the states in order, and each
+// one's action names in fs's order.
+func disabledByState(fs []FairStep) (states []int, names map[int][]string) {
+	names = map[int][]string{}
+	for _, f := range fs {
+		if f.Taken {
+			continue
+		}
+		if names[f.Step] == nil {
+			states = append(states, f.Step)
+		}
+		names[f.Step] = append(names[f.Step], f.Constraint)
+	}
+	sort.Ints(states)
+	return states, names
 }
 
 // Explanation is why a property fails (or, for a probe, holds) in the last

@@ -68,6 +68,7 @@ func TestHTMLViewerExplained(t *testing.T) {
 	t.Run("explains", func(t *testing.T) { testExplains(t, tab) })
 	t.Run("fits-1400", func(t *testing.T) { testFits1400(t, tab) })
 	t.Run("fits-900", func(t *testing.T) { testFits900(t, tab) })
+	t.Run("why-collapsed", func(t *testing.T) { testWhyCollapsed(t, tab) })
 	t.Run("inert", func(t *testing.T) { testInert(t, tab) })
 	t.Run("leads-to", func(t *testing.T) { testLeadsTo(t, tab) })
 	t.Run("opens-at-top", func(t *testing.T) { testOpensAtTop(t, tab) })
