@@ -43,9 +43,18 @@ type actionDecl struct {
 	// settings, and the converse: on those small models every action that
 	// can fire does).
 	room []need
-	// footprint: footprint.go declares the action's footprint, so the
-	// partial-order reduction can cover a model that fires it.
+	// footprint: the action's footprint is declared, so the partial-order
+	// reduction can cover a model that fires it.
 	footprint bool
+	// The reduction's declarations, beside the actions of each family
+	// (actions_footprint.go, faults_footprint.go, ...): fp adds the
+	// action's own footprint to the rules of its category (Footprints.Of),
+	// dead says when it can never fire again (Footprints.Dead), necessary
+	// what must change to enable it (Footprints.NecessaryInto). nil: the
+	// category's rules alone; never dead beyond them; its reads.
+	fp        func(x fp, a Action)
+	dead      func(d deadView, a Action) bool
+	necessary func(n necView, a Action) (varList, bool)
 }
 
 // need is a condition on the parameters an action needs to fire.
@@ -92,79 +101,80 @@ func rejectsWrites(p Params) bool { return p.ReadOnly > 0 || p.DiskFull > 0 }
 // actionTable declares every action, in ActionKind order.
 var actionTable = []actionDecl{
 	// The TLA+ spec's actions (BookKeeperProtocol.tla's Next).
-	{kind: BookieSendsAddConfirmedResponse, footprint: true},
-	{kind: BookieSendsAddFencedResponse, room: []need{needRecovery}, footprint: true},
-	{kind: BookieSendsFencingReadLacResponse, room: []need{needRecovery}, footprint: true},
-	{kind: BookieSendsReadResponse, room: []need{needRecovery}, footprint: true},
-	{kind: ClientCreatesLedger, footprint: true},
-	{kind: ClientSendsAddEntryRequests, footprint: true},
-	{kind: ClientReceivesAddConfirmedResponse, footprint: true},
-	{kind: ClientReceivesAddFencedResponse, room: []need{needRecovery}, footprint: true},
-	{kind: ClientChangesEnsemble, writer: specPath, room: []need{needSpare}, footprint: true},
-	{kind: ClientResendsPendingAddOp, writer: specPath, room: []need{needSpare}, footprint: true},
-	{kind: ClientClosesLedgerSuccess, footprint: true},
-	{kind: ClientClosesLedgerFail, room: []need{needRecovery}, footprint: true},
-	{kind: ClientStartsRecovery, room: []need{needOwnRecovery}, footprint: true},
-	{kind: ClientReceivesFencingReadLacResponse, room: []need{needRecovery}, footprint: true},
-	{kind: ClientSendsRecoveryReadRequests, room: []need{needRecovery}, footprint: true},
-	{kind: ClientReceivesRecoveryReadResponse, room: []need{needRecovery}, footprint: true},
-	{kind: ClientWritesBackEntry, room: []need{needRecovery}, footprint: true},
-	{kind: RecoveryClientReceivesAddConfirmedResponse, room: []need{needRecovery}, footprint: true},
-	{kind: RecoveryClientChangesEnsemble, room: []need{needRecovery, needSpare}, footprint: true},
-	{kind: RecoveryClientSendsPendingAddOp, room: []need{needRecovery, needSpare}, footprint: true},
-	{kind: RecoveryClientClosesLedger, room: []need{needRecovery}, footprint: true},
+	{kind: BookieSendsAddConfirmedResponse, footprint: true, fp: fpBookieAnswersAdd, necessary: necBookieSendsAddConfirmedResponse},
+	{kind: BookieSendsAddFencedResponse, room: []need{needRecovery}, footprint: true, fp: fpBookieAnswersAdd, necessary: necBookieSendsAddFencedResponse},
+	{kind: BookieSendsFencingReadLacResponse, room: []need{needRecovery}, footprint: true, fp: fpBookieSendsFencingReadLacResponse, dead: deadBookieSendsFencingReadLacResponse, necessary: necBookieSendsFencingReadLacResponse},
+	{kind: BookieSendsReadResponse, room: []need{needRecovery}, footprint: true, fp: fpBookieAnswersRead, dead: deadBookieSendsReadResponse, necessary: necBookieSendsReadResponse},
+	{kind: ClientCreatesLedger, footprint: true, fp: fpMetadataWrite, dead: deadClientCreatesLedger},
+	{kind: ClientSendsAddEntryRequests, footprint: true, fp: fpWriterSendsAdd, dead: deadClientSendsAddEntryRequests, necessary: necClientSendsAddEntryRequests},
+	{kind: ClientReceivesAddConfirmedResponse, footprint: true, fp: fpWriterReceivesAddAnswer, dead: deadWriterGone, necessary: necClientReceivesAddConfirmedResponse},
+	{kind: ClientReceivesAddFencedResponse, room: []need{needRecovery}, footprint: true, fp: fpWriterReceivesAddAnswer, dead: deadWriterGone, necessary: necClientReceivesAddFencedResponse},
+	{kind: ClientChangesEnsemble, writer: specPath, room: []need{needSpare}, footprint: true, fp: fpSpecEnsembleChange, dead: deadNeedsOpenMetadata, necessary: necSpecEnsembleChange},
+	{kind: ClientResendsPendingAddOp, writer: specPath, room: []need{needSpare}, footprint: true, fp: fpWriterSendsAdd, dead: deadWriterGone, necessary: necClientResendsPendingAddOp},
+	{kind: ClientClosesLedgerSuccess, footprint: true, fp: fpMetadataWrite, dead: deadNeedsOpenMetadata, necessary: necClientClosesLedgerSuccess},
+	{kind: ClientClosesLedgerFail, room: []need{needRecovery}, footprint: true, fp: fpClientClosesLedgerFail, dead: deadWriterGone, necessary: necClientClosesLedgerFail},
+	{kind: ClientStartsRecovery, room: []need{needOwnRecovery}, footprint: true, fp: fpClientStartsRecovery, dead: deadClientStartsRecovery, necessary: necClientStartsRecovery},
+	{kind: ClientReceivesFencingReadLacResponse, room: []need{needRecovery}, footprint: true, fp: fpClientReceivesFencingReadLacResponse, dead: deadClientReceivesFencingReadLacResponse, necessary: necClientReceivesFencingReadLacResponse},
+	{kind: ClientSendsRecoveryReadRequests, room: []need{needRecovery}, footprint: true, fp: fpRecoveryRead, dead: deadRecoveryRead, necessary: necClientSendsRecoveryReadRequests},
+	{kind: ClientReceivesRecoveryReadResponse, room: []need{needRecovery}, footprint: true, fp: fpClientReceivesRecoveryReadResponse, dead: deadClientReceivesRecoveryReadResponse, necessary: necClientReceivesRecoveryReadResponse},
+	{kind: ClientWritesBackEntry, room: []need{needRecovery}, footprint: true, fp: fpClientWritesBackEntry, dead: deadClientWritesBackEntry, necessary: necClientWritesBackEntry},
+	{kind: RecoveryClientReceivesAddConfirmedResponse, room: []need{needRecovery}, footprint: true, fp: fpRecoveryClientReceivesAddConfirmedResponse, dead: deadRecoveryGone, necessary: necRecoveryClientReceivesAddConfirmedResponse},
+	{kind: RecoveryClientChangesEnsemble, room: []need{needRecovery, needSpare}, footprint: true, fp: fpSpecEnsembleChange, dead: deadRecoveryOrClosed, necessary: necSpecEnsembleChange},
+	{kind: RecoveryClientSendsPendingAddOp, room: []need{needRecovery, needSpare}, footprint: true, fp: fpRecoveryClientSendsPendingAddOp, dead: deadRecoveryGone, necessary: necRecoveryClientSendsPendingAddOp},
+	{kind: RecoveryClientClosesLedger, room: []need{needRecovery}, footprint: true, fp: fpMetadataWrite, dead: deadRecoveryOrClosed, necessary: necRecoveryClientClosesLedger},
 
 	// Faults (faults.go).
-	{kind: BookieCrashes, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true},
-	{kind: BookieRestarts, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true},
-	{kind: BookieRejoinsEmpty, enabledBy: "--reformat", on: func(p Params) bool { return p.Reformat > 0 }, footprint: true},
-	{kind: BookieBecomesReadOnly, enabledBy: "--read-only", on: func(p Params) bool { return p.ReadOnly > 0 }, footprint: true},
-	{kind: ClientReceivesAddErrorResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites, footprint: true},
-	{kind: ClientFailsToCreateLedger, enabledBy: "bookie faults", on: Params.Faulty, room: []need{needTooFew}, footprint: true},
-	{kind: BookieSendsAddReadOnlyResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites, footprint: true},
-	{kind: BookieLosesDisk, enabledBy: "--disk-loss", on: func(p Params) bool { return p.DiskLoss > 0 }, footprint: true},
+	{kind: BookieCrashes, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true, fp: fpBookieCrashes, dead: deadBookieCrashes},
+	{kind: BookieRestarts, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, footprint: true, fp: fpBookieRestarts, dead: deadBookieRestarts},
+	{kind: BookieRejoinsEmpty, enabledBy: "--reformat", on: func(p Params) bool { return p.Reformat > 0 }, footprint: true, fp: fpBookieRejoinsEmpty, dead: deadBookieRejoinsEmpty},
+	{kind: BookieBecomesReadOnly, enabledBy: "--read-only", on: func(p Params) bool { return p.ReadOnly > 0 }, footprint: true, fp: fpBookieBecomesReadOnly, dead: deadBookieBecomesReadOnly},
+	{kind: ClientReceivesAddErrorResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites, footprint: true, fp: fpWriterReceivesAddAnswer},
+	{kind: ClientFailsToCreateLedger, enabledBy: "bookie faults", on: Params.Faulty, room: []need{needTooFew}, footprint: true, fp: fpClientFailsToCreateLedger, dead: deadClientFailsToCreateLedger},
+	{kind: BookieSendsAddReadOnlyResponse, enabledBy: "--read-only or --disk-full", on: rejectsWrites, footprint: true, fp: fpBookieAnswersAdd},
+	{kind: BookieLosesDisk, enabledBy: "--disk-loss", on: func(p Params) bool { return p.DiskLoss > 0 }, footprint: true, fp: fpBookieLosesDisk, dead: deadBookieLosesDisk},
 	// A fence needs a second client (a recovery): with one, only a lossy
 	// journal gives the sync something to flush.
 	{kind: BookieSyncsJournal, enabledBy: "--crashes", on: func(p Params) bool { return p.Crashes > 0 }, room: []need{{
 		"a record a crash can lose (a lossy --journal, or a fence with a recovery)",
 		func(p Params) bool { return p.LossyJournal() || p.FencesCanBeLost() && p.Clients > 1 },
-	}}, footprint: true},
-	{kind: BookieFillsDisk, enabledBy: "--disk-full", on: func(p Params) bool { return p.DiskFull > 0 }, footprint: true},
+	}}, footprint: true, fp: fpBookieSyncsJournal},
+	{kind: BookieFillsDisk, enabledBy: "--disk-full", on: func(p Params) bool { return p.DiskFull > 0 }, footprint: true, fp: fpBookieFillsDisk, dead: deadBookieFillsDisk},
 
 	// Protocol bugs BookKeeper had (bugs.go).
-	{kind: BookieChecksAdd, enabledBy: "a variant", footprint: true}, // the split add check's (Variant.Actions)
-	{kind: BookieFailsRead, enabledBy: "--corrupt-reads", on: func(p Params) bool { return p.CorruptReads > 0 }, room: []need{needRecovery}, footprint: true},
-	{kind: ClientDeletesLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }, footprint: true},
-	{kind: BookieCollectsLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }, footprint: true},
-	{kind: BookieRunsPreBootCheck, enabledBy: "--data-integrity with --crashes and --journal disabled", on: Params.DeferredCheck, footprint: true},
+	{kind: BookieChecksAdd, enabledBy: "a variant", footprint: true, fp: fpBookieChecksAdd}, // the split add check's (Variant.Actions)
+	{kind: BookieFailsRead, enabledBy: "--corrupt-reads", on: func(p Params) bool { return p.CorruptReads > 0 }, room: []need{needRecovery}, footprint: true, fp: fpBookieAnswersRead, dead: deadBookieFailsRead},
+	{kind: ClientDeletesLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }, footprint: true, fp: fpClientDeletesLedger, dead: deadClientDeletesLedger, necessary: necClientDeletesLedger},
+	{kind: BookieCollectsLedger, enabledBy: "--delete-ledger", on: func(p Params) bool { return p.DeleteLedger }, footprint: true, fp: fpBookieCollectsLedger, dead: deadBookieCollectsLedger, necessary: necBookieCollectsLedger},
+	{kind: BookieRunsPreBootCheck, enabledBy: "--data-integrity with --crashes and --journal disabled", on: Params.DeferredCheck, footprint: true, fp: fpBookieRunsPreBootCheck},
 
 	// The Java client's add path (javaclient.go).
-	{kind: ClientReceivesAddTimeout, enabledBy: "--add-path java", writer: javaPath, footprint: true},
-	{kind: ClientUpdatesEnsembleMetadata, enabledBy: "--add-path java", writer: javaPath, footprint: true},
-	{kind: ClientCompletesEnsembleChange, enabledBy: "--add-path java", writer: javaPath, room: []need{needSpare}, footprint: true},
+	{kind: ClientReceivesAddTimeout, enabledBy: "--add-path java", writer: javaPath, footprint: true, fp: fpClientReceivesAddTimeout, necessary: necClientReceivesAddTimeout},
+	{kind: ClientUpdatesEnsembleMetadata, enabledBy: "--add-path java", writer: javaPath, footprint: true, fp: fpClientUpdatesEnsembleMetadata, necessary: necWriterChangeStep},
+	{kind: ClientCompletesEnsembleChange, enabledBy: "--add-path java", writer: javaPath, room: []need{needSpare}, footprint: true, fp: fpClientCompletesEnsembleChange, necessary: necWriterChangeStep},
 
 	// Sequence recovery reads: a second replica is asked only with Qw > 1
 	// and a recovery.
 	{kind: ClientSendsNextRecoveryRead, enabledBy: "--recovery-read sequence", on: Params.SequenceReads, room: []need{
-		{"a second replica (Qw above 1)", func(p Params) bool { return p.WriteQuorum > 1 }}, needRecovery}, footprint: true},
+		{"a second replica (Qw above 1)", func(p Params) bool { return p.WriteQuorum > 1 }}, needRecovery}, footprint: true,
+		fp: fpRecoveryRead, dead: deadRecoveryRead, necessary: necClientSendsNextRecoveryRead},
 
 	// DbLedgerStorage checkpoints. An idle checkpoint moves the mark past
 	// a record the busy one has not already: a fence record, which needs
 	// a recovery.
-	{kind: BookieCheckpoints, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }, footprint: true},
-	{kind: BookieCheckpointsIdle, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }, room: []need{needRecovery}, footprint: true},
+	{kind: BookieCheckpoints, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }, footprint: true, fp: fpBookieCheckpoints},
+	{kind: BookieCheckpointsIdle, enabledBy: "--checkpoints", on: func(p Params) bool { return p.Checkpoints }, room: []need{needRecovery}, footprint: true, fp: fpBookieCheckpoints},
 
 	// AutoRecovery (autorecovery.go): a lost bookie is what the Auditor
 	// audits and the worker repairs.
-	{kind: AuditorMarksLedgerUnderreplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
-	{kind: AuditorChecksLedger, enabledBy: "--autorecovery (with --auditor-periodic-check on)", on: Params.PeriodicCheck, footprint: true},
-	{kind: WorkerAcquiresLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
-	{kind: WorkerReplicatesFragment, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
-	{kind: WorkerUpdatesEnsemble, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
-	{kind: WorkerDefersLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}, footprint: true},
-	{kind: WorkerMarksLedgerReplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
-	{kind: WorkerReleasesLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true},
-	{kind: WorkerGraceExpires, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}, footprint: true},
+	{kind: AuditorMarksLedgerUnderreplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true, fp: fpAuditor},
+	{kind: AuditorChecksLedger, enabledBy: "--autorecovery (with --auditor-periodic-check on)", on: Params.PeriodicCheck, footprint: true, fp: fpAuditor},
+	{kind: WorkerAcquiresLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true, fp: fpWorkerAcquiresLedger, necessary: necWorkerAcquiresLedger},
+	{kind: WorkerReplicatesFragment, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true, fp: fpWorkerCopies, necessary: necWorkerLocked},
+	{kind: WorkerUpdatesEnsemble, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true, fp: fpWorkerUpdatesEnsemble, necessary: necWorkerUpdatesEnsemble},
+	{kind: WorkerDefersLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}, footprint: true, fp: fpWorkerEndsRereplicate, necessary: necWorkerLocked},
+	{kind: WorkerMarksLedgerReplicated, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true, fp: fpWorkerEndsRereplicate, necessary: necWorkerLocked},
+	{kind: WorkerReleasesLedger, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost}, footprint: true, fp: fpWorkerEndsRereplicate, necessary: necWorkerReleasesLedger},
+	{kind: WorkerGraceExpires, enabledBy: "--autorecovery", on: Params.autoRecovers, room: []need{needLost, needDeferrable}, footprint: true, fp: fpWorkerGraceExpires, necessary: necWorkerGraceExpires},
 	// An empty last fragment (a change at a pending entry, then a close
 	// at the earlier LAC) with a bookie of it lost, and an entry no copy
 	// of which the worker could read: more lost bookies than Qw.
@@ -172,17 +182,18 @@ var actionTable = []actionDecl{
 		return p.AutoRecovery && !p.variant().SkipInconsistentRange
 	}, room: []need{needSpare, {"more lost bookies than Qw and two entries", func(p Params) bool {
 		return p.Crashes+p.DiskLoss > p.WriteQuorum && p.Entries > 1
-	}}}, footprint: true},
+	}}}, footprint: true, fp: fpWorkerCopies, necessary: necWorkerLocked},
 
 	// Decommission (decommission.go): of a bookie that is down.
-	{kind: AdminDecommissionsBookie, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true},
-	{kind: AdminFinishesDecommission, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true},
+	{kind: AdminDecommissionsBookie, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true, fp: fpAdminDecommissionsBookie, dead: deadAdminDecommissionsBookie, necessary: necAdminDecommissionsBookie},
+	{kind: AdminFinishesDecommission, enabledBy: "--decommission", on: Params.decommissions, room: []need{needLost}, footprint: true, fp: fpAdminFinishesDecommission, dead: deadAdminFinishesDecommission, necessary: necAdminFinishesDecommission},
 
 	// The application thread's create (--create-window): an op created
 	// while an ensemble change's update is pending, so a second add while
 	// the first is unanswered.
 	{kind: ClientCreatesAddOp, enabledBy: "--create-window", writer: javaPath, on: Params.CreatesAddOps, room: []need{
-		{"a second add while the first is pending (--entries 2 --inflight 2)", func(p Params) bool { return p.Entries > 1 && p.Inflight > 1 }}}, footprint: true},
+		{"a second add while the first is pending (--entries 2 --inflight 2)", func(p Params) bool { return p.Entries > 1 && p.Inflight > 1 }}}, footprint: true,
+		fp: fpClientCreatesAddOp, dead: deadClientCreatesAddOp},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

@@ -3,7 +3,13 @@ package spec
 import "math/bits"
 
 // This file declares, for a partial-order reduction, what each transition
-// may read and write. A transition is an Action label; its footprint must
+// may read and write: the variables, and the rules every step of a
+// category follows; each action's own footprint, deadness and necessary
+// enabling set are declared beside the actions of its family
+// (actions_footprint.go, faults_footprint.go, javaclient_footprint.go,
+// bugs_footprint.go, autorecovery_footprint.go,
+// decommission_footprint.go), reached from its row of the action table.
+// A transition is an Action label; its footprint must
 // hold in every state, so it over-approximates what the action's code in
 // actions.go reads and writes for any state in which the label fires.
 // Two transitions whose footprints do not conflict (neither writes what
@@ -481,10 +487,8 @@ func (x fp) sentToAny(t MsgType, rec bool, c, e int, lost Bookies) {
 
 // Of returns the footprint of transition a.
 func (f *Footprints) Of(a Action) Footprint {
-	p, c, b, e := f.p, int(a.Client), int(a.Bookie), int(a.Entry)
+	p, c, b := f.p, int(a.Client), int(a.Bookie)
 	x := fp{f: f, r: f.NewSet(), w: f.NewSet(), sets: f.NewSet()}
-	respLost := a.Lost != 0
-	v := p.variant()
 	if c >= 0 && !a.Kind.bookieStep() && a.Kind != ClientDeletesLedger {
 		// Every client step reads its own record (its status first)
 		// and writes what clientWrites says.
@@ -522,358 +526,8 @@ func (f *Footprints) Of(a Action) Footprint {
 	if a.Kind.bookieStep() {
 		x.read(f.Down(b)) // a down bookie answers nothing
 	}
-	if p.HasHandles() {
-		switch a.Kind {
-		case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsFencingReadLacResponse,
-			BookieSendsReadResponse, BookieFailsRead, BookieChecksAdd:
-			// Handling a request loads the ledger's handle (reply), as
-			// does the split add check; an EREADONLY answer comes first.
-			x.set(f.Handle(b))
-		case BookieCrashes, BookieRejoinsEmpty, BookieLosesDisk, BookieCollectsLedger:
-			x.read(f.Handle(b)) // the collection: whether the fence is remembered
-			x.write(f.Handle(b))
-		}
-	}
-	switch a.Kind {
-	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsAddReadOnlyResponse:
-		x.read(f.ReadOnly(b)) // a read-only bookie answers EREADONLY first
-	}
-	// A fence a crash can still take back is a plain variable (a fencing
-	// read turns it on or makes it durable, a sync makes it durable),
-	// not a flag only ever turned on.
-	fence := func() {
-		if p.FencesCanBeLost() || p.Reformat > 0 || p.DiskLoss > 0 {
-			x.read(f.Fence(b))
-			x.write(f.Fence(b))
-		} else {
-			x.set(f.Fence(b))
-		}
-		if p.Checkpoints {
-			// A durable fence record goes to the journal after the mark
-			// (with variant fence-journals-key, the master key too).
-			x.write(f.Store(b))
-		}
-	}
-	switch a.Kind {
-	case BookieSendsAddConfirmedResponse, BookieSendsAddFencedResponse, BookieSendsAddReadOnlyResponse:
-		// The label does not say whether the add is a recovery add.
-		for _, rec := range []bool{false, true} {
-			x.received(AddEntryRequest, rec, c, b, e)
-			x.earliest(AddEntryRequest, rec, c, b, e)
-			if a.Kind == BookieSendsAddConfirmedResponse {
-				x.sentTo(AddEntryResponse, rec, c, b, e, respLost)
-			} else {
-				x.sentTo(addRejected, rec, c, b, e, respLost)
-			}
-		}
-		if a.Kind == BookieSendsAddReadOnlyResponse {
-			break // EREADONLY before the fence is looked at
-		}
-		x.read(f.Fence(b))
-		if v.AddChecksMetadata || v.SplitAddCheck {
-			x.read(f.Store(b)) // split-add-check: the adds checked
-		}
-		if v.AddChecksMetadata {
-			x.readMeta()
-		}
-		if v.SplitAddCheck && a.Kind == BookieSendsAddConfirmedResponse {
-			x.read(f.Handle(b)) // mayStore: without a handle, only a checked add
-		}
-		if a.Kind == BookieSendsAddConfirmedResponse {
-			x.read(f.Store(b)) // gwq: LAC and LAFR are running maxima
-			x.write(f.Store(b))
-			if p.Checkpoints && p.FencesCanBeLost() {
-				x.write(f.Fence(b)) // a fence record queued before the add is fsynced with it
-			}
-		}
-	case BookieSendsFencingReadLacResponse:
-		x.received(FenceRequest, false, c, b, 0)
-		x.sentTo(FenceResponse, false, c, b, 0, respLost)
-		x.read(f.Store(b))
-		fence()
-	case BookieSendsReadResponse, BookieFailsRead:
-		// A failed read (an error, or NoSuchEntry with variant
-		// corrupt-read-nosuch) answers the same request in the same slot.
-		if a.Kind == BookieFailsRead {
-			x.read(f.CorruptBudget())
-			x.write(f.CorruptBudget())
-		}
-		x.received(ReadRequest, false, c, b, e)
-		x.sentTo(ReadResponse, false, c, b, e, respLost)
-		x.read(f.Store(b))
-		fence() // with fencing reads (the reference)
-		if respLost {
-			x.write(f.inflight(c, b, e))
-		}
-	case ClientCreatesLedger, ClientClosesLedgerSuccess, RecoveryClientClosesLedger:
-		if a.Kind == ClientCreatesLedger {
-			x.readWritable() // only writable bookies join an ensemble
-		}
-		x.readMeta()
-		x.write(f.Meta())
-		if a.Kind != ClientClosesLedgerSuccess {
-			x.write(f.MetaFragments())
-		}
-		if a.Kind != ClientCreatesLedger {
-			x.write(f.MetaEnd())
-		}
-	case ClientClosesLedgerFail:
-		x.readMeta()
-	case ClientSendsAddEntryRequests, ClientResendsPendingAddOp:
-		x.sentToAny(AddEntryRequest, false, c, e, a.Lost)
-		if p.JavaAddPath() {
-			x.writerAdds(c, false) // deferredAdd: whether the last op's writes went out
-		}
-	case ClientCreatesAddOp:
-		// The handle's ensemble and change phase (javaWriterStep, above)
-		// and whether the last op's writes went out (deferredAdd).
-		x.writerAdds(c, false)
-	case RecoveryClientSendsPendingAddOp:
-		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
-	case ClientWritesBackEntry:
-		for b := 0; b < p.Bookies; b++ {
-			for e2 := 1; e2 <= p.Entries; e2++ {
-				x.read(f.sent(AddEntryRequest, true, c, b, e2)) // notSentWrite
-			}
-		}
-		x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
-	case ClientReceivesAddErrorResponse, ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse:
-		if a.Kind == ClientReceivesAddErrorResponse {
-			x.failed(c, b, e)
-		}
-		switch {
-		case p.JavaAddPath():
-			// javaReceivesAddResponse: any add response of the writer,
-			// the earliest of its channel, through writeComplete (the
-			// handle's record, written above); an EREADONLY answer may
-			// also be the recovery client's (faults.go), as above.
-			x.receivedResponse(false, false, c, b, e)
-			x.receivedResponse(true, false, c, b, e)
-		case a.Kind != ClientReceivesAddErrorResponse:
-			x.receivedResponse(a.Kind == ClientReceivesAddFencedResponse, false, c, b, e)
-		}
-	case ClientReceivesAddTimeout:
-		// A lost add request or reply of the writer (the label does not
-		// say which) is processed, once no older add of its channel is
-		// deliverable (olderAddInFlight).
-		for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
-			x.read(f.sent(t, false, c, b, e), f.lost(t, false, c, b, e))
-			x.write(f.lost(t, false, c, b, e))
-			for e2 := 1; e2 < e; e2++ {
-				x.read(f.live(t, false, c, b, e2))
-			}
-		}
-	case ClientUpdatesEnsembleMetadata:
-		// The MetadataUpdateLoop: the store's status and version, a
-		// replacement among the writable bookies, the new fragment.
-		x.readWritable()
-		x.readMeta()
-		x.write(f.Meta(), f.MetaFragments())
-	case ClientCompletesEnsembleChange:
-		// Re-sends (unsetSuccessAndSendWriteRequest) and the deferred
-		// op's writes, to bookies and of entries the label does not
-		// name; a re-sent request merges with its copy still unanswered
-		// (and makes an answered one deliverable again).
-		x.writerAdds(c, true)
-		x.readDown()
-	case RecoveryClientReceivesAddConfirmedResponse:
-		x.receivedResponse(false, true, c, b, e)
-	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
-		rec := a.Kind == RecoveryClientChangesEnsemble
-		x.readWritable()
-		x.readMeta()
-		if !rec {
-			x.write(f.Meta(), f.MetaFragments())
-		}
-		for b := 0; b < p.Bookies; b++ {
-			for e2 := 1; e2 <= p.Entries; e2++ {
-				for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
-					x.read(f.lost(t, rec, c, b, e2))
-					if a.Lost.Has(b) {
-						x.write(f.lost(t, rec, c, b, e2)) // ClearWriteTimeout
-					}
-				}
-			}
-		}
-	case ClientStartsRecovery:
-		x.readMeta()
-		x.write(f.Meta())
-		x.sentToAny(FenceRequest, false, c, 0, a.Lost)
-	case ClientReceivesFencingReadLacResponse:
-		x.received(FenceResponse, false, c, b, 0)
-	case ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
-		// A sequence read's first request, or its next one: to a member
-		// of the write set (the first, or the next one asked) that the
-		// label does not name.
-		x.readMeta()
-		x.sentToAny(ReadRequest, false, c, e, a.Lost)
-		for b := 0; b < p.Bookies; b++ {
-			x.write(f.inflight(c, b, e))
-		}
-	case ClientReceivesRecoveryReadResponse:
-		x.readMeta()
-		x.write(f.inflight(c, b, e))
-		x.received(ReadResponse, false, c, b, e)
-		for b := 0; b < p.Bookies; b++ {
-			for e2 := 1; e2 < f.entries; e2++ {
-				x.read(f.inflight(c, b, e2), f.lost(ReadRequest, false, c, b, e2), f.lost(ReadResponse, false, c, b, e2))
-			}
-		}
-	case ClientFailsToCreateLedger:
-		x.readWritable()
-		x.readMeta()
-	case BookieBecomesReadOnly:
-		x.read(f.ReadOnlyBudget(), f.ReadOnly(b))
-		x.write(f.ReadOnlyBudget(), f.ReadOnly(b))
-	case BookieFillsDisk:
-		x.read(f.DiskFullBudget(), f.ReadOnly(b))
-		x.write(f.DiskFullBudget(), f.ReadOnly(b))
-	case BookieCrashes:
-		// The budget, the bookie's flag, what its journal had not made
-		// durable (entries and LAC with a lossy journal: its store; a
-		// fence: its fence), and every deliverable message to or from it,
-		// now lost (lose), with the reads in flight.
-		x.read(f.CrashBudget(), f.Down(b), f.Store(b), f.Fence(b))
-		x.write(f.CrashBudget(), f.Down(b), f.Store(b), f.Fence(b))
-		x.lose(b)
-	case BookieRestarts:
-		x.read(f.Down(b))
-		x.write(f.Down(b))
-		if p.DataIntegrity {
-			// The pre-boot check: started (check pending, in the
-			// store), or awaited (limbo and fence) for the ledger the
-			// metadata says is open with b in its last ensemble.
-			x.readMeta()
-			x.read(f.Store(b))
-			x.write(f.Store(b))
-			fence()
-		}
-	case BookieCheckpoints, BookieCheckpointsIdle:
-		// The write cache and the ledger index (master key, fenced flag)
-		// flushed or not, the journal's mark past the key and fence
-		// records: all of it in the bookie's store and fence.
-		x.read(f.Down(b), f.Store(b), f.Fence(b))
-		x.write(f.Store(b), f.Fence(b))
-	case BookieRunsPreBootCheck:
-		// The deferred check runs on a bookie that is up and has one
-		// pending: limbo and fence, from the metadata as it is now.
-		x.read(f.Down(b), f.Store(b))
-		x.write(f.Store(b))
-		x.readMeta()
-		fence()
-	case BookieRejoinsEmpty:
-		// An operator wipes the bookie (its store, limbo included, and
-		// its fence) once the ledger exists, and its connections break;
-		// with the cookie kept, the pre-boot check fences it from the
-		// metadata.
-		x.readMeta()
-		x.read(f.ReformatBudget(), f.Down(b), f.Store(b), f.Fence(b))
-		x.write(f.ReformatBudget(), f.Down(b), f.Store(b), f.Fence(b))
-		x.lose(b)
-	case BookieLosesDisk:
-		// The disk is wiped once the ledger exists, the bookie goes down
-		// and stays down (wiped), its connections break.
-		x.readMeta()
-		x.read(f.DiskLossBudget(), f.Down(b), f.Store(b), f.Fence(b))
-		x.write(f.DiskLossBudget(), f.Down(b), f.Store(b), f.Fence(b))
-		x.lose(b)
-	case BookieSyncsJournal:
-		x.read(f.Down(b), f.Store(b), f.Fence(b))
-		x.write(f.Store(b), f.Fence(b))
-	case BookieChecksAdd:
-		// A normal add request (left deliverable: the store answers it),
-		// the earliest of its channel, to a bookie up, not fenced, not
-		// read-only, without a handle, not already checked and not yet
-		// answered; it loads the handle (above) and marks the add checked.
-		x.read(f.sent(AddEntryRequest, false, c, b, e), f.live(AddEntryRequest, false, c, b, e))
-		x.earliest(AddEntryRequest, false, c, b, e)
-		x.read(f.sent(AddEntryResponse, false, c, b, e))
-		x.read(f.Fence(b), f.ReadOnly(b), f.Store(b), f.Handle(b))
-		x.write(f.Store(b))
-	case ClientDeletesLedger:
-		// Only the client's status and the metadata's (CLOSED, not yet
-		// deleted): the rest of the client does not matter to it.
-		x.read(f.ClientStatus(c), f.Meta(), f.Deleted())
-		x.write(f.Deleted())
-	case BookieCollectsLedger:
-		// Its entries, LAC, index and checks go, its fence goes or is
-		// remembered (in memory, or durably with collect-keeps-fence).
-		x.read(f.Deleted(), f.Down(b), f.Store(b), f.Fence(b))
-		x.write(f.Store(b), f.Fence(b))
-	case AuditorMarksLedgerUnderreplicated, AuditorChecksLedger:
-		// The marks merge the bad bookies the audit (the ensembles'
-		// bookies that are down) or the check (the stores too) finds.
-		if a.Kind == AuditorChecksLedger {
-			x.readChecker()
-		} else {
-			x.readMeta()
-			x.readDown()
-			x.read(f.Worker())
-		}
-		x.read(f.URMissing())
-		x.write(f.URMissing())
-	case WorkerAcquiresLedger:
-		x.read(f.Worker(), f.URMissing())
-		x.write(f.Worker())
-	case WorkerReplicatesFragment, WorkerDiesOnInconsistentRange:
-		// The copies go to the new bookies (Lost) among the writable
-		// ones, with their journal and checkpoint records.
-		x.readChecker()
-		x.readWritable()
-		x.write(f.Worker())
-		for t := 0; t < p.Bookies; t++ {
-			if a.Lost.Has(t) {
-				x.read(f.Store(t))
-				x.write(f.Store(t))
-				if p.Checkpoints && p.FencesCanBeLost() {
-					x.read(f.Fence(t))
-					x.write(f.Fence(t)) // a fence record queued before the copy is fsynced with it
-				}
-			}
-		}
-	case WorkerUpdatesEnsemble:
-		// The store's fragments only: the version stays (autorecovery.go).
-		x.read(f.Worker())
-		x.readMeta()
-		x.write(f.Worker(), f.MetaFragments())
-	case WorkerDefersLedger, WorkerMarksLedgerReplicated, WorkerReleasesLedger:
-		// rereplicate's end, after a check; WorkerReleasesLedger also
-		// ends the grace period's recovery, waiting for the admin client
-		// and failing it (RECOVERY_ABORTED) when its fencing cannot
-		// succeed.
-		x.readChecker()
-		x.write(f.Worker())
-		if a.Kind == WorkerMarksLedgerReplicated {
-			x.write(f.URMissing())
-		}
-		if a.Kind == WorkerReleasesLedger {
-			x.readClient(p.AdminClient())
-			x.write(f.ClientStatus(p.AdminClient()))
-		}
-	case WorkerGraceExpires:
-		// A check, then the lock released or, with the admin client
-		// (Client set), its recovery started: ClientStartsRecovery's step
-		// (the client's part is above).
-		x.readChecker()
-		x.readClient(p.AdminClient())
-		x.write(f.Worker())
-		if c >= 0 {
-			x.write(f.Meta())
-			x.sentToAny(FenceRequest, false, c, 0, a.Lost)
-		}
-	case AdminDecommissionsBookie:
-		x.read(f.Decom(), f.Down(b), f.Worker())
-		x.write(f.Decom())
-	case AdminFinishesDecommission:
-		x.read(f.Decom())
-		x.readMeta()
-		x.write(f.Decom())
-	}
-	if p.Decommission && (a.Kind == BookieRestarts || a.Kind == BookieRejoinsEmpty) {
-		x.read(f.Decom()) // a decommissioned bookie stays down
-	}
-	if p.AutoRecovery && a.Kind == RecoveryClientClosesLedger {
-		x.write(f.ClientFragments(c)) // keepStoreFragments: the store's, where a worker replaced a bookie
+	if own := decl(a.Kind).fp; own != nil {
+		own(x, a)
 	}
 	return Footprint{Reads: x.r, Writes: x.w, Sets: x.sets}
 }
@@ -954,22 +608,6 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 	if c >= 0 {
 		cl = &s.Clients[c]
 	}
-	writerDead := func() bool {
-		return !(cl.Status == StatusOpen || cl.Status == StatusNil && s.MetaStatus == StatusNil)
-	}
-	recoveryDead := func() bool {
-		return !(cl.Status == StatusInRecovery || cl.Status == StatusNil && s.MetaStatus != StatusClosed)
-	}
-	// spent: the slot's only record was sent and received.
-	spent := func(t MsgType, b, e int) bool {
-		for _, m := range s.Msgs {
-			k := m.Key
-			if k.Type() == t && k.Cid() == c && k.Bookie() == b && int(k.Entry().ID) == e && !k.Recovery() {
-				return m.Count != 1
-			}
-		}
-		return false
-	}
 	if !f.p.writerHas(a.Kind) {
 		return true // the other writer's add path: it never fires
 	}
@@ -993,85 +631,8 @@ func (f *Footprints) Dead(s *State, a Action) bool {
 			return true
 		}
 	}
-	switch a.Kind {
-	case ClientCreatesLedger:
-		return s.MetaStatus != StatusNil
-	case ClientFailsToCreateLedger:
-		return s.MetaStatus != StatusNil || cl.Status != StatusNil
-	case BookieCrashes:
-		// The budget only grows.
-		return int(s.CrashesUsed) >= f.p.Crashes
-	case BookieRestarts:
-		// Up, it goes down again only by a crash; decommissioned, it
-		// stays down.
-		return !s.BDown.Has(int(a.Bookie)) && int(s.CrashesUsed) >= f.p.Crashes || s.DecomBookie.Has(int(a.Bookie))
-	case BookieRejoinsEmpty:
-		return int(s.ReformatUsed) >= f.p.Reformat
-	case BookieLosesDisk:
-		return int(s.DiskLossUsed) >= f.p.DiskLoss
-	case BookieBecomesReadOnly:
-		return int(s.ReadOnlyUsed) >= f.p.ReadOnly
-	case BookieFillsDisk:
-		return int(s.DiskFullUsed) >= f.p.DiskFull
-	case ClientSendsAddEntryRequests:
-		return writerDead() || cl.LAP >= a.Entry
-	case ClientCreatesAddOp:
-		return writerDead() || int(cl.LAP) >= f.p.Entries // LAP only grows
-	case ClientChangesEnsemble, ClientClosesLedgerSuccess:
-		// Both need the metadata OPEN, which it never is again once it
-		// left OPEN; with --close-rereads the close also writes over
-		// IN_RECOVERY, never over CLOSED.
-		if a.Kind == ClientClosesLedgerSuccess && f.p.CloseRereads {
-			return writerDead() || s.MetaStatus == StatusClosed
-		}
-		return writerDead() || s.MetaStatus != StatusNil && s.MetaStatus != StatusOpen
-	case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse,
-		ClientResendsPendingAddOp, ClientClosesLedgerFail:
-		return writerDead()
-	case ClientStartsRecovery:
-		// The admin client recovers only when the worker's grace
-		// period ends (WorkerGraceExpires).
-		return cl.Status != StatusNil || s.MetaStatus == StatusClosed || c == f.p.AdminClient()
-	case ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
-		return recoveryDead() || cl.Status == StatusInRecovery && (cl.LastRecoverable != Nil || cl.LAP >= a.Entry)
-	case ClientReceivesFencingReadLacResponse:
-		return recoveryDead() || spent(FenceResponse, int(a.Bookie), 0)
-	case ClientReceivesRecoveryReadResponse:
-		return recoveryDead() || spent(ReadResponse, int(a.Bookie), int(a.Entry))
-	case ClientWritesBackEntry:
-		// A recovery client adds a pending op of each entry id once (the
-		// read of entry LAP+1 that found it), so once it sent a write-back
-		// of the id it never writes that id back again.
-		if recoveryDead() {
-			return true
-		}
-		for _, m := range s.Msgs {
-			if k := m.Key; k.Type() == AddEntryRequest && k.Recovery() && k.Cid() == c && k.Entry().ID == a.Entry {
-				return true
-			}
-		}
-		return false
-	case RecoveryClientReceivesAddConfirmedResponse, RecoveryClientSendsPendingAddOp:
-		return recoveryDead()
-	case RecoveryClientChangesEnsemble, RecoveryClientClosesLedger:
-		return recoveryDead() || s.MetaStatus == StatusClosed
-	case BookieSendsFencingReadLacResponse:
-		return spent(FenceRequest, int(a.Bookie), 0)
-	case BookieSendsReadResponse:
-		return spent(ReadRequest, int(a.Bookie), int(a.Entry))
-	case BookieFailsRead:
-		return int(s.CorruptUsed) >= f.p.CorruptReads || spent(ReadRequest, int(a.Bookie), int(a.Entry))
-	case ClientDeletesLedger:
-		// Once; and only by a client that closed the ledger, which a
-		// client can no longer do once the metadata is closed.
-		return s.MetaDeleted || s.MetaStatus == StatusClosed && cl.Status != StatusClosed ||
-			cl.Status == ClientWithdrawn || cl.Status == RecoveryAborted
-	case BookieCollectsLedger:
-		return s.BCollected.Has(int(a.Bookie)) // once: nothing clears it
-	case AdminDecommissionsBookie:
-		return s.DecomBookie != 0 // one decommission per run
-	case AdminFinishesDecommission:
-		return s.DecomDone
+	if dead := decl(a.Kind).dead; dead != nil {
+		return dead(deadView{f: f, s: s, c: c, cl: cl}, a)
 	}
 	return false
 }
@@ -1112,335 +673,18 @@ func (f *Footprints) LiveInto(dst VarSet, s *State) VarSet {
 // cleared and scanned whole for them, for every disabled transition a
 // stubborn set brings in (a third of choosing one).
 func (f *Footprints) NecessaryInto(dst []int, s *State, live VarSet, a Action) (_ []int, ok bool) {
-	c, b, e := int(a.Client), int(a.Bookie), int(a.Entry)
-	vs := varList(dst[:0])
-	// noLive: no record of the slots is deliverable; they become so only
-	// when sent (written: their live variables).
-	noLive := func(t MsgType, recs ...bool) bool {
-		for _, rec := range recs {
-			if live.Has(f.live(t, rec, c, b, e)) {
-				return false
-			}
-		}
-		for _, rec := range recs {
-			vs.add(f.live(t, rec, c, b, e))
-		}
-		return true
+	nec := decl(a.Kind).necessary
+	if nec == nil {
+		return dst[:0], false // its reads
 	}
-	status := func(ok ...Status) bool {
-		for _, st := range ok {
-			if s.Clients[c].Status == st {
-				return false
-			}
-		}
-		vs.add(f.ClientStatus(c))
-		return true
+	// Every action whose declaration reads the client (cl) has one: the
+	// client's steps, and the bookies' answers (the client of the
+	// message).
+	n := necView{f: f, s: s, live: live, c: int(a.Client), b: int(a.Bookie), e: int(a.Entry), vs: varList(dst[:0])}
+	if n.c >= 0 {
+		n.cl = &s.Clients[n.c]
 	}
-	// own: what only the client's own steps write (and, with meta, the
-	// metadata): a send's guard is the client's state and that no record
-	// it would send was sent before, which stays false once false, so a
-	// send whose guard fails needs its client (or the metadata its
-	// targets come from) to change.
-	own := func(meta bool) varList {
-		vs.add(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c))
-		if meta {
-			vs.add(f.Meta(), f.MetaFragments(), f.MetaEnd())
-		}
-		// A label names its lost messages, and a message to a down
-		// bookie is always lost: a crash or a restart changes which
-		// labels are enabled.
-		for b := 0; b < f.p.Bookies && (f.p.Crashes > 0 || f.p.DiskLoss > 0); b++ {
-			vs.add(f.Down(b))
-		}
-		return vs
-	}
-	if a.Kind == BookieCollectsLedger {
-		// The ledger deleted, the bookie up (once collected it is Dead).
-		if !s.MetaDeleted {
-			vs.add(f.Deleted())
-			return vs, true
-		}
-		if s.BDown.Has(b) {
-			vs.add(f.Down(b))
-			return vs, true
-		}
-	}
-	// worker: the worker is not in one of the phases the step needs;
-	// only its own steps move it.
-	worker := func(phases ...uint8) bool {
-		for _, ph := range phases {
-			if s.RWPhase == ph {
-				return false
-			}
-		}
-		vs.add(f.Worker())
-		return true
-	}
-	switch a.Kind {
-	case WorkerAcquiresLedger:
-		if worker(RWIdle) {
-			return vs, true
-		}
-		if s.URMissing == 0 {
-			vs.add(f.URMissing()) // only the Auditor's marks set it
-			return vs, true
-		}
-	case WorkerReplicatesFragment, WorkerDiesOnInconsistentRange, WorkerDefersLedger, WorkerMarksLedgerReplicated:
-		if worker(RWLocked) {
-			return vs, true
-		}
-	case WorkerReleasesLedger:
-		if worker(RWLocked, RWRecovering) {
-			return vs, true
-		}
-	case WorkerUpdatesEnsemble:
-		if worker(RWCopied) {
-			return vs, true
-		}
-	case WorkerGraceExpires:
-		if worker(RWDeferred) {
-			return vs, true
-		}
-		return vs, false
-	case AdminDecommissionsBookie:
-		if !s.BDown.Has(b) {
-			vs.add(f.Down(b)) // once it is down (Dead once one is decommissioned)
-			return vs, true
-		}
-	case AdminFinishesDecommission:
-		if s.DecomBookie == 0 {
-			vs.add(f.Decom())
-			return vs, true
-		}
-	}
-	if c < 0 {
-		return vs, false // the crashes' and AutoRecovery's steps: their reads
-	}
-	cl := &s.Clients[c]
-	// pendingOf: a pending op of entry e (that must be re-sent, with
-	// resend), which the client's pending ops and current fragment say.
-	// An op is created in the current fragment, so one comes to need a
-	// re-send only when the client's fragments change.
-	pendingOf := func(resend bool) bool {
-		for _, op := range cl.PendingList() {
-			if int(op.Entry.ID) == e && (!resend || cl.needsResend(op)) {
-				return true
-			}
-		}
-		if resend {
-			vs.add(f.ClientFragments(c))
-		} else {
-			vs.add(f.ClientPending(c))
-		}
-		return false
-	}
-	// is: the conjunct holds; if not, it reads vars.
-	is := func(ok bool, vars ...int) bool {
-		if !ok {
-			vs.add(vars...)
-		}
-		return ok
-	}
-	metaVars := []int{f.Meta(), f.MetaFragments(), f.MetaEnd()}
-	switch a.Kind {
-	case ClientSendsAddEntryRequests:
-		if status(StatusOpen) || !is(cl.LAP+1 == a.Entry, f.Client(c)) {
-			return vs, true
-		}
-		return own(false), true
-	case ClientResendsPendingAddOp:
-		if status(StatusOpen) || !pendingOf(true) {
-			return vs, true
-		}
-		return own(false), true
-	case RecoveryClientSendsPendingAddOp:
-		if status(StatusInRecovery) || !pendingOf(true) {
-			return vs, true
-		}
-		return own(false), true
-	case ClientWritesBackEntry:
-		if status(StatusInRecovery) || !pendingOf(false) || !is(cl.RecoveryPhase == ReadWritePhase, f.ClientRecovery(c)) {
-			return vs, true
-		}
-		// A write-back waits for those of lower pending entries
-		// (notSentWrite): sending one enables it.
-		for b := 0; b < f.p.Bookies; b++ {
-			for e2 := 1; e2 < e; e2++ {
-				vs.add(f.sent(AddEntryRequest, true, c, b, e2))
-			}
-		}
-		return own(false), true
-	case ClientSendsNextRecoveryRead:
-		// Its guard but the send is the client's own: reading entry e,
-		// with a member of the write set not yet asked.
-		ok := cl.RecoveryPhase == ReadWritePhase && cl.CurrReadEntry == a.Entry && int(cl.ReadNext) < f.p.WriteQuorum
-		if status(StatusInRecovery) || !is(ok, f.ClientRecovery(c)) {
-			return vs, true
-		}
-		return own(true), true
-	case ClientSendsRecoveryReadRequests:
-		// Its guard but the sends is the client's own: the phase, the
-		// fencing coverage, the entry it reads next.
-		ok := cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable == Nil && cl.CurrReadEntry == Nil ||
-			cl.RecoveryPhase == FencingPhase && (&gen{p: f.p}).fenceCovered(cl)
-		if status(StatusInRecovery) || !is(ok && cl.LAP+1 == a.Entry, f.ClientRecovery(c), f.Client(c)) {
-			return vs, true
-		}
-		return own(true), true
-	case ClientStartsRecovery:
-		if status(StatusNil) || !is(s.MetaStatus == StatusOpen || s.MetaStatus == StatusInRecovery, metaVars...) {
-			return vs, true
-		}
-		return own(true), true
-	case RecoveryClientClosesLedger:
-		if status(StatusInRecovery) || !is(s.MetaStatus == StatusInRecovery, metaVars...) ||
-			!is(cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable != Nil, f.ClientRecovery(c)) ||
-			!is(cl.NumPending == 0, f.ClientPending(c)) {
-			return vs, true
-		}
-	case ClientClosesLedgerSuccess:
-		ok := s.MetaStatus == StatusOpen || f.p.CloseRereads && s.MetaStatus == StatusInRecovery
-		if status(StatusOpen) || !is(ok, metaVars...) {
-			return vs, true
-		}
-	case ClientClosesLedgerFail:
-		// With --close-rereads only a closed (or deleted) ledger makes
-		// the close fail.
-		ok := s.MetaStatus != StatusOpen && (!f.p.CloseRereads || s.MetaStatus != StatusInRecovery || s.MetaDeleted)
-		if status(StatusOpen) || !is(ok, metaVars...) {
-			return vs, true
-		}
-	case ClientDeletesLedger:
-		// The metadata closed (only a close writes its end), then the
-		// client's own close (Dead once the metadata is closed without
-		// it, or deleted).
-		if !is(s.MetaStatus == StatusClosed, f.MetaEnd()) || status(StatusClosed) {
-			return vs, true
-		}
-	case BookieSendsAddConfirmedResponse:
-		if noLive(AddEntryRequest, false, true) {
-			return vs, true
-		}
-		// A fenced bookie stays fenced (nothing but faults and deletion
-		// unfences it): only a recovery add can enable it, or a crash
-		// that takes back a fence not yet durable.
-		if s.BFenced.Has(b) {
-			vs = vs[:0]
-			switch {
-			case f.p.FencesCanBeLost() || f.p.Reformat > 0 || f.p.DiskLoss > 0, f.p.DeleteLedger && s.MetaDeleted:
-				vs.add(f.Fence(b))
-			case f.p.DeleteLedger:
-				// Only the collection of the deleted ledger (and a
-				// crash after it) can unfence: the deletion comes first.
-				vs.add(f.Deleted())
-			}
-			if noLive(AddEntryRequest, true) {
-				return vs, true
-			}
-		}
-	case BookieSendsAddFencedResponse:
-		// It answers only non-recovery adds, and only once fenced.
-		if noLive(AddEntryRequest, false) {
-			return vs, true
-		}
-		if !s.BFenced.Has(b) && !f.p.variant().AddChecksMetadata {
-			vs.add(f.Fence(b))
-			return vs, true
-		}
-	case BookieSendsFencingReadLacResponse:
-		if noLive(FenceRequest, false) {
-			return vs, true
-		}
-	case BookieSendsReadResponse:
-		if noLive(ReadRequest, false) {
-			return vs, true
-		}
-	case ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange:
-		// The Java writer's loop steps: enabled in every state where the
-		// handle's change is at the step (each has a successor then).
-		want := ChangeUpdating
-		if a.Kind == ClientCompletesEnsembleChange {
-			want = ChangeCompleting
-		}
-		if status(StatusOpen) || !is(cl.Change == want, f.ClientChange(c)) {
-			return vs, true
-		}
-	case ClientReceivesAddTimeout:
-		// A lost record of the slot, the handle not completing a change,
-		// and no older add of the channel deliverable.
-		if status(StatusOpen) || !is(cl.Change != ChangeCompleting, f.ClientChange(c)) {
-			return vs, true
-		}
-		lost := false
-		for _, m := range s.Msgs {
-			k := m.Key
-			lost = lost || m.Count == -1 && isWriterAdd(k, c) && k.Bookie() == b && int(k.Entry().ID) == e
-		}
-		if !lost {
-			for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
-				vs.add(f.lost(t, false, c, b, e))
-			}
-			return vs, true
-		}
-		for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
-			for e2 := 1; e2 < e; e2++ {
-				vs.add(f.live(t, false, c, b, e2))
-			}
-		}
-		return vs, true
-	case ClientReceivesAddConfirmedResponse:
-		if status(StatusOpen) || noLive(AddEntryResponse, false) {
-			return vs, true
-		}
-		if f.p.JavaAddPath() && !is(cl.Change != ChangeCompleting, f.ClientChange(c)) {
-			return vs, true
-		}
-	case ClientReceivesAddFencedResponse:
-		if status(StatusOpen) || noLive(addRejected, false) {
-			return vs, true
-		}
-	case RecoveryClientReceivesAddConfirmedResponse:
-		if status(StatusInRecovery) || noLive(AddEntryResponse, true) {
-			return vs, true
-		}
-	case ClientReceivesFencingReadLacResponse:
-		if status(StatusInRecovery) || noLive(FenceResponse, false) {
-			return vs, true
-		}
-	case ClientReceivesRecoveryReadResponse:
-		if status(StatusInRecovery) || noLive(ReadResponse, false) {
-			return vs, true
-		}
-	case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
-		// The node of every replaced set: disabled for all of them. A
-		// change needs a timed-out bookie of the current ensemble: with
-		// none, a loss to or from one of them (or a new ensemble).
-		rec := a.Kind == RecoveryClientChangesEnsemble
-		want := StatusOpen
-		if rec {
-			want = StatusInRecovery
-		}
-		if status(want) || !is(cl.NoPendingResends(), f.ClientPending(c)) {
-			return vs, true
-		}
-		cf, _ := cl.CurrFragment()
-		timedOut := false
-		for b := 0; b < f.p.Bookies; b++ {
-			timedOut = timedOut || cf.Ensemble.Has(b) && s.WriteTimeoutForBookie(c, b, rec)
-		}
-		if !timedOut {
-			vs.add(f.ClientFragments(c))
-			for b := 0; b < f.p.Bookies; b++ {
-				for e := 1; cf.Ensemble.Has(b) && e <= f.p.Entries; e++ {
-					for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
-						vs.add(f.lost(t, rec, c, b, e))
-					}
-				}
-			}
-			return vs, true
-		}
-	}
-	return vs, false
+	return nec(n, a)
 }
 
 // Frozen returns the variables no transition can change from s on: the
@@ -1887,3 +1131,168 @@ func (p Progress) Less(q Progress) bool {
 	}
 	return p.autorecovery < q.autorecovery
 }
+
+// loadsHandle: handling a request loads the ledger's handle (reply), as
+// does the split add check.
+func (x fp) loadsHandle(b int) {
+	if x.f.p.HasHandles() {
+		x.set(x.f.Handle(b))
+	}
+}
+
+// dropsHandle: a crash, a re-format, a lost disk and the collection drop
+// the bookie's handle (the collection reads it: whether the fence is
+// remembered).
+func (x fp) dropsHandle(b int) {
+	if x.f.p.HasHandles() {
+		x.read(x.f.Handle(b))
+		x.write(x.f.Handle(b))
+	}
+}
+
+// fence is a bookie step's fence: a fence a crash can still take back is
+// a plain variable (a fencing read turns it on or makes it durable, a
+// sync makes it durable), not a flag only ever turned on.
+func (x fp) fence(b int) {
+	f, p := x.f, x.f.p
+	if p.FencesCanBeLost() || p.Reformat > 0 || p.DiskLoss > 0 {
+		x.read(f.Fence(b))
+		x.write(f.Fence(b))
+	} else {
+		x.set(f.Fence(b))
+	}
+	if p.Checkpoints {
+		// A durable fence record goes to the journal after the mark
+		// (with variant fence-journals-key, the master key too).
+		x.write(f.Store(b))
+	}
+}
+
+// deadView is what the actions' Dead declarations read: the state, and
+// the action's client (c, and cl: nil for an action without one).
+type deadView struct {
+	f  *Footprints
+	s  *State
+	c  int
+	cl *Client
+}
+
+// writerDead: the client is not, and can no longer become, the writer.
+func (d deadView) writerDead() bool {
+	return !(d.cl.Status == StatusOpen || d.cl.Status == StatusNil && d.s.MetaStatus == StatusNil)
+}
+
+// recoveryDead: the client is not, and can no longer become, a
+// recovery client.
+func (d deadView) recoveryDead() bool {
+	return !(d.cl.Status == StatusInRecovery || d.cl.Status == StatusNil && d.s.MetaStatus != StatusClosed)
+}
+
+// spent: the slot's only record was sent and received.
+func (d deadView) spent(t MsgType, b, e int) bool {
+	for _, m := range d.s.Msgs {
+		k := m.Key
+		if k.Type() == t && k.Cid() == d.c && k.Bookie() == b && int(k.Entry().ID) == e && !k.Recovery() {
+			return m.Count != 1
+		}
+	}
+	return false
+}
+
+// necView is what the actions' NecessaryInto declarations read (the
+// state, its live variables, the action's client, bookie and entry) and
+// the list they append to (vs). It is passed by value: the hot path
+// allocates nothing.
+type necView struct {
+	f       *Footprints
+	s       *State
+	live    VarSet
+	c, b, e int
+	cl      *Client // nil for an action without a client
+	vs      varList
+}
+
+// noLive: no record of the slots is deliverable; they become so only
+// when sent (written: their live variables).
+func (n *necView) noLive(t MsgType, recs ...bool) bool {
+	for _, rec := range recs {
+		if n.live.Has(n.f.live(t, rec, n.c, n.b, n.e)) {
+			return false
+		}
+	}
+	for _, rec := range recs {
+		n.vs.add(n.f.live(t, rec, n.c, n.b, n.e))
+	}
+	return true
+}
+
+// status: the client's status is none of ok (it then needs its status
+// to change).
+func (n *necView) status(ok ...Status) bool {
+	for _, st := range ok {
+		if n.s.Clients[n.c].Status == st {
+			return false
+		}
+	}
+	n.vs.add(n.f.ClientStatus(n.c))
+	return true
+}
+
+// own: what only the client's own steps write (and, with meta, the
+// metadata): a send's guard is the client's state and that no record it
+// would send was sent before, which stays false once false, so a send
+// whose guard fails needs its client (or the metadata its targets come
+// from) to change.
+func (n *necView) own(meta bool) {
+	f, c := n.f, n.c
+	n.vs.add(f.Client(c), f.ClientStatus(c), f.ClientLAC(c), f.ClientPending(c), f.ClientFragments(c), f.ClientRecovery(c))
+	if meta {
+		n.vs.add(f.Meta(), f.MetaFragments(), f.MetaEnd())
+	}
+	// A label names its lost messages, and a message to a down bookie is
+	// always lost: a crash or a restart changes which labels are enabled.
+	for b := 0; b < f.p.Bookies && (f.p.Crashes > 0 || f.p.DiskLoss > 0); b++ {
+		n.vs.add(f.Down(b))
+	}
+}
+
+// worker: the worker is not in one of the phases the step needs; only
+// its own steps move it.
+func (n *necView) worker(phases ...uint8) bool {
+	for _, ph := range phases {
+		if n.s.RWPhase == ph {
+			return false
+		}
+	}
+	n.vs.add(n.f.Worker())
+	return true
+}
+
+// pendingOf: a pending op of entry e (that must be re-sent, with resend),
+// which the client's pending ops and current fragment say. An op is
+// created in the current fragment, so one comes to need a re-send only
+// when the client's fragments change.
+func (n *necView) pendingOf(resend bool) bool {
+	for _, op := range n.cl.PendingList() {
+		if int(op.Entry.ID) == n.e && (!resend || n.cl.needsResend(op)) {
+			return true
+		}
+	}
+	if resend {
+		n.vs.add(n.f.ClientFragments(n.c))
+	} else {
+		n.vs.add(n.f.ClientPending(n.c))
+	}
+	return false
+}
+
+// is: the conjunct holds; if not, it reads vars.
+func (n *necView) is(ok bool, vars ...int) bool {
+	if !ok {
+		n.vs.add(vars...)
+	}
+	return ok
+}
+
+// metaVars are the metadata's variables.
+func (n *necView) metaVars() []int { return []int{n.f.Meta(), n.f.MetaFragments(), n.f.MetaEnd()} }

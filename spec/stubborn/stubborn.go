@@ -1,6 +1,7 @@
 // Package stubborn chooses, in each state, which enabled transitions a
 // partial-order reduction expands: a strong stubborn set (Valmari) built
-// from spec's footprint declarations (spec/footprint.go).
+// from spec's footprint declarations (spec/footprint.go and the
+// actions' own, spec/*_footprint.go).
 //
 // In a state s the set T is closed under:
 //   - an enabled transition in T brings in every transition whose
