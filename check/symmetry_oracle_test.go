@@ -268,6 +268,9 @@ func oracleConfigs() []oracleConfig {
 		}),
 		// Client symmetry refused (the last client is the worker's): bookies only.
 		with("autorecovery", func(p *spec.Params) { p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery = 3, 2, 1, true }),
+		with("autorecovery-striped", func(p *spec.Params) {
+			p.Bookies, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Crashes, p.AutoRecovery = 4, 3, 2, 2, 3, 1, true
+		}),
 		with("autorecovery-java-add-path", func(p *spec.Params) {
 			p.Bookies, p.AckQuorum, p.Crashes, p.AutoRecovery, p.AddPath = 3, 2, 1, true, spec.AddPathJava
 		}),

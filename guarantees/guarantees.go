@@ -614,7 +614,7 @@ released"), twice: without AutoRecovery and with it
 ReplicationWorker, BookKeeper's defaults: the periodic check on and reading
 each bookie's first and last entry of a fragment, the replicas check off;
 docs/model.md, "AutoRecovery"). E = Qw = 2, three bookies (a spare for the
-worker to copy to), two clients (with AutoRecovery the second is the
+worker to copy to; the striped row E = 3, Qw = 2 of four), two clients (with AutoRecovery the second is the
 worker's admin client, which recovers the ledger after the grace period;
 without it, a client that may recover it at any time). "Eventually"
 questions are decided by the fair-cycle search (docs/properties.md): with
@@ -659,6 +659,12 @@ releases the ledger tries again). Searched with symmetry over bookies
 				mc := model(2, ar)
 				mc.Crashes, mc.DiskLoss, mc.ReliableNetwork = 1, 1, true
 				mc.Invariants = []string{"AllAckedEntriesAreReadable", "NoDivergenceBetweenClientAndMetaData"}
+				return mc
+			}},
+		{"striped-disk-lost", "Striped, E = 3, Qw = 2, Qa = 2, four bookies: one bookie loses its disk for good, no message lost: does every entry of the closed ledger eventually have Qw = 2 copies? (The worker copies, to the bookie that takes the lost one's index, every entry from the first to the last that index stores.)",
+			func(ar bool) check.ModelConfig {
+				mc := model(2, ar)
+				mc.Bookies, mc.Ensemble, mc.DiskLoss, mc.ReliableNetwork, mc.Settings = 4, 3, 1, true, eventually
 				return mc
 			}},
 	} {

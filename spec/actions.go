@@ -1198,6 +1198,11 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 	if c.RecoveryPhase != FencingPhase {
 		return
 	}
+	// An aborted recovery (AutoRecovery's admin client, whose fencing
+	// could no longer reach quorum coverage: WorkerReleasesLedger) has
+	// completed its ReadLastConfirmedOp: an answer still in flight is
+	// read and dropped (readEntryComplete returns once the op completed).
+	aborted := c.Status == RecoveryAborted
 	cf, _ := c.CurrFragment()
 	for m := range g.live {
 		k := m.Key
@@ -1205,9 +1210,10 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 			continue
 		}
 		f := k.Fields()
-		if f.Code == CodeUnknown {
+		if f.Code == CodeUnknown || aborted {
 			// A bookie in limbo: neither a fenced answer nor a LAC
-			// (ReadLastConfirmedOp counts it as unknown).
+			// (ReadLastConfirmedOp counts it as unknown); or an answer
+			// to an aborted recovery.
 			g.begin(cid)
 			g.processed(msgAction(ClientReceivesFencingReadLacResponse, k), k)
 			continue

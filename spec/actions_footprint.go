@@ -296,7 +296,8 @@ func deadRecoveryRead(d deadView, a Action) bool {
 
 // deadClientReceivesFencingReadLacResponse is the deadness (Footprints.Dead) of ClientReceivesFencingReadLacResponse.
 func deadClientReceivesFencingReadLacResponse(d deadView, a Action) bool {
-	return d.recoveryDead() || d.spent(FenceResponse, int(a.Bookie), 0)
+	// An aborted recovery still reads (and drops) an answer in flight.
+	return d.recoveryDead() && d.cl.Status != RecoveryAborted || d.spent(FenceResponse, int(a.Bookie), 0)
 }
 
 // deadClientReceivesRecoveryReadResponse is the deadness (Footprints.Dead) of ClientReceivesRecoveryReadResponse.
@@ -564,7 +565,7 @@ func necRecoveryClientReceivesAddConfirmedResponse(n necView, a Action) (varList
 
 // necClientReceivesFencingReadLacResponse is the necessary enabling set (Footprints.NecessaryInto) of ClientReceivesFencingReadLacResponse.
 func necClientReceivesFencingReadLacResponse(n necView, a Action) (varList, bool) {
-	if n.status(StatusInRecovery) || n.noLive(FenceResponse, false) {
+	if n.status(StatusInRecovery, RecoveryAborted) || n.noLive(FenceResponse, false) {
 		return n.vs, true
 	}
 	return n.vs, false

@@ -321,10 +321,8 @@ func (g *gen) WorkerReplicatesFragment() {
 		}
 		var copies EntrySet
 		readable := true
-		for id := f.First; id <= last; id++ {
-			if g.p.WriteSet(id, f)&cf.bad == 0 {
-				continue
-			}
+		lo, hi := g.storedRange(f, last, cf.bad)
+		for id := lo; lo != Nil && id <= hi; id++ {
 			e, ok := g.readEntry(id, g.p.WriteSet(id, f))
 			if !ok {
 				// onReadEntryFailureCallback: unableToReadEntriesForReplication
@@ -368,6 +366,29 @@ func (g *gen) WorkerReplicatesFragment() {
 			g.out(a)
 		}
 	}
+}
+
+// storedRange is the range of entries LedgerFragmentReplicator copies
+// from fragment f (entries f.First..last) whose bad bookies are bad:
+// LedgerFragment.getFirstStoredEntryId and getLastStoredEntryId, the
+// first and the last entry any bad bookie's index stores
+// (RoundRobinDistributionSchedule.hasEntry: the entry's write set holds
+// it); Nil, Nil if none. replicateFragmentInternal reads every entry of
+// the range through the handle and writes each to every new bookie: with
+// E > Qw that includes entries the bad bookies' indexes do not store, and
+// a new bookie receives entries of other indexes than the one it takes.
+// With E = Qw every bookie stores every entry: the whole fragment.
+func (g *gen) storedRange(f Fragment, last int8, bad Bookies) (lo, hi int8) {
+	lo, hi = Nil, Nil
+	for id := f.First; id <= last; id++ {
+		if g.p.WriteSet(id, f)&bad != 0 {
+			if lo == Nil {
+				lo = id
+			}
+			hi = id
+		}
+	}
+	return lo, hi
 }
 
 // tryReadingFaultyEntries is ReplicationWorker.tryReadingFaultyEntries

@@ -53,11 +53,14 @@ func (g *gen) AdminFinishesDecommission() {
 }
 
 // storesEntries is BookKeeperAdmin.areEntriesOfLedgerStoredInTheBookie for
-// the bookie in b, with E = Qw (AutoRecovery's, so every member of an
-// ensemble stores each of its entries): the ledger exists (a ledger not
-// created, or deleted, is stored nowhere) and a segment's ensemble names
-// the bookie, other than the last segment of a closed ledger whose last
-// entry is before the segment starts (areEntriesOfSegmentStoredInTheBookie).
+// the bookie in b: the ledger exists (a ledger not created, or deleted, is
+// stored nowhere) and a segment's ensemble names the bookie, other than
+// the last segment of a closed ledger whose last entry is before the
+// segment starts (areEntriesOfSegmentStoredInTheBookie). With E > Qw a
+// segment that names the bookie counts only if the bookie's index stores
+// one of its entries (RoundRobinDistributionSchedule.hasEntry, from the
+// segment's first entry to its last: the next segment's first, or the
+// closed ledger's last), unless it is the open ledger's last segment.
 func (g *gen) storesEntries(b Bookies) bool {
 	s := g.s
 	if !g.ledgerExists() {
@@ -65,13 +68,25 @@ func (g *gen) storesEntries(b Bookies) bool {
 	}
 	frags := s.MetaFragmentList()
 	for i, f := range frags {
+		last := i == len(frags)-1
 		if f.Ensemble&b == 0 {
 			continue
 		}
-		if i == len(frags)-1 && s.MetaStatus == StatusClosed && s.MetaLastEntry < f.First {
+		if last && s.MetaStatus == StatusClosed && s.MetaLastEntry < f.First {
 			continue
 		}
-		return true
+		if last && s.MetaStatus != StatusClosed || !g.p.Striped() {
+			return true
+		}
+		end := s.MetaLastEntry
+		if !last {
+			end = frags[i+1].First - 1
+		}
+		for id := f.First; id <= end; id++ {
+			if g.p.WriteSet(id, f)&b != 0 {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -128,7 +128,7 @@ type Params struct {
 	// ReplicationWorker; autorecovery.go). Its timers are "may fire"
 	// actions; the Auditor's periodic check of every ledger can be
 	// switched off as auditorPeriodicCheckInterval=0 does.
-	AutoRecovery         bool   `name:"autorecovery" omitzero:"true" help:"AutoRecovery runs (autoRecoveryDaemonEnabled=true, or an AutoRecoveryMain process; BookKeeper's default is off): an Auditor marks the ledger under-replicated when a bookie it names is lost (lostBookieRecoveryDelay, any time after) or its periodic check finds a fragment a bookie lacks, and a ReplicationWorker copies closed fragments to new bookies with recovery adds, swaps them into the metadata, marks the ledger replicated, and recovers an open ledger whose last segment lost a bookie after openLedgerRereplicationGracePeriod; the last client is the worker's admin client (needs --clients 2 or more and E = Qw)"`
+	AutoRecovery         bool   `name:"autorecovery" omitzero:"true" help:"AutoRecovery runs (autoRecoveryDaemonEnabled=true, or an AutoRecoveryMain process; BookKeeper's default is off): an Auditor marks the ledger under-replicated when a bookie it names is lost (lostBookieRecoveryDelay, any time after) or its periodic check finds a fragment a bookie lacks, and a ReplicationWorker copies closed fragments to new bookies with recovery adds, swaps them into the metadata, marks the ledger replicated, and recovers an open ledger whose last segment lost a bookie after openLedgerRereplicationGracePeriod; the last client is the worker's admin client (needs --clients 2 or more); with E > Qw the worker copies, to each new bookie, every entry from the first to the last its bad bookies' indexes store, as LedgerFragmentReplicator does"`
 	AuditorVerification  int    `name:"auditor-verification-percentage" omitzero:"true" unit:"P" help:"with --autorecovery: auditorLedgerVerificationPercentage, how much of each fragment LedgerChecker reads from each bookie: 0 (BookKeeper's default: its first and last entry only) or 100 (every entry it should store); the percentages between sample entries at random and are not modelled"`
 	AuditorPeriodicCheck string `name:"auditor-periodic-check" omitzero:"true" unit:"MODE" help:"with --autorecovery: on (auditorPeriodicCheckInterval=604800, BookKeeper's default: AuditorCheckAllLedgersTask runs LedgerChecker on the ledger, reading each bookie's first and last entry of each fragment) or off (auditorPeriodicCheckInterval=0: only lost bookies mark ledgers)"`
 
@@ -466,9 +466,6 @@ func (p Params) Validate() error {
 	if p.AutoRecovery {
 		if p.Clients < 2 {
 			probs.Add("autorecovery", "needs --clients 2 or more: the last client is the ReplicationWorker's admin client, which recovers the ledger")
-		}
-		if p.Striped() {
-			probs.Add("autorecovery", "needs E = Qw (the worker's copy of a striped fragment, each new bookie receiving the entries of the index it takes, is not modelled yet)")
 		}
 	}
 	if p.Decommission && !p.AutoRecovery {

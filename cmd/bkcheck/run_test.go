@@ -176,7 +176,11 @@ func TestUsageListsEveryProblem(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("AutoRecovery's bad settings: exit %d, want 2\n%s", code, errOut)
 	}
-	for _, want := range []string{"--autorecovery: needs --clients 2 or more", "--autorecovery: needs E = Qw",
+	// (Striping, -e 3 -w 2, is no problem: the worker copies striped fragments.)
+	if strings.Contains(errOut, "E = Qw") {
+		t.Errorf("AutoRecovery refuses striping:\n%s", errOut)
+	}
+	for _, want := range []string{"--autorecovery: needs --clients 2 or more",
 		`--auditor-periodic-check: must be on or off (got "bogus")`, "--auditor-verification-percentage: must be 0 or 100 (got 50)"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("AutoRecovery's bad settings: the message lacks %q:\n%s", want, errOut)

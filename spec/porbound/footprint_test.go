@@ -319,8 +319,8 @@ func declaredModels() []spec.Params {
 	if testtier.IsLong() {
 		ms = append(ms, seq(params(2, 2, 2, true)), rereads(with(params(2, 1, 1, true), func(p *spec.Params) { p.Crashes = 1 })))
 	}
-	// AutoRecovery (E = Qw; the last client is the worker's admin
-	// client): lost bookies by crashes and by lost disks, lossy and
+	// AutoRecovery (E = Qw unless said; the last client is the worker's
+	// admin client): lost bookies by crashes and by lost disks, lossy and
 	// reliable, with the periodic check off and verifying every entry,
 	// PR #4551's variant, and decommission.
 	ar := func(p spec.Params, f func(*spec.Params)) spec.Params {
@@ -339,6 +339,11 @@ func declaredModels() []spec.Params {
 		ar(params(2, 1, 1, true), func(p *spec.Params) { p.Decommission = true }),
 		ar(params(3, 1, 1, true), func(p *spec.Params) { p.Decommission, p.Crashes, p.DiskLoss = true, 0, 1 }),
 		ar(params(3, 2, 2, true), func(p *spec.Params) { p.Crashes, p.DiskLoss, p.AuditorPeriodicCheck = 0, 1, "off" }),
+		// Striped (E > Qw): a copy of the range the bad index stores, to
+		// the new bookie at that index; and a decommission's check of
+		// the segments whose index stores an entry.
+		ar(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble, p.Entries = 2, 2 }),
+		ar(params(3, 1, 1, true), func(p *spec.Params) { p.Ensemble, p.Entries, p.Crashes, p.DiskLoss, p.Decommission = 2, 2, 0, 1, true }),
 		// With the other options a copy or a swap meets: the Java
 		// writer (whose metadata writes keep the store's fragments), an
 		// unsynced journal and checkpoints (a copy's records), deletion,
