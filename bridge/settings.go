@@ -3,6 +3,8 @@ package bridge
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/bkcheck/bkcheck/spec"
@@ -115,7 +117,8 @@ func refuseAbove(max int, why string) func(v any) string {
 // refusedParams names the settings of a trace's #meta params the harness
 // cannot run, each with why, sorted by the settings' declaration order;
 // empty if none. A setting the harness does not know is refused: it is a
-// model of another bkcheck.
+// model of another bkcheck (named in sorted order, so the message does not
+// depend on the map's).
 func refusedParams(params map[string]any) string {
 	var why []string
 	for _, f := range spec.ParamsSchema.Fields() {
@@ -129,7 +132,7 @@ func refusedParams(params map[string]any) string {
 			}
 		}
 	}
-	for name := range params {
+	for _, name := range slices.Sorted(maps.Keys(params)) {
 		if !spec.ParamsSchema.Has(name) {
 			why = append(why, "--"+name+" (a setting this bkcheck's model does not have)")
 		}
