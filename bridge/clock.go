@@ -24,6 +24,11 @@ import "fmt"
 // harness fires the clock (SteeredBookKeeper.timeOut) when the trace
 // answers no older write to another bookie later, closes the connection
 // otherwise, and refuses the step where neither can produce the trace.
+// The lost write's frame is stalled at the proxy (run.lose): after the
+// clock its connection stays open and delivers nothing more to the bookie
+// (a trace that needs it to is refused when it does, run.deliver); a
+// close ends the stall, and the client's next write opens a new
+// connection.
 
 // addSendSteps gives, for each state of the trace, the step at which each
 // add message present in it was sent: a request's own step, a response's

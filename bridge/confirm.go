@@ -1,7 +1,7 @@
 // Package bridge executes a trace of bkcheck's model on a real BookKeeper
 // cluster and says whether BookKeeper does what the model did: each step of
 // the trace becomes an action on the cluster (a client call, a frame
-// delivered or dropped by the proxy, a metadata write released, a bookie
+// delivered or stalled by the proxy, a metadata write released, a bookie
 // killed or restarted), and after each step what BookKeeper shows (the
 // entries each bookie serves, the ledger's metadata, each writer's LAC) is
 // compared with the model's state. It ends with one verdict.

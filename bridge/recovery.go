@@ -97,13 +97,13 @@ func (r *run) answer(entry int, bookie string) {
 	r.answered[entry][bookie] = true
 }
 
-// loseLater loses a request the model lost but Java sends only later (a
-// later replica of a sequence read), once Java has sent it.
+// loseLater loses (stalls) a request the model lost but Java sends only
+// later (a later replica of a sequence read), once Java has sent it.
 func (r *run) loseLater(ctx context.Context) error {
 	for k, m := range r.lostLater {
 		m := m
 		if f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) }); f != nil {
-			r.px.Drop(f)
+			r.lose(f)
 			if err := r.timeOutRead(ctx, m); err != nil {
 				return err
 			}
@@ -136,9 +136,9 @@ func (r *run) timeOutRead(ctx context.Context, m message) error {
 // which asks the replicas one at a time in write-set order and the next
 // only when the previous one failed or missed. The first replica the model
 // does not lose is read now; later ones are owed (their steps wait until
-// Java sends them). A lost read that Java sends now is dropped and timed
-// out at once, so that the client moves on; a lost read Java would send
-// later is lost when it does.
+// Java sends them). A lost read that Java sends now is stalled (lose) and
+// timed out at once, so that the client moves on; a lost read Java would
+// send later is lost when it does.
 func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client string) error {
 	if r.sequenceReads() {
 		return r.sequenceRead(ctx, prev, next, client, false)
@@ -252,8 +252,8 @@ func (r *run) sequenceRead(ctx context.Context, prev, next itfState, client stri
 }
 
 // readSent handles a read Java sends now: its frame awaited, or, if the
-// model lost it, dropped and timed out at once so that the client moves
-// on; a read of a crashed bookie fails at once in Java (its connection is
+// model lost it, stalled (lose) and timed out at once so that the client
+// moves on (the connection stays open: a later frame of it is refused); a read of a crashed bookie fails at once in Java (its connection is
 // refused): no frame, and the client moves on.
 func (r *run) readSent(ctx context.Context, m message) error {
 	switch {
@@ -264,7 +264,7 @@ func (r *run) readSent(ctx context.Context, m message) error {
 		if err != nil {
 			return err
 		}
-		r.px.Drop(f)
+		r.lose(f)
 		if err := r.timeOutRead(ctx, m); err != nil {
 			return err
 		}

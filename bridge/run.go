@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -54,6 +55,9 @@ type run struct {
 	linkClosed map[string]int
 	// sent is addSendSteps of the trace, computed at its first timeout.
 	sent []map[string]int
+	// lostAt: the step at which the harness stalled each frame of a lost
+	// message (lose), by frame ID.
+	lostAt map[int]int
 	// completing: the clients whose ensemble change's metadata write
 	// completed and whose completion the model has not taken yet.
 	completing map[string]bool
@@ -83,7 +87,7 @@ type frames interface {
 	Held() []*wire.Frame
 	Await(ctx context.Context, match func(*wire.Frame) bool) (*wire.Frame, error)
 	Deliver(f *wire.Frame) error
-	Drop(f *wire.Frame)
+	Stall(f *wire.Frame)
 	CloseLinks(client, bookie string) int
 	Close()
 }
@@ -98,7 +102,7 @@ type javaClients interface {
 func newState(states []itfState, params map[string]any, opts Options) *run {
 	return &run{states: states, opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
 		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
-		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, linkClosed: map[string]int{}, completing: map[string]bool{}}
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, linkClosed: map[string]int{}, lostAt: map[int]int{}, completing: map[string]bool{}}
 }
 
 func newRun(ctx context.Context, cp, dir string, states []itfState, params map[string]any, opts Options) (_ *run, err error) {
@@ -453,7 +457,7 @@ func frameOf(m message, f *wire.Frame) bool {
 
 // steps answers whether a step's messages were sent: each new message in
 // flight must appear as a frame (held for a later step); each lost one is
-// dropped if BookKeeper sends it. A lost message BookKeeper does not send
+// stalled (lose) if BookKeeper sends it. A lost message BookKeeper does not send
 // at all is allowed only where Java's client sends fewer messages than the
 // model (sequenceRead); any other absence is a divergence.
 func (r *run) expectSent(ctx context.Context, prev, next itfState) error {
@@ -463,7 +467,7 @@ func (r *run) expectSent(ctx context.Context, prev, next itfState) error {
 			f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) })
 			switch {
 			case f != nil:
-				r.px.Drop(f)
+				r.lose(f)
 			case isRequest(m.Type) && r.crashed[m.Bookie]:
 				// To a bookie that is down the client's send fails at once
 				// (its connection is refused): no frame to lose.
@@ -472,7 +476,7 @@ func (r *run) expectSent(ctx context.Context, prev, next itfState) error {
 				if err != nil {
 					return err
 				}
-				r.px.Drop(f)
+				r.lose(f)
 			}
 			continue
 		}
@@ -481,6 +485,17 @@ func (r *run) expectSent(ctx context.Context, prev, next itfState) error {
 		}
 	}
 	return nil
+}
+
+// lose makes the frame of a message the model loses a stalled one: TCP
+// does not lose one frame of a connection and deliver the next, so the
+// frame stays held, never delivered, and holds back every later frame of
+// its connection in its direction until the connection closes (a crash,
+// or the harness failing a write by a close, addTimeout). A trace that
+// delivers such a later frame is not executable (deliver).
+func (r *run) lose(f *wire.Frame) {
+	r.px.Stall(f)
+	r.lostAt[f.ID] = r.cur
 }
 
 func (r *run) heldNow(match func(*wire.Frame) bool) *wire.Frame {
@@ -504,9 +519,34 @@ func (r *run) deliver(ctx context.Context, prev, next itfState, typ string) (*me
 		return nil, err
 	}
 	if err := r.px.Deliver(f); err != nil {
+		if why := r.tcpRefusal(err); why != "" {
+			return nil, notExecutable(why)
+		}
 		return nil, diverged("the frame could not be delivered", m.String()+" delivered", err.Error())
 	}
 	return m, nil
+}
+
+// tcpRefusal says, for a committer, why the proxy refused a delivery no
+// TCP connection makes ("" for another error): a frame behind the stall of
+// a lost one, or ahead of an older frame of its connection.
+func (r *run) tcpRefusal(err error) string {
+	var st *wire.StalledError
+	var oo *wire.OutOfOrderError
+	switch {
+	case errors.As(err, &st):
+		at := ""
+		if step, ok := r.lostAt[st.Stalled.ID]; ok {
+			at = fmt.Sprintf(" (lost at step %d)", step+1)
+		}
+		return fmt.Sprintf("TCP cannot lose frame %v on connection %s→%s%s and then deliver frame %v behind it: "+
+			"only the connection's close ends the loss (a crash of the bookie, or a write failed by a close), and none comes between them",
+			st.Stalled.Header, st.Frame.Client, st.Frame.Bookie, at, st.Frame.Header)
+	case errors.As(err, &oo):
+		return fmt.Sprintf("TCP delivers the frames of connection %s→%s in order: it cannot deliver frame %v before frame %v, sent before it on that connection",
+			oo.Frame.Client, oo.Frame.Bookie, oo.Frame.Header, oo.Older.Header)
+	}
+	return ""
 }
 
 // consumed returns the message of type typ whose count fell at this step.
@@ -549,7 +589,7 @@ func (r *run) respond(ctx context.Context, prev, next itfState, reqType, respTyp
 		return diverged(fmt.Sprintf("bookie %s answered rc %d (%s)", req.Bookie, f.RC, rcName(f.RC)), resp.String(), f.String())
 	}
 	if resp.Count < 0 {
-		r.px.Drop(f)
+		r.lose(f)
 	}
 	return nil
 }

@@ -1,9 +1,13 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestNewcomers: the bookies an ensemble change put in are queued for
@@ -134,5 +138,79 @@ func TestLostAddFailure(t *testing.T) {
 		if closeLink != tc.closeLink || (refused != "") != tc.refused || (older != "") != (tc.closeLink || tc.refused) {
 			t.Errorf("%s: closeLink %v, older %q, refused %q; want closeLink %v, refused %v", tc.name, closeLink, older, refused, tc.closeLink, tc.refused)
 		}
+	}
+}
+
+// TestLostFrameHoldsBackItsConnection: a message the model loses is a
+// stalled frame, and TCP delivers nothing behind it on its connection: a
+// trace that does is NOT EXECUTABLE, naming both frames, unless the
+// connection closed in between (a crash); a frame delivered ahead of an
+// older one of its connection is NOT EXECUTABLE too. Against fakeJava,
+// which keeps the proxy's rule.
+func TestLostFrameHoldsBackItsConnection(t *testing.T) {
+	add := func(typ string, entry, count int) []any {
+		f := map[string]any{"type": typ, "cid": "c1", "bookie": "b1", "entry": map[string]any{"id": float64(entry), "data": float64(entry)},
+			"index": float64(0), "recovery": false}
+		if typ == "AddEntryResponseMessage" {
+			f["success"] = true
+		}
+		return []any{f, float64(count)}
+	}
+	req := func(entry, count int) []any { return add("AddEntryRequestMessage", entry, count) }
+	resp := func(entry, count int) []any { return add("AddEntryResponseMessage", entry, count) }
+	st := func(action string, msgs ...[]any) itfState {
+		pairs := make([]any, len(msgs))
+		for i, m := range msgs {
+			pairs[i] = m
+		}
+		return itfState{"mbt::actionTaken": action, "mbt::nondetPicks": map[string]any{"client": "c1", "bookie": "b1"},
+			"messages": map[string]any{"#map": pairs}}
+	}
+	const send, store = "ClientSendsAddEntryRequests", "BookieSendsAddConfirmedResponse"
+	for _, tc := range []struct {
+		name   string
+		states []itfState
+		want   string // the NOT EXECUTABLE reason, "" if every step goes
+	}{
+		{"in order", []itfState{{},
+			st(send, req(1, 1)),
+			st(send, req(1, 1), req(2, 1)),
+			st(store, req(1, 0), req(2, 1), resp(1, 1)),
+			st(store, req(1, 0), req(2, 0), resp(1, 1), resp(2, 1)),
+		}, ""},
+		{"out of order", []itfState{{},
+			st(send, req(1, 1)),
+			st(send, req(1, 1), req(2, 1)),
+			st(store, req(1, 1), req(2, 0), resp(2, 1)),
+		}, "TCP delivers the frames of connection c1→b1 in order: it cannot deliver frame add request ledger -1 entry 1 before frame add request ledger -1 entry 0, sent before it on that connection"},
+		{"lost, then a frame behind it delivered", []itfState{{},
+			st(send, req(1, -1)),
+			st(send, req(1, -1), req(2, 1)),
+			st(store, req(1, -1), req(2, 0), resp(2, 1)),
+		}, "TCP cannot lose frame add request ledger -1 entry 0 on connection c1→b1 (lost at step 2) and then deliver frame add request ledger -1 entry 1 behind it"},
+		{"lost, a crash closes the connection, a new one delivers", []itfState{{},
+			st(send, req(1, -1)),
+			st("BookieCrashes", req(1, -1)),
+			st("BookieRestarts", req(1, -1)),
+			st(send, req(1, -1), req(2, 1)),
+			st(store, req(1, -1), req(2, 0), resp(2, 1)),
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newState(tc.states, map[string]any{"bookies": float64(1), "clients": float64(1)}, Options{StepTimeout: time.Millisecond})
+			java := newFakeJava(r, 1)
+			r.cl, r.px, r.drv = java, java, java
+			var err error
+			for r.cur = 1; r.cur < len(tc.states) && err == nil; r.cur++ {
+				err = r.step(context.Background(), tc.states[r.cur-1], tc.states[r.cur])
+			}
+			var d *divergence
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("step %d: %v\n%s", r.cur, err, strings.Join(java.lines, "\n"))
+			case tc.want != "" && (!errors.As(err, &d) || d.verdict != NotExecutable || !strings.HasPrefix(d.reason, tc.want)):
+				t.Errorf("got %v, want NOT EXECUTABLE: %s\n%s", err, tc.want, strings.Join(java.lines, "\n"))
+			}
+		})
 	}
 }

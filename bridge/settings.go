@@ -76,7 +76,7 @@ var settingUses = map[string]use{
 	"unavailable":                     {kind: driven, how: "every bookie starts", refuse: refuseAbove(0, "the harness starts every bookie; it cannot keep some down for the whole run yet")},
 	"corrupt-reads":                   {kind: steps, how: "BookieFailsRead"},
 	"delete-ledger":                   {kind: steps, how: "ClientDeletesLedger, BookieCollectsLedger"},
-	"reliable-network":                {kind: bound, how: "the proxy drops only what the trace loses"},
+	"reliable-network":                {kind: bound, how: "the proxy stalls only what the trace loses"},
 	"exclude-actions":                 {kind: bound, how: "the trace's steps are what runs"},
 	"recovery-from-lac":               {kind: compared, how: "LedgerRecoveryOp counts write-backs from the fenced LAC"},
 	"partial-replacement":             {kind: compared, how: "EnsembleUtils.replaceBookiesInEnsemble keeps the replacements it found"},

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -112,20 +113,25 @@ func transcript(t *testing.T, path string) string {
 // the return codes the model's answers carry; the callbacks it awaits are
 // those the step's action implies; an observation is the step's state as
 // BookKeeper would show it. It sends nothing of its own accord: a frame
-// exists once the harness awaits it. It records every call.
+// exists once the harness awaits it. It keeps TCP's promise as the proxy
+// does, with the proxy's wire.Lane for each connection and direction: a
+// frame behind an older held one, or behind a stalled one, is refused
+// until a close (CloseLinks, a crash, a lost disk, a re-format) discards
+// the connection's frames. It records every call.
 type fakeJava struct {
 	r       *run
 	bookies []*cluster.Bookie
 	lines   []string
 	held    []*wire.Frame
+	lanes   map[laneKey]*wire.Lane
 	nextID  int
-	takenAt map[string]int  // the step at which a message's frame was delivered or dropped, by key
+	takenAt map[string]int  // the step at which a message's frame was delivered, stalled or discarded, by key
 	served  map[string]bool // the callbacks given at the current step
 	step    int             // the step served is for
 }
 
 func newFakeJava(r *run, n int) *fakeJava {
-	j := &fakeJava{r: r, takenAt: map[string]int{}, served: map[string]bool{}}
+	j := &fakeJava{r: r, lanes: map[laneKey]*wire.Lane{}, takenAt: map[string]int{}, served: map[string]bool{}}
 	for i := 1; i <= n; i++ {
 		j.bookies = append(j.bookies, &cluster.Bookie{Name: "b" + strconv.Itoa(i), Port: 3180 + i})
 	}
@@ -156,19 +162,28 @@ func (j *fakeJava) Bookie(name string) *cluster.Bookie {
 	}
 	return nil
 }
-func (j *fakeJava) Bookies() []*cluster.Bookie    { return j.bookies }
-func (j *fakeJava) Alive(*cluster.Bookie) error   { return nil }
-func (j *fakeJava) Crash(b *cluster.Bookie) error { j.record("kill -9 %s", b.Name); return nil }
+func (j *fakeJava) Bookies() []*cluster.Bookie  { return j.bookies }
+func (j *fakeJava) Alive(*cluster.Bookie) error { return nil }
+
+// A crash, a lost disk and a re-format each kill the bookie's process,
+// which closes its connections.
+func (j *fakeJava) Crash(b *cluster.Bookie) error {
+	j.record("kill -9 %s", b.Name)
+	j.closeConnections("", b.Name)
+	return nil
+}
 func (j *fakeJava) Restart(_ context.Context, b *cluster.Bookie) error {
 	j.record("restart %s", b.Name)
 	return nil
 }
 func (j *fakeJava) LoseDisk(_ context.Context, b *cluster.Bookie) (string, error) {
 	j.record("wipe %s's disk; its restart refused", b.Name)
+	j.closeConnections("", b.Name)
 	return "", nil
 }
 func (j *fakeJava) Reformat(_ context.Context, b *cluster.Bookie, deleteCookie bool) error {
 	j.record("re-format %s (delete cookie: %v)", b.Name, deleteCookie)
+	j.closeConnections("", b.Name)
 	return nil
 }
 func (j *fakeJava) CollectGarbage(_ context.Context, b *cluster.Bookie) error {
@@ -203,6 +218,7 @@ func (j *fakeJava) Await(_ context.Context, match func(*wire.Frame) bool) (*wire
 			f := j.frame(m)
 			if match(f) {
 				j.held = append(j.held, f)
+				j.lane(f).Add(f)
 				j.record("await %s", frameText(f))
 				return f, nil
 			}
@@ -261,7 +277,9 @@ func (j *fakeJava) frame(m message) *wire.Frame {
 	return &wire.Frame{ID: j.nextID, Client: m.Client, Bookie: m.Bookie, Header: h}
 }
 
-func (j *fakeJava) take(f *wire.Frame, verb string) {
+// take ends f's wait: the harness delivered or stalled it, or its
+// connection closed. Its message is not sent again by itself.
+func (j *fakeJava) take(f *wire.Frame) {
 	for i, g := range j.held {
 		if g == f {
 			j.held = append(j.held[:i], j.held[i+1:]...)
@@ -275,7 +293,37 @@ func (j *fakeJava) take(f *wire.Frame, verb string) {
 			}
 		}
 	}
-	j.record("%s %s", verb, frameText(f))
+}
+
+// laneKey names a connection's direction: the fake has one connection per
+// client and bookie at a time, as the harness's clients do.
+type laneKey struct {
+	client, bookie string
+	dir            wire.Direction
+}
+
+func (j *fakeJava) lane(f *wire.Frame) *wire.Lane {
+	k := laneKey{f.Client, f.Bookie, f.Dir}
+	if j.lanes[k] == nil {
+		j.lanes[k] = &wire.Lane{}
+	}
+	return j.lanes[k]
+}
+
+// closeConnections closes client's connection to bookie (every client's
+// if client is ""), as the proxy's kill does: its frames are discarded,
+// a stall ends, and the next request opens a new connection.
+func (j *fakeJava) closeConnections(client, bookie string) {
+	for _, f := range append([]*wire.Frame(nil), j.held...) {
+		if f.Bookie == bookie && (client == "" || f.Client == client) {
+			j.take(f)
+		}
+	}
+	for k := range j.lanes {
+		if k.bookie == bookie && (client == "" || k.client == client) {
+			delete(j.lanes, k)
+		}
+	}
 }
 
 func frameText(f *wire.Frame) string {
@@ -283,10 +331,35 @@ func frameText(f *wire.Frame) string {
 	return s[strings.Index(s, " ")+1:] // without the proxy's frame number
 }
 
-func (j *fakeJava) Deliver(f *wire.Frame) error { j.take(f, "deliver"); return nil }
-func (j *fakeJava) Drop(f *wire.Frame)          { j.take(f, "drop") }
+// Deliver delivers f if its lane lets it go, as the proxy does.
+func (j *fakeJava) Deliver(f *wire.Frame) error {
+	if err := j.lane(f).Take(f); err != nil {
+		var st *wire.StalledError
+		var oo *wire.OutOfOrderError
+		switch {
+		case errors.As(err, &st):
+			j.record("deliver %s: refused, the connection stalled at %s", frameText(f), frameText(st.Stalled))
+		case errors.As(err, &oo):
+			j.record("deliver %s: refused, %s is ahead of it", frameText(f), frameText(oo.Older))
+		default:
+			j.record("deliver %s: %v", frameText(f), err)
+		}
+		return err
+	}
+	j.take(f)
+	j.record("deliver %s", frameText(f))
+	return nil
+}
+
+func (j *fakeJava) Stall(f *wire.Frame) {
+	j.lane(f).Stall(f)
+	j.take(f)
+	j.record("stall %s", frameText(f))
+}
+
 func (j *fakeJava) CloseLinks(client, bookie string) int {
 	j.record("close %s's connection to %s", client, bookie)
+	j.closeConnections(client, bookie)
 	return 1
 }
 

@@ -17,6 +17,7 @@ type Frame struct {
 	Header
 	raw  []byte
 	link *link
+	pass bool // not a frame the bridge reads: forwarded once it heads its lane
 }
 
 func (f *Frame) String() string {
@@ -30,10 +31,17 @@ func (f *Frame) String() string {
 // (client, bookie) pair has its own listening port, so that the frames of
 // a connection are known to be that client's: the client's BookKeeper
 // instance resolves the bookie to that port (SteeredBookKeeper).
+//
+// It keeps TCP's promise (Lane): the frames of a connection go in the
+// order they were read, in each direction, and a frame the network loses
+// (Stall) holds back every frame behind it until the connection closes.
+// Delivering a frame against that is refused with an *OutOfOrderError or
+// a *StalledError, so that the harness cannot make BookKeeper see what no
+// network shows it.
 type Proxy struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced whenever held changes
-	held    []*Frame
+	held    []*Frame      // awaiting a decision, oldest first: neither delivered nor stalled
 	nextID  int
 	lns     []net.Listener
 	links   map[*link]bool
@@ -41,10 +49,13 @@ type Proxy struct {
 	wg      sync.WaitGroup
 }
 
-// link is one accepted connection and its upstream connection to the bookie.
+// link is one accepted connection and its upstream connection to the
+// bookie. lanes (under Proxy.mu) are its frames not yet forwarded, by
+// Direction; wmu orders the writes to its two sides.
 type link struct {
 	client, bookie string
 	down, up       net.Conn
+	lanes          [2]Lane
 	wmu            sync.Mutex
 	dead           bool
 }
@@ -113,30 +124,50 @@ func (p *Proxy) pump(l *link, from net.Conn, dir Direction) {
 		}
 		h, perr := Parse(raw, dir)
 		f := &Frame{Client: l.client, Bookie: l.bookie, Header: h, raw: raw, link: l}
+		lane := &l.lanes[dir]
+		p.mu.Lock()
 		if perr != nil {
-			// Not ours to interpret: pass it on at once.
-			p.forward(f)
+			// Not ours to interpret: it goes on by itself, but behind the
+			// frames read before it, as TCP would carry it.
+			f.pass = true
+			lane.Add(f)
+			p.forward(l, lane.passing()) // unlocks p.mu
 			continue
 		}
-		p.mu.Lock()
 		p.nextID++
 		f.ID = p.nextID
+		lane.Add(f)
 		p.held = append(p.held, f)
 		p.signal()
 		p.mu.Unlock()
 	}
 }
 
+// kill closes a link (either side closed, or the harness closes it) and
+// discards every frame it held, a stalled one too: the client fails what
+// it had outstanding on it, and its next request opens a new connection,
+// with lanes of its own.
 func (p *Proxy) kill(l *link) {
+	// Its frames go before its sockets close: once the client sees the
+	// close, none of them is held. The sockets close before the write
+	// lock is taken, so that a write blocked on them returns.
+	p.mu.Lock()
+	delete(p.links, l)
+	l.lanes = [2]Lane{}
+	kept := p.held[:0]
+	for _, f := range p.held {
+		if f.link != l {
+			kept = append(kept, f)
+		}
+	}
+	p.held = kept
+	p.signal()
+	p.mu.Unlock()
+	l.down.Close()
+	l.up.Close()
 	l.wmu.Lock()
 	l.dead = true
 	l.wmu.Unlock()
-	l.down.Close()
-	l.up.Close()
-	p.mu.Lock()
-	delete(p.links, l)
-	p.signal()
-	p.mu.Unlock()
 }
 
 func (p *Proxy) signal() {
@@ -173,54 +204,79 @@ func (p *Proxy) Await(ctx context.Context, match func(*Frame) bool) (*Frame, err
 	}
 }
 
-// Deliver forwards a held frame to its destination. It fails when the
-// frame's connection has closed since (a crashed bookie, a client that
-// closed it).
+// Deliver forwards a held frame to its destination, and with it the
+// frames the proxy passes on by themselves that waited behind it. It
+// refuses a frame behind an older one of its connection and direction
+// (*OutOfOrderError) or behind a stall (*StalledError), and fails when
+// the frame's connection has closed since (a crashed bookie, CloseLinks).
 func (p *Proxy) Deliver(f *Frame) error {
-	if !p.take(f) {
-		return fmt.Errorf("frame %v is not held", f)
-	}
-	return p.forward(f)
-}
-
-func (p *Proxy) forward(f *Frame) error {
 	l := f.link
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if l.dead {
+	p.mu.Lock()
+	if !p.links[l] {
+		p.mu.Unlock()
 		return fmt.Errorf("frame %v: its connection has closed", f)
 	}
-	to := l.up
-	if f.Dir == Response {
-		to = l.down
+	lane := &l.lanes[f.Dir]
+	if err := lane.Take(f); err != nil {
+		p.mu.Unlock()
+		return err
 	}
-	if _, err := to.Write(f.raw); err != nil {
-		return fmt.Errorf("frame %v: %w", f, err)
+	p.unhold(f)
+	return p.forward(l, append([]*Frame{f}, lane.passing()...))
+}
+
+// forward writes frames of link l to their destinations, in order. Called
+// with p.mu held, it takes the link's write lock before it releases p.mu,
+// so that no frame taken from a lane after them overtakes them.
+func (p *Proxy) forward(l *link, out []*Frame) error {
+	l.wmu.Lock()
+	p.mu.Unlock()
+	defer l.wmu.Unlock()
+	for _, f := range out {
+		if l.dead {
+			return fmt.Errorf("frame %v: its connection has closed", f)
+		}
+		to := l.up
+		if f.Dir == Response {
+			to = l.down
+		}
+		if _, err := to.Write(f.raw); err != nil {
+			return fmt.Errorf("frame %v: %w", f, err)
+		}
 	}
 	return nil
 }
 
-// Drop discards a held frame: a message the network lost.
-func (p *Proxy) Drop(f *Frame) { p.take(f) }
-
-func (p *Proxy) take(f *Frame) bool {
+// Stall makes a held frame one the network loses without closing its
+// connection: it stays held and is never delivered, and every frame read
+// after it on its connection in the same direction is then refused
+// (*StalledError), until the connection closes (a crash, CloseLinks) and
+// the client fails what it had outstanding on it. A frame no longer held
+// (its connection closed) is lost already.
+func (p *Proxy) Stall(f *Frame) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.links[f.link] && f.link.lanes[f.Dir].Stall(f) {
+		p.unhold(f)
+	}
+}
+
+// unhold removes f from the frames awaiting a decision; p.mu is held.
+func (p *Proxy) unhold(f *Frame) {
 	for i, g := range p.held {
 		if g == f {
 			p.held = append(p.held[:i], p.held[i+1:]...)
 			p.signal()
-			return true
+			return
 		}
 	}
-	return false
 }
 
 // CloseLinks closes every connection between client and bookie, as a
-// network that breaks them would, and drops the frames they held: the
-// client errors what it had outstanding on them
-// (PerChannelBookieClient.channelInactive), and its next request opens a
-// new connection. It returns how many it closed.
+// network that breaks them would, and discards the frames they held, a
+// stall ending with them: the client errors what it had outstanding on
+// them (PerChannelBookieClient.channelInactive), and its next request
+// opens a new connection. It returns how many it closed.
 func (p *Proxy) CloseLinks(client, bookie string) int {
 	p.mu.Lock()
 	var links []*link
@@ -229,14 +285,6 @@ func (p *Proxy) CloseLinks(client, bookie string) int {
 			links = append(links, l)
 		}
 	}
-	kept := p.held[:0]
-	for _, f := range p.held {
-		if f.Client != client || f.Bookie != bookie {
-			kept = append(kept, f)
-		}
-	}
-	p.held = kept
-	p.signal()
 	p.mu.Unlock()
 	for _, l := range links {
 		p.kill(l)

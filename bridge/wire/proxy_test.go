@@ -3,9 +3,12 @@ package wire
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,7 +58,8 @@ func TestParse(t *testing.T) {
 }
 
 // fakeBookie answers every request with an EOK response for its ids and
-// reports the entries it received, in order.
+// reports the entries it received, in order (a frame it cannot parse as
+// -100, unanswered).
 func fakeBookie(t *testing.T) (addr string, got <-chan int64, closeConns func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -77,7 +81,11 @@ func fakeBookie(t *testing.T) (addr string, got <-chan int64, closeConns func())
 					if err != nil {
 						return
 					}
-					h, _ := Parse(raw, Request)
+					h, err := Parse(raw, Request)
+					if err != nil {
+						ch <- -100
+						continue
+					}
 					ch <- h.Entry
 					c.Write(frame(Response, h.Op, 0, EOK, h.Ledger, h.Entry))
 				}
@@ -96,87 +104,248 @@ func fakeBookie(t *testing.T) (addr string, got <-chan int64, closeConns func())
 	}
 }
 
-func TestProxyHoldsDeliversAndDrops(t *testing.T) {
+// proxied is one client's connection through a proxy to a fake bookie.
+type proxied struct {
+	t          *testing.T
+	p          *Proxy
+	port       int
+	client     net.Conn
+	got        <-chan int64
+	closeConns func()
+	ctx        context.Context
+}
+
+func newProxied(t *testing.T) *proxied {
 	addr, got, closeConns := fakeBookie(t)
 	p := NewProxy()
-	defer p.Close()
+	t.Cleanup(p.Close)
 	port, err := p.Listen("c1", "b1", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	entry := func(dir Direction, e int64) func(*Frame) bool {
-		return func(f *Frame) bool { return f.Dir == dir && f.Entry == e && f.Client == "c1" && f.Bookie == "b1" }
+	t.Cleanup(cancel)
+	x := &proxied{t: t, p: p, port: port, got: got, closeConns: closeConns, ctx: ctx}
+	x.dial()
+	return x
+}
+
+// dial opens a new connection of the client through the proxy.
+func (x *proxied) dial() {
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(x.port)))
+	if err != nil {
+		x.t.Fatal(err)
 	}
-	for e := int64(0); e < 3; e++ {
-		client.Write(frame(Request, OpAdd, 0, 0, 5, e))
+	x.t.Cleanup(func() { c.Close() })
+	x.client = c
+}
+
+// await is the held frame of entry e in direction dir.
+func (x *proxied) await(dir Direction, e int64) *Frame {
+	x.t.Helper()
+	f, err := x.p.Await(x.ctx, func(f *Frame) bool { return f.Dir == dir && f.Entry == e })
+	if err != nil {
+		x.t.Fatalf("%v of entry %d never held: %v", dir, e, err)
 	}
-	var req [3]*Frame
-	for e := range req {
-		if req[e], err = p.Await(ctx, entry(Request, int64(e))); err != nil {
-			t.Fatalf("request %d never held: %v", e, err)
+	return f
+}
+
+// received is the next n entries the bookie received.
+func (x *proxied) received(n int) []int64 {
+	x.t.Helper()
+	var out []int64
+	for len(out) < n {
+		select {
+		case e := <-x.got:
+			out = append(out, e)
+		case <-x.ctx.Done():
+			x.t.Fatalf("the bookie received %v, then nothing", out)
 		}
 	}
-	// Delivered out of order, one dropped: the bookie sees 2 then 1, never 0.
-	p.Drop(req[0])
-	if err := p.Deliver(req[2]); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Deliver(req[1]); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []int64{2, 1} {
-		if e := <-got; e != want {
-			t.Fatalf("the bookie received entry %d, want %d", e, want)
+	return out
+}
+
+// eof waits until the client's connection reads EOF: the proxy closed it.
+func (x *proxied) eof() {
+	x.t.Helper()
+	x.client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		_, err := readFrame(x.client)
+		if err == io.EOF {
+			return
 		}
-	}
-	if err := p.Deliver(req[0]); err == nil {
-		t.Error("a dropped frame was delivered")
-	}
-	// Responses are held too, and reach the client only when delivered.
-	resp, err := p.Await(ctx, entry(Response, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.RC != EOK || resp.Op != OpAdd {
-		t.Errorf("response %v", resp)
-	}
-	if err := p.Deliver(resp); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := readFrame(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h, _ := Parse(raw, Response); h.Entry != 1 {
-		t.Errorf("the client received entry %d, want the delivered 1", h.Entry)
-	}
-	// The bookie's side closes (a crash): the client's connection closes too.
-	closeConns()
-	client.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if _, err := readFrame(client); err != io.EOF {
-		t.Errorf("after the bookie closed, the client read %v, want EOF", err)
-	}
-	if err := p.Deliver(mustHeld(t, p, entry(Response, 2))); err == nil {
-		t.Error("a frame of a closed connection was delivered")
+		if err != nil {
+			x.t.Fatalf("the client read %v, want EOF", err)
+		}
 	}
 }
 
-func mustHeld(t *testing.T, p *Proxy, match func(*Frame) bool) *Frame {
-	t.Helper()
-	for _, f := range p.Held() {
-		if match(f) {
-			return f
-		}
+// refusal names what Deliver returned: "ok", "out of order behind E",
+// "stalled at E" (E the entry of the frame the error names), or the error.
+func refusal(err error) string {
+	var oo *OutOfOrderError
+	var st *StalledError
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &oo):
+		return fmt.Sprintf("out of order behind %d", oo.Older.Entry)
+	case errors.As(err, &st):
+		return fmt.Sprintf("stalled at %d", st.Stalled.Entry)
 	}
-	t.Fatal("frame not held")
-	return nil
+	return err.Error()
+}
+
+// TestProxyKeepsTCPsPromise: per connection and direction, frames are
+// delivered in the order they were read; one delivered ahead of an older
+// held frame is refused naming both; a stalled frame holds back every
+// frame behind it, refused naming the stall; closing the connection (the
+// harness, or the bookie's side in a crash) discards its frames and ends
+// the stall, and the client's new connection delivers.
+func TestProxyKeepsTCPsPromise(t *testing.T) {
+	// Each step: an action on a frame ("deliver", "stall" the request of
+	// entry e, "respond": deliver the response of entry e), or on the
+	// connection ("close": CloseLinks, "crash": the bookie's side closes,
+	// "redial": a new connection sends entry e), and what Deliver says.
+	type step struct {
+		do   string
+		e    int64
+		want string
+	}
+	for _, tc := range []struct {
+		name     string
+		steps    []step
+		got      []int64 // what the bookie received, in order
+		answered []int64 // what the client received, in order
+	}{
+		{"in order", []step{{"deliver", 0, "ok"}, {"deliver", 1, "ok"}, {"deliver", 2, "ok"}}, []int64{0, 1, 2}, nil},
+		{"out of order refused", []step{
+			{"deliver", 1, "out of order behind 0"}, {"deliver", 0, "ok"},
+			{"deliver", 2, "out of order behind 1"}, {"deliver", 1, "ok"}, {"deliver", 2, "ok"},
+		}, []int64{0, 1, 2}, nil},
+		{"responses in order", []step{
+			{"deliver", 0, "ok"}, {"deliver", 1, "ok"},
+			{"respond", 1, "out of order behind 0"}, {"respond", 0, "ok"}, {"respond", 1, "ok"},
+		}, []int64{0, 1}, []int64{0, 1}},
+		{"stall then a later frame refused", []step{
+			{"stall", 1, ""}, {"deliver", 0, "ok"},
+			{"deliver", 2, "stalled at 1"}, {"deliver", 1, "stalled at 1"},
+		}, []int64{0}, nil},
+		{"a stall moves to an older frame stalled after it", []step{
+			{"stall", 2, ""}, {"stall", 0, ""}, {"deliver", 1, "stalled at 0"},
+		}, nil, nil},
+		{"close ends the stall, a new connection delivers", []step{
+			{"stall", 0, ""}, {"deliver", 1, "stalled at 0"},
+			{"close", 0, ""}, {"deliver", 1, "its connection has closed"},
+			{"redial", 5, ""}, {"deliver", 5, "ok"}, {"respond", 5, "ok"},
+		}, []int64{5}, []int64{5}},
+		{"a crash ends the stall, a new connection delivers", []step{
+			{"stall", 0, ""}, {"crash", 0, ""}, {"redial", 5, ""}, {"deliver", 5, "ok"},
+		}, []int64{5}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newProxied(t)
+			req := map[int64]*Frame{}
+			for e := int64(0); e < 3; e++ {
+				x.client.Write(frame(Request, OpAdd, 0, 0, 5, e))
+				req[e] = x.await(Request, e)
+			}
+			for i, s := range tc.steps {
+				var err error
+				switch s.do {
+				case "deliver":
+					err = x.p.Deliver(req[s.e])
+				case "respond":
+					err = x.p.Deliver(x.await(Response, s.e))
+				case "stall":
+					x.p.Stall(req[s.e])
+				case "close":
+					if n := x.p.CloseLinks("c1", "b1"); n != 1 {
+						t.Fatalf("step %d: closed %d links, want 1", i+1, n)
+					}
+					x.eof()
+				case "crash":
+					x.closeConns()
+					x.eof()
+				case "redial":
+					x.dial()
+					x.client.Write(frame(Request, OpAdd, 0, 0, 5, s.e))
+					req[s.e] = x.await(Request, s.e)
+				}
+				if got := refusal(err); s.want != "" && !strings.Contains(got, s.want) {
+					t.Errorf("step %d: %s of entry %d: %s, want %s", i+1, s.do, s.e, got, s.want)
+				}
+			}
+			if got := x.received(len(tc.got)); fmt.Sprint(got) != fmt.Sprint(tc.got) {
+				t.Errorf("the bookie received %v, want %v", got, tc.got)
+			}
+			for _, e := range tc.answered {
+				raw, err := readFrame(x.client)
+				if h, _ := Parse(raw, Response); err != nil || h.Entry != e {
+					t.Errorf("the client received entry %d (%v), want %d", h.Entry, err, e)
+				}
+			}
+			x.p.mu.Lock()
+			for _, f := range x.p.held {
+				if !x.p.links[f.link] {
+					t.Errorf("frame %v of a closed connection still held", f)
+				}
+			}
+			x.p.mu.Unlock()
+		})
+	}
+}
+
+// TestProxyErrorsNameBothFrames: the refusals say which frame was refused
+// and which frame of the connection stands in its way.
+func TestProxyErrorsNameBothFrames(t *testing.T) {
+	x := newProxied(t)
+	for e := int64(0); e < 2; e++ {
+		x.client.Write(frame(Request, OpAdd, 0, 0, 5, e))
+	}
+	f0, f1 := x.await(Request, 0), x.await(Request, 1)
+	err := x.p.Deliver(f1)
+	var oo *OutOfOrderError
+	if !errors.As(err, &oo) || oo.Frame != f1 || oo.Older != f0 {
+		t.Fatalf("delivering entry 1 first: %v, want an OutOfOrderError naming entry 1 and entry 0", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, f1.String()) || !strings.Contains(msg, f0.String()) {
+		t.Errorf("%q names not both frames", msg)
+	}
+	x.p.Stall(f0)
+	err = x.p.Deliver(f1)
+	var st *StalledError
+	if !errors.As(err, &st) || st.Frame != f1 || st.Stalled != f0 {
+		t.Fatalf("delivering entry 1 behind the stalled entry 0: %v, want a StalledError naming both", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "stalled at frame "+f0.String()) {
+		t.Errorf("%q does not say where the connection stalled", msg)
+	}
+	if held := x.p.Held(); len(held) != 1 || held[0] != f1 {
+		t.Errorf("held %v, want entry 1 only (a stalled frame awaits no decision)", held)
+	}
+}
+
+// TestProxyPassesOthersInOrder: a frame the proxy does not read (here one
+// of protocol v3) goes on by itself, but never ahead of a frame read
+// before it on its connection.
+func TestProxyPassesOthersInOrder(t *testing.T) {
+	x := newProxied(t)
+	v3 := frame(Request, OpAdd, 0, 0, 5, 9)
+	v3[4] = 3
+	x.client.Write(frame(Request, OpAdd, 0, 0, 5, 0))
+	x.client.Write(v3)
+	f0 := x.await(Request, 0)
+	if err := x.p.Deliver(f0); err != nil {
+		t.Fatal(err)
+	}
+	if got := x.received(2); fmt.Sprint(got) != "[0 -100]" {
+		t.Errorf("the bookie received %v, want entry 0 then the v3 frame", got)
+	}
+	x.client.Write(v3)
+	if got := x.received(1); got[0] != -100 {
+		t.Errorf("the bookie received %v, want the v3 frame at once", got)
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,8 +1,11 @@
 // Package wire is the bridge's hand on the network: a proxy between each
 // client and each bookie that holds every frame of BookKeeper's protocol
-// until it is told to deliver or drop it. A trace of the model says which
-// message is delivered when and which is lost; the proxy makes the real
-// cluster take exactly those steps, whatever the timing of the processes.
+// until it is told to deliver it or to stall it. A trace of the model says
+// which message is delivered when and which is lost; the proxy makes the
+// real cluster take exactly those steps, whatever the timing of the
+// processes, and only as TCP could (Lane): a connection's frames in
+// order, a lost one holding back every later one until the connection
+// closes.
 //
 // Frames are BookKeeper's pre-v3 (v2) wire protocol, the one Pulsar uses
 // (bookkeeperUseV2WireProtocol=true): a 4-byte length, then a header int
