@@ -70,7 +70,7 @@ var mappings = []mapping{
 		code:   "`LedgerCreateOp`, `DefaultEnsemblePlacementPolicy.newEnsemble`"},
 	{action: "ClientSendsAddEntryRequests", take: (*run).sendAdd,
 		drive:  "`asyncAddEntry`",
-		awaits: "the add frames to the write set at the proxy; lost ones dropped",
+		awaits: "the add frames to the write set at the proxy; a lost one stalled (held, never delivered: its connection delivers nothing more to that bookie until it closes)",
 		code:   "`PendingAddOp.initiate`, `PerChannelBookieClient.addEntry`"},
 	{action: "BookieChecksAdd", take: (*run).checkAdd,
 		drive:  "nothing at this step: a check with no step of the same bookie between it and its store (as on every release before 4.17.4) is the add as the bookie runs it, checked and stored when the harness delivers the request at the store's step",
@@ -120,7 +120,7 @@ var mappings = []mapping{
 	{action: "ClientSendsRecoveryReadRequests", take: (*run).sendRecoveryReads,
 		drive: "Java's sequence read, as above: in a trace of the sequence read (`--recovery-read sequence`, every `--bookkeeper` model) the model's one read, which Java sends by itself once fencing has its quorum; " +
 			"in a trace of the spec's parallel read, the first replica Java asks, the others owed until Java asks them",
-		awaits: "the read's frame at the proxy (a lost one dropped and timed out at the client, as above)",
+		awaits: "the read's frame at the proxy (a lost one stalled and timed out at the client, as above)",
 		code:   "`LedgerRecoveryOp`, `PendingReadOp.SequenceReadRequest`"},
 	{action: "ClientSendsNextRecoveryRead", take: (*run).sendNextRecoveryRead,
 		drive: "nothing: Java sends the next replica's read by itself when every replica asked before has failed or missed (`sendNextRead`). With speculative reads off (`speculativeReadTimeout=0`, the driver's) " +
@@ -129,7 +129,7 @@ var mappings = []mapping{
 		code:   "`PendingReadOp.SequenceReadRequest.sendNextRead`"},
 	{action: "BookieSendsReadResponse", take: (*run).sendReadResponse,
 		drive:  "the read delivered to the bookie",
-		awaits: "the response: OK, or NoSuchEntry or NoSuchLedger, as the model's; a lost answer is timed out at the client (Java's sequence read waits on that replica)",
+		awaits: "the response: OK, or NoSuchEntry or NoSuchLedger, as the model's; a lost answer is stalled and timed out at the client (Java's sequence read waits on that replica)",
 		code:   "`ReadEntryProcessor`"},
 	{action: "ClientReceivesRecoveryReadResponse", take: (*run).receiveRecoveryRead,
 		drive:  "the response delivered to the client",
