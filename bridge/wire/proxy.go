@@ -175,7 +175,9 @@ func (p *Proxy) signal() {
 	p.changed = make(chan struct{})
 }
 
-// Held returns the frames held now, oldest first.
+// Held returns the frames held now and awaiting a decision, oldest first:
+// not a stalled frame, which awaits none (the frames behind it are among
+// them, though Deliver refuses them).
 func (p *Proxy) Held() []*Frame {
 	p.mu.Lock()
 	defer p.mu.Unlock()
