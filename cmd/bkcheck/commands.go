@@ -55,6 +55,7 @@ func init() {
 			run: func(_ context.Context, inv *invocation) int { return runReplay(inv.args, inv.stdout, inv.stderr) }},
 		{name: "confirm", args: "FILE", synopsis: "execute a saved trace on a real BookKeeper cluster, step by step, and say whether BookKeeper does what the model did (docs/conformance.md)", flags: confirmFlags, run: runConfirm},
 		{name: "conform", synopsis: "random walks of the model executed on a real BookKeeper cluster, each on a fresh one: how often BookKeeper does what the model does (docs/conformance.md)", flags: conformFlags, run: runConform},
+		{name: "validate", args: "RECORD...", synopsis: "check records of real BookKeeper runs against the model: is each a behaviour of the model? (docs/conformance.md, \"Both directions\")", flags: validateFlags, run: runValidate},
 		{name: "regress", args: "[DIR]", synopsis: "run the regression suite (DIR/*.toml, by default testdata/regress, or one suite file given instead of DIR; then docs/bugs.md's bugs and docs/findings.md's questions); report every drift", flags: regressFlags, run: runRegress},
 		{name: "sweep", args: "FILE.toml", synopsis: "check a grid of parameter sets, or one slice of it (docs/sweeps.md)", flags: sweepFlags, run: runSweep},
 		{name: "sweep merge", args: "DIR...", synopsis: "join the results of a sweep's slices into one table", flags: sweepMergeFlags, run: runSweepMerge},

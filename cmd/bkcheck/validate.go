@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bkcheck/bkcheck/record"
+	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/validate"
+)
+
+// validateSettings are the switches of bkcheck validate.
+type validateSettings struct {
+	MaxStates int    `name:"max-states" unit:"N" help:"bound the model states the search may visit for one group of a record (a record that needs more is UNKNOWN, not INVALID)"`
+	FromTrace string `name:"from-trace" unit:"FILE" help:"write the record an observer at the harness's place would have made of the model's trace FILE (.itf.json) to stdout, instead of validating: a record that validates by construction"`
+	JSON      bool   `name:"json" help:"write the results as one JSON object on stdout"`
+}
+
+var validateSchema = schema.MustOf(validateSettings{})
+
+func validateFlags() []section {
+	return []section{{"Validation", schema.Target{S: validateSchema, V: &validateSettings{MaxStates: 2_000_000}}}}
+}
+
+// Exit codes of bkcheck validate, beside the common ones.
+const (
+	exitValidateValid   = exitOK        // every record is a behaviour of the model
+	exitValidateInvalid = exitViolation // some record is not: the model lacks what BookKeeper did, or the recorder misread
+	exitValidateUnknown = exitUnknown   // some record needed more states than --max-states
+)
+
+// validated is one record's answer, as --json writes it.
+type validated struct {
+	File    string            `json:"file"`
+	Verdict string            `json:"verdict"`
+	Groups  int               `json:"groups"`
+	Matched int               `json:"matched"`
+	States  int               `json:"states"`
+	Seconds float64           `json:"seconds"`
+	Stuck   *validate.Stuck   `json:"stuck,omitempty"`
+	Actions map[string]int    `json:"actions,omitempty"`
+	model   *spec.Model       // for coverage
+	res     *validate.Result  // for the text
+}
+
+// runValidate is `bkcheck validate RECORD...`: each record of real
+// BookKeeper checked against the model (package validate).
+func runValidate(ctx context.Context, inv *invocation) int {
+	cl := inv.cl
+	s := settingsOf[validateSettings](cl)
+	if s.MaxStates <= 0 {
+		cl.probs.Add("max-states", "must be > 0 (got %d)", s.MaxStates)
+	}
+	switch {
+	case s.FromTrace != "" && len(cl.args) > 0:
+		cl.probs.Add("from-trace", "writes one trace's record: give no record files with it (got %d)", len(cl.args))
+	case s.FromTrace == "" && len(cl.args) == 0:
+		cl.probs.Add("", "give one or more record files (or --from-trace TRACE)")
+	}
+	if code := cl.report(inv.stderr); code != exitOK {
+		return code
+	}
+	if s.FromTrace != "" {
+		return projectTrace(s.FromTrace, inv.stdout, inv.stderr)
+	}
+	// Every file is read and checked before any is validated: bad input
+	// is one message listing every problem, and no half a run.
+	recs := make([]*record.Record, len(cl.args))
+	models := make([]*spec.Model, len(cl.args))
+	var probs []string
+	for i, path := range cl.args {
+		r, err := record.ReadFile(path)
+		if err == nil {
+			models[i], err = validate.Model(r.Header)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if err != nil {
+			probs = append(probs, err.Error())
+			continue
+		}
+		recs[i] = r
+	}
+	if len(probs) > 0 {
+		fmt.Fprintf(inv.stderr, "bkcheck validate: %s\n", strings.Join(probs, "\n"))
+		return exitUsage
+	}
+	var out []validated
+	code := exitValidateValid
+	for i, r := range recs {
+		if ctx.Err() != nil {
+			fmt.Fprintln(inv.stderr, "bkcheck validate: interrupted")
+			return exitInterrupted
+		}
+		start := time.Now()
+		res, err := validate.Against(models[i], r, validate.Options{MaxStates: s.MaxStates})
+		if err != nil {
+			fmt.Fprintf(inv.stderr, "bkcheck validate: %s: %v\n", cl.args[i], err)
+			return exitUsage
+		}
+		v := validated{File: cl.args[i], Verdict: res.Verdict, Groups: res.Groups, Matched: res.Matched, States: res.States,
+			Seconds: time.Since(start).Seconds(), Stuck: res.Stuck, model: models[i], res: res}
+		if res.Verdict == validate.Valid {
+			v.Actions = map[string]int{}
+			for _, st := range res.Witness {
+				v.Actions[st.Action.Kind.String()]++
+			}
+		}
+		switch res.Verdict {
+		case validate.Invalid:
+			code = exitValidateInvalid
+		case validate.Unknown:
+			if code == exitValidateValid {
+				code = exitValidateUnknown
+			}
+		}
+		out = append(out, v)
+		if !s.JSON {
+			writeValidated(inv.stdout, v)
+		}
+	}
+	cov := coverageOf(out)
+	if s.JSON {
+		enc := json.NewEncoder(inv.stdout)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(map[string]any{"records": out, "coverage": cov}); err != nil {
+			fmt.Fprintf(inv.stderr, "bkcheck validate: %v\n", err)
+			return exitError
+		}
+		return code
+	}
+	writeCoverage(inv.stdout, cov, out)
+	return code
+}
+
+// projectTrace writes the record of a model trace.
+func projectTrace(path string, stdout, stderr io.Writer) int {
+	tr, err := readTrace(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "bkcheck validate: %v\n", err)
+		return exitUsage
+	}
+	r, err := validate.FromTrace(tr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bkcheck validate: %s: %v\n", path, err)
+		return exitUsage
+	}
+	if err := r.Write(stdout); err != nil {
+		fmt.Fprintf(stderr, "bkcheck validate: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+func writeValidated(w io.Writer, v validated) {
+	fmt.Fprintf(w, "%s: %s (%d groups, %s model states, %.2f s)\n", v.File, v.Verdict, v.Groups, group(int64(v.States)), v.Seconds)
+	st := v.Stuck
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(w, "  the model follows the first %d of %d groups; group %d (%s):\n", v.Matched, v.Groups, st.Group, st.Cause)
+	for _, e := range st.Taken {
+		fmt.Fprintf(w, "    matched:     %s\n", e)
+	}
+	for _, e := range st.Left {
+		fmt.Fprintf(w, "    not matched: %s\n", e)
+	}
+	if len(st.Options) == 0 {
+		fmt.Fprintln(w, "  the model can show nothing more there")
+		return
+	}
+	fmt.Fprintln(w, "  what the model could do there instead:")
+	for _, o := range st.Options {
+		fmt.Fprintf(w, "    %s\n", o)
+	}
+}
+
+// coverage is which of the models' actions the valid records took.
+type coverage struct {
+	Valid, Records int
+	Taken          map[string]int `json:"taken"`
+	Never          []string       `json:"never"`
+}
+
+func coverageOf(vs []validated) coverage {
+	c := coverage{Records: len(vs), Taken: map[string]int{}}
+	fireable := map[string]bool{}
+	for _, v := range vs {
+		for _, k := range v.model.Fireable() {
+			fireable[k.String()] = true
+		}
+		if v.Verdict != validate.Valid {
+			continue
+		}
+		c.Valid++
+		for a, n := range v.Actions {
+			c.Taken[a] += n
+		}
+	}
+	for a := range fireable {
+		if c.Taken[a] == 0 {
+			c.Never = append(c.Never, a)
+		}
+	}
+	sort.Strings(c.Never)
+	return c
+}
+
+func writeCoverage(w io.Writer, c coverage, vs []validated) {
+	fmt.Fprintf(w, "%d of %d records VALID; actions the valid records took: %d", c.Valid, c.Records, len(c.Taken))
+	if len(c.Never) > 0 {
+		fmt.Fprintf(w, "; never taken (%d of the models' %d): %s", len(c.Never), len(c.Never)+len(c.Taken), strings.Join(c.Never, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+var _ = errors.New
+var _ = os.Stdout

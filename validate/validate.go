@@ -1,0 +1,341 @@
+// Package validate asks whether a record of real BookKeeper (package
+// record) is a behaviour of the model: a search of the model constrained
+// by the record, as TLA+'s trace validation does, not a replay. The record
+// resolves the model's choices where it shows them (which frame, which
+// return code, which metadata); the model's unobservable steps (a journal
+// sync, a client's internal step, a message the model loses at send time
+// and the record shows only later as a timeout) are searched between the
+// recorded events.
+//
+// A record is a sequence of groups, each one decision of the environment
+// and every event it caused, in any order within the group. A behaviour
+// of the model matches the record when its steps, in order, show the
+// groups in order: each step that shows something shows events of the
+// current group not yet matched, and a group is done when all of its
+// events are matched and every frame it delivered is one the model has
+// processed (or dropped unread, as a client ignores a late answer).
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/record"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// Verdicts.
+const (
+	Valid   = "VALID"
+	Invalid = "INVALID"
+	Unknown = "UNKNOWN" // the search's bound was reached first
+)
+
+// maxGroupEvents bounds a group's events (a step's mask is a uint64).
+const maxGroupEvents = 64
+
+// Options bound the search.
+type Options struct {
+	// MaxStates bounds the model states visited for one group (0: 2,000,000).
+	MaxStates int
+}
+
+// Result is the answer for one record.
+type Result struct {
+	Verdict string
+	Groups  int // the record's groups
+	Matched int // the groups the model matched, in order: the longest prefix
+	States  int // model states the search visited
+	// Stuck says where the model could not follow (INVALID, UNKNOWN).
+	Stuck *Stuck
+	// Witness is one behaviour of the model the record is (VALID): its
+	// steps, each with what it showed.
+	Witness []Step
+}
+
+// Step is one step of a witness.
+type Step struct {
+	Action spec.Action
+	Group  int // 1-based; the group whose events it showed (or, silent, the one it ran in)
+	Shows  []record.Event
+}
+
+// Stuck is where the model could not follow the record.
+type Stuck struct {
+	Group int // 1-based
+	Cause string
+	// Taken are the group's events the model matched at best; Left those
+	// it could not after them (deliveries included, when the model could
+	// not process the frame).
+	Taken, Left []record.Event
+	// Options are what the model could do there instead: an action and
+	// what it would show.
+	Options []Option
+}
+
+// Option is one step the model could take where it was stuck.
+type Option struct {
+	Action string
+	Shows  []record.Event
+}
+
+// node is one model state reached with some of the current group's
+// events matched.
+type node struct {
+	s      spec.State
+	mask   uint64
+	parent *node
+	act    spec.Action
+	shows  []record.Event
+	group  int
+}
+
+// Record validates r against the model its header names.
+func Record(r *record.Record, opts Options) (*Result, error) {
+	m, err := Model(r.Header)
+	if err != nil {
+		return nil, err
+	}
+	return Against(m, r, opts)
+}
+
+// Against validates r against m.
+func Against(m *spec.Model, r *record.Record, opts Options) (*Result, error) {
+	if opts.MaxStates == 0 {
+		opts.MaxStates = 2_000_000
+	}
+	for i, g := range r.Groups {
+		if n := len(g.Events); n > maxGroupEvents {
+			return nil, fmt.Errorf("group %d has %d events; a group can hold at most %d", i+1, n, maxGroupEvents)
+		}
+	}
+	res := &Result{Groups: len(r.Groups)}
+	frontier := []*node{{s: m.Init()}}
+	for gi, g := range r.Groups {
+		next, stuck, states := group(m, gi+1, g, frontier, opts.MaxStates)
+		res.States += states
+		if len(next) == 0 {
+			res.Verdict, res.Stuck = Invalid, stuck
+			if states >= opts.MaxStates {
+				res.Verdict = Unknown
+			}
+			return res, nil
+		}
+		res.Matched = gi + 1
+		frontier = next
+	}
+	res.Verdict = Valid
+	res.Witness = witness(frontier[0])
+	return res, nil
+}
+
+// group searches from the frontier for the states in which every event
+// of g is matched.
+func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (next []*node, stuck *Stuck, states int) {
+	p := m.P
+	var shownIdx, delivered []int
+	for i, e := range g.Events {
+		if e.Kind == record.Deliver {
+			delivered = append(delivered, i)
+		} else {
+			shownIdx = append(shownIdx, i)
+		}
+	}
+	full := uint64(1)<<uint(len(shownIdx)) - 1
+	seen := map[string]bool{}
+	done := map[string]bool{}
+	key := func(s *spec.State, mask uint64) string {
+		b := m.Encode(nil, s)
+		for i := 0; i < 8; i++ {
+			b = append(b, byte(mask>>(8*i)))
+		}
+		return string(b)
+	}
+	var queue []*node
+	for _, n := range frontier {
+		c := &node{s: copyState(&n.s), parent: n.parent, act: n.act, shows: n.shows, group: n.group}
+		if k := key(&c.s, 0); !seen[k] {
+			seen[k] = true
+			queue = append(queue, c)
+		}
+	}
+	best := []*node{queue[0]}
+	var scratch spec.State
+	for len(queue) > 0 && len(seen) < limit {
+		n := queue[0]
+		queue = queue[1:]
+		switch b, bb := bits.OnesCount64(n.mask), bits.OnesCount64(best[0].mask); {
+		case b > bb:
+			best = []*node{n}
+		case b == bb && len(best) < 64:
+			best = append(best, n)
+		}
+		if n.mask == full && processed(&n.s, g, delivered) {
+			if k := string(m.Encode(nil, &n.s)); !done[k] {
+				done[k] = true
+				next = append(next, n)
+			}
+			continue
+		}
+		m.Next(&n.s, &scratch, func(a spec.Action, t *spec.State) {
+			v := project(p, a, &n.s, t)
+			mask := n.mask
+			if len(v.shown) > 0 {
+				var ok bool
+				if mask, ok = assign(p, g, shownIdx, v.shown, 0, n.mask); !ok {
+					return
+				}
+			}
+			k := key(t, mask)
+			if seen[k] {
+				return
+			}
+			seen[k] = true
+			var evs []record.Event
+			for _, s := range v.shown {
+				evs = append(evs, s.ev)
+			}
+			queue = append(queue, &node{s: copyState(t), mask: mask, parent: n, act: a, shows: evs, group: gi})
+		})
+	}
+	if len(next) > 0 {
+		return next, nil, len(seen)
+	}
+	return nil, stuckAt(m, gi, g, shownIdx, delivered, best), len(seen)
+}
+
+// assign matches a step's shown events to distinct unmatched events of the
+// group, trying every assignment (a recorded event may leave a field out).
+func assign(p spec.Params, g record.Group, idx []int, shown []shown, i int, mask uint64) (uint64, bool) {
+	if i == len(shown) {
+		return mask, true
+	}
+	for j, gi := range idx {
+		bit := uint64(1) << uint(j)
+		if mask&bit != 0 || !matchEvent(p, g.Events[gi], shown[i].ev, shown[i].key) {
+			continue
+		}
+		if m, ok := assign(p, g, idx, shown, i+1, mask|bit); ok {
+			return m, true
+		}
+	}
+	return 0, false
+}
+
+// processed says whether every frame the group delivered is a message the
+// model has processed or dropped unread in s.
+func processed(s *spec.State, g record.Group, delivered []int) bool {
+	for _, i := range delivered {
+		if !processedMsg(s, g.Events[i].Msg) {
+			return false
+		}
+	}
+	return true
+}
+
+func processedMsg(s *spec.State, r *record.Message) bool {
+	for _, m := range s.Msgs {
+		if m.Count == 0 && matchMessage(r, m.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+func copyState(t *spec.State) spec.State {
+	var s spec.State
+	s.CopyFrom(t)
+	return s
+}
+
+// stuckAt says where the model stopped: the events the best nodes matched,
+// the rest, and what the model could do from there.
+func stuckAt(m *spec.Model, gi int, g record.Group, shownIdx, delivered []int, best []*node) *Stuck {
+	st := &Stuck{Group: gi, Cause: g.Cause}
+	n := best[0]
+	for j, i := range shownIdx {
+		if n.mask&(1<<uint(j)) != 0 {
+			st.Taken = append(st.Taken, g.Events[i])
+		} else {
+			st.Left = append(st.Left, g.Events[i])
+		}
+	}
+	for _, i := range delivered {
+		if processedMsg(&n.s, g.Events[i].Msg) {
+			st.Taken = append(st.Taken, g.Events[i])
+		} else {
+			st.Left = append(st.Left, g.Events[i])
+		}
+	}
+	seen := map[string]bool{}
+	var scratch spec.State
+	for _, b := range best {
+		if b.mask != n.mask {
+			continue
+		}
+		m.Next(&b.s, &scratch, func(a spec.Action, t *spec.State) {
+			v := project(m.P, a, &b.s, t)
+			if len(v.shown) == 0 {
+				return
+			}
+			o := Option{Action: a.String()}
+			for _, s := range v.shown {
+				o.Shows = append(o.Shows, s.ev)
+			}
+			k := o.String()
+			if !seen[k] && len(st.Options) < 24 {
+				seen[k] = true
+				st.Options = append(st.Options, o)
+			}
+		})
+	}
+	sort.Slice(st.Options, func(i, j int) bool { return st.Options[i].String() < st.Options[j].String() })
+	return st
+}
+
+func (o Option) String() string {
+	var parts []string
+	for _, e := range o.Shows {
+		parts = append(parts, e.String())
+	}
+	return o.Action + ": " + strings.Join(parts, "; ")
+}
+
+// witness is the behaviour that ends at n, oldest step first.
+func witness(n *node) []Step {
+	var steps []Step
+	for ; n.parent != nil; n = n.parent {
+		steps = append(steps, Step{Action: n.act, Group: n.group, Shows: n.shows})
+	}
+	for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
+		steps[i], steps[j] = steps[j], steps[i]
+	}
+	return steps
+}
+
+// Model is the model a record's header names, with its settings.
+func Model(h record.Header) (*spec.Model, error) {
+	var probs []string
+	if h.Model != "current" {
+		probs = append(probs, fmt.Sprintf("the record is of model %q; bkcheck validate checks records against the current model", h.Model))
+	}
+	var p spec.Params
+	if err := spec.ParamsSchema.DecodeJSON(h.Params, &p); err != nil {
+		probs = append(probs, "its params: "+err.Error())
+	}
+	if h.Source == record.Bookies {
+		if p.BookKeeper != h.Release {
+			probs = append(probs, fmt.Sprintf("release %s ran, but its params are of the model of %q: a record is validated against the BookKeeper model of the release that ran", h.Release, p.BookKeeper))
+		}
+		if !contains(spec.HarnessReleases, h.Release) {
+			probs = append(probs, fmt.Sprintf("release %s is not one the harness runs (%s)", h.Release, strings.Join(spec.HarnessReleases, ", ")))
+		}
+	}
+	if len(probs) > 0 {
+		return nil, errors.New(strings.Join(probs, "; "))
+	}
+	return spec.NewModel(p)
+}
