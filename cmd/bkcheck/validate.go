@@ -39,16 +39,16 @@ const (
 
 // validated is one record's answer, as --json writes it.
 type validated struct {
-	File    string            `json:"file"`
-	Verdict string            `json:"verdict"`
-	Groups  int               `json:"groups"`
-	Matched int               `json:"matched"`
-	States  int               `json:"states"`
-	Seconds float64           `json:"seconds"`
-	Stuck   *validate.Stuck   `json:"stuck,omitempty"`
-	Actions map[string]int    `json:"actions,omitempty"`
-	model   *spec.Model       // for coverage
-	res     *validate.Result  // for the text
+	File    string           `json:"file"`
+	Verdict string           `json:"verdict"`
+	Groups  int              `json:"groups"`
+	Matched int              `json:"matched"`
+	States  int              `json:"states"`
+	Seconds float64          `json:"seconds"`
+	Stuck   *validate.Stuck  `json:"stuck,omitempty"`
+	Actions map[string]int   `json:"actions,omitempty"`
+	model   *spec.Model      // for coverage
+	res     *validate.Result // for the text
 }
 
 // runValidate is `bkcheck validate RECORD...`: each record of real
