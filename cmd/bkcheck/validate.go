@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -91,7 +89,7 @@ func runValidate(ctx context.Context, inv *invocation) int {
 		recs[i] = r
 	}
 	if len(probs) > 0 {
-		fmt.Fprintf(inv.stderr, "bkcheck validate: %s\n", strings.Join(probs, "\n"))
+		fmt.Fprintf(inv.stderr, "bkcheck validate: %d of %d records cannot be validated (none was):\n  %s\n", len(probs), len(cl.args), strings.Join(probs, "\n  "))
 		return exitUsage
 	}
 	var out []validated
@@ -223,5 +221,3 @@ func writeCoverage(w io.Writer, c coverage, vs []validated) {
 	fmt.Fprintln(w)
 }
 
-var _ = errors.New
-var _ = os.Stdout
