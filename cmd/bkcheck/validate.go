@@ -220,4 +220,3 @@ func writeCoverage(w io.Writer, c coverage, vs []validated) {
 	}
 	fmt.Fprintln(w)
 }
-
