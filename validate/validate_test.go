@@ -188,3 +188,57 @@ func TestMutatedTracesInvalid(t *testing.T) {
 	}
 	t.Log(fired)
 }
+
+// TestModelPairs: the pairs of a small BookKeeper model include both
+// answers of a bookie to an add, and a witness of the model's own
+// behaviour takes only pairs among them.
+func TestModelPairs(t *testing.T) {
+	p := spec.DefaultParams()
+	p.BookKeeper, p.Bookies, p.Ensemble, p.WriteQuorum, p.AckQuorum, p.Entries, p.Inflight, p.ReliableNetwork = "4.18.2", 2, 2, 2, 1, 1, 1, true
+	m, err := spec.NewModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, complete := ModelPairs(m, 100_000)
+	if !complete {
+		t.Fatal("the model has more than 100,000 states")
+	}
+	for _, want := range []Pair{{"BookieSendsAddConfirmedResponse", "AddEntryResponse EOK"}, {"ClientReceivesAddConfirmedResponse", "acked"}, {"ClientReceivesAddConfirmedResponse", "silent"}} {
+		if !all[want] {
+			t.Errorf("the model's pairs lack %s", want)
+		}
+	}
+	// A walk of the model, recorded and validated: its witness's pairs.
+	s := m.Init()
+	var scratch spec.State
+	steps := []traces.Step{{Initial: true, State: copyState(&s)}}
+	for i := 0; i < 25; i++ {
+		var next *spec.State
+		var act spec.Action
+		m.Next(&s, &scratch, func(a spec.Action, t *spec.State) {
+			if next == nil || i%3 == 0 {
+				c := copyState(t)
+				next, act = &c, a
+			}
+		})
+		if next == nil {
+			break
+		}
+		s = *next
+		steps = append(steps, traces.Step{Action: act, State: copyState(&s)})
+	}
+	r, err := FromTrace(&traces.Trace{Model: spec.Vocabulary(m.P), Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Against(m, r, Options{})
+	if err != nil || res.Verdict != Valid {
+		t.Fatal(err, res.Verdict)
+	}
+	for _, pr := range Pairs(res.Witness) {
+		if !all[pr] {
+			t.Errorf("witness pair %s not among the model's", pr)
+		}
+	}
+	t.Logf("%d pairs; the walk took %d steps", len(all), len(steps)-1)
+}

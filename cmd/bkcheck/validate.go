@@ -45,6 +45,7 @@ type validated struct {
 	Seconds float64          `json:"seconds"`
 	Stuck   *validate.Stuck  `json:"stuck,omitempty"`
 	Actions map[string]int   `json:"actions,omitempty"`
+	Pairs   map[string]int   `json:"pairs,omitempty"`
 	model   *spec.Model      // for coverage
 	res     *validate.Result // for the text
 }
@@ -108,9 +109,12 @@ func runValidate(ctx context.Context, inv *invocation) int {
 		v := validated{File: cl.args[i], Verdict: res.Verdict, Groups: res.Groups, Matched: res.Matched, States: res.States,
 			Seconds: time.Since(start).Seconds(), Stuck: res.Stuck, model: models[i], res: res}
 		if res.Verdict == validate.Valid {
-			v.Actions = map[string]int{}
+			v.Actions, v.Pairs = map[string]int{}, map[string]int{}
 			for _, st := range res.Witness {
 				v.Actions[st.Action.Kind.String()]++
+			}
+			for _, pr := range validate.Pairs(res.Witness) {
+				v.Pairs[pr.String()]++
 			}
 		}
 		switch res.Verdict {
@@ -136,7 +140,7 @@ func runValidate(ctx context.Context, inv *invocation) int {
 		}
 		return code
 	}
-	writeCoverage(inv.stdout, cov, out)
+	writeCoverage(inv.stdout, cov)
 	return code
 }
 
@@ -186,11 +190,12 @@ func writeValidated(w io.Writer, v validated) {
 type coverage struct {
 	Valid, Records int
 	Taken          map[string]int `json:"taken"`
+	Pairs          map[string]int `json:"pairs"`
 	Never          []string       `json:"never"`
 }
 
 func coverageOf(vs []validated) coverage {
-	c := coverage{Records: len(vs), Taken: map[string]int{}}
+	c := coverage{Records: len(vs), Taken: map[string]int{}, Pairs: map[string]int{}}
 	fireable := map[string]bool{}
 	for _, v := range vs {
 		for _, k := range v.model.Fireable() {
@@ -203,6 +208,9 @@ func coverageOf(vs []validated) coverage {
 		for a, n := range v.Actions {
 			c.Taken[a] += n
 		}
+		for pr, n := range v.Pairs {
+			c.Pairs[pr] += n
+		}
 	}
 	for a := range fireable {
 		if c.Taken[a] == 0 {
@@ -213,10 +221,17 @@ func coverageOf(vs []validated) coverage {
 	return c
 }
 
-func writeCoverage(w io.Writer, c coverage, vs []validated) {
-	fmt.Fprintf(w, "%d of %d records VALID; actions the valid records took: %d", c.Valid, c.Records, len(c.Taken))
-	if len(c.Never) > 0 {
-		fmt.Fprintf(w, "; never taken (%d of the models' %d): %s", len(c.Never), len(c.Never)+len(c.Taken), strings.Join(c.Never, ", "))
+func writeCoverage(w io.Writer, c coverage) {
+	fmt.Fprintf(w, "%d of %d records VALID; the valid records took %d actions of the models' %d, in %d (action, outcome) pairs:\n", c.Valid, c.Records, len(c.Taken), len(c.Never)+len(c.Taken), len(c.Pairs))
+	var pairs []string
+	for pr := range c.Pairs {
+		pairs = append(pairs, pr)
 	}
-	fmt.Fprintln(w)
+	sort.Strings(pairs)
+	for _, pr := range pairs {
+		fmt.Fprintf(w, "  %6d  %s\n", c.Pairs[pr], pr)
+	}
+	if len(c.Never) > 0 {
+		fmt.Fprintf(w, "never taken: %s\n", strings.Join(c.Never, ", "))
+	}
 }
