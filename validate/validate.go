@@ -19,6 +19,7 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"sort"
 	"strings"
@@ -294,6 +295,30 @@ func stuckAt(m *spec.Model, gi int, g record.Group, shownIdx, delivered []int, b
 	}
 	sort.Slice(st.Options, func(i, j int) bool { return st.Options[i].String() < st.Options[j].String() })
 	return st
+}
+
+// WriteStuck writes, for people, where the model could not follow the
+// record (nothing for a VALID record).
+func (r *Result) WriteStuck(w io.Writer) {
+	st := r.Stuck
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(w, "  the model follows the first %d of %d groups; group %d (%s):\n", r.Matched, r.Groups, st.Group, st.Cause)
+	for _, e := range st.Taken {
+		fmt.Fprintf(w, "    matched:     %s\n", e)
+	}
+	for _, e := range st.Left {
+		fmt.Fprintf(w, "    not matched: %s\n", e)
+	}
+	if len(st.Options) == 0 {
+		fmt.Fprintln(w, "  the model can show nothing more there")
+		return
+	}
+	fmt.Fprintln(w, "  what the model could do there instead:")
+	for _, o := range st.Options {
+		fmt.Fprintf(w, "    %s\n", o)
+	}
 }
 
 func (o Option) String() string {

@@ -165,25 +165,7 @@ func projectTrace(path string, stdout, stderr io.Writer) int {
 
 func writeValidated(w io.Writer, v validated) {
 	fmt.Fprintf(w, "%s: %s (%d groups, %s model states, %.2f s)\n", v.File, v.Verdict, v.Groups, group(int64(v.States)), v.Seconds)
-	st := v.Stuck
-	if st == nil {
-		return
-	}
-	fmt.Fprintf(w, "  the model follows the first %d of %d groups; group %d (%s):\n", v.Matched, v.Groups, st.Group, st.Cause)
-	for _, e := range st.Taken {
-		fmt.Fprintf(w, "    matched:     %s\n", e)
-	}
-	for _, e := range st.Left {
-		fmt.Fprintf(w, "    not matched: %s\n", e)
-	}
-	if len(st.Options) == 0 {
-		fmt.Fprintln(w, "  the model can show nothing more there")
-		return
-	}
-	fmt.Fprintln(w, "  what the model could do there instead:")
-	for _, o := range st.Options {
-		fmt.Fprintf(w, "    %s\n", o)
-	}
+	v.res.WriteStuck(w)
 }
 
 // coverage is which of the models' actions the valid records took.
