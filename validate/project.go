@@ -41,12 +41,18 @@ func bookieName(b int) string { return fmt.Sprintf("b%d", b+1) }
 // project is what the step a from prev to cur shows.
 func project(p spec.Params, a spec.Action, prev, cur *spec.State) view {
 	var v view
-	before := map[spec.MsgKey]int8{}
-	for _, m := range prev.Msgs {
-		before[m.Key] = m.Count
-	}
+	// Both histories are sorted by key, and a record is never removed:
+	// walk them together.
+	i := 0
 	for _, m := range cur.Msgs {
-		was, old := before[m.Key]
+		for i < len(prev.Msgs) && prev.Msgs[i].Key < m.Key {
+			i++
+		}
+		old := i < len(prev.Msgs) && prev.Msgs[i].Key == m.Key
+		var was int8
+		if old {
+			was = prev.Msgs[i].Count
+		}
 		switch {
 		case !old && m.Count == -1 && isRequest(m.Key.Type()) && cur.BDown.Has(m.Key.Bookie()):
 			// A request to a bookie that is down: the client's connection
@@ -95,7 +101,7 @@ func metaChanged(prev, cur *spec.State) bool {
 	if prev.MetaStatus != cur.MetaStatus || prev.MetaVersion != cur.MetaVersion || prev.MetaLastEntry != cur.MetaLastEntry {
 		return true
 	}
-	return fmt.Sprint(prev.MetaFragmentList()) != fmt.Sprint(cur.MetaFragmentList())
+	return prev.NumMetaFragments != cur.NumMetaFragments || prev.MetaFragments != cur.MetaFragments
 }
 
 // ledger is the model's metadata in the record's terms. Without an
