@@ -86,7 +86,7 @@ type Option struct {
 // node is one model state reached with some of the current group's
 // events matched.
 type node struct {
-	s      spec.State
+	enc    []byte // the state, encoded (a decoded state is twenty times larger)
 	mask   uint64
 	parent *node
 	act    spec.Action
@@ -114,7 +114,8 @@ func Against(m *spec.Model, r *record.Record, opts Options) (*Result, error) {
 		}
 	}
 	res := &Result{Groups: len(r.Groups)}
-	frontier := []*node{{s: m.Init()}}
+	init := m.Init()
+	frontier := []*node{{enc: m.Encode(nil, &init)}}
 	for gi, g := range r.Groups {
 		next, stuck, states := group(m, gi+1, g, frontier, opts.MaxStates)
 		res.States += states
@@ -148,8 +149,8 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 	full := uint64(1)<<uint(len(shownIdx)) - 1
 	seen := map[string]bool{}
 	done := map[string]bool{}
-	key := func(s *spec.State, mask uint64) string {
-		b := m.Encode(nil, s)
+	key := func(enc []byte, mask uint64) string {
+		b := append([]byte(nil), enc...)
 		for i := 0; i < 8; i++ {
 			b = append(b, byte(mask>>(8*i)))
 		}
@@ -157,14 +158,14 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 	}
 	var queue []*node
 	for _, n := range frontier {
-		c := &node{s: copyState(&n.s), parent: n.parent, act: n.act, shows: n.shows, group: n.group}
-		if k := key(&c.s, 0); !seen[k] {
+		c := &node{enc: n.enc, parent: n.parent, act: n.act, shows: n.shows, group: n.group}
+		if k := key(c.enc, 0); !seen[k] {
 			seen[k] = true
 			queue = append(queue, c)
 		}
 	}
 	best := []*node{queue[0]}
-	var scratch spec.State
+	var s, scratch spec.State
 	for len(queue) > 0 && len(seen) < limit {
 		n := queue[0]
 		queue = queue[1:]
@@ -174,15 +175,16 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 		case b == bb && len(best) < 64:
 			best = append(best, n)
 		}
-		if n.mask == full && processed(&n.s, g, delivered) {
-			if k := string(m.Encode(nil, &n.s)); !done[k] {
+		decode(m, n.enc, &s)
+		if n.mask == full && processed(&s, g, delivered) {
+			if k := string(n.enc); !done[k] {
 				done[k] = true
 				next = append(next, n)
 			}
 			continue
 		}
-		m.Next(&n.s, &scratch, func(a spec.Action, t *spec.State) {
-			v := project(p, a, &n.s, t)
+		m.Next(&s, &scratch, func(a spec.Action, t *spec.State) {
+			v := project(p, a, &s, t)
 			mask := n.mask
 			if len(v.shown) > 0 {
 				var ok bool
@@ -190,7 +192,8 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 					return
 				}
 			}
-			k := key(t, mask)
+			enc := m.Encode(nil, t)
+			k := key(enc, mask)
 			if seen[k] {
 				return
 			}
@@ -199,7 +202,7 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 			for _, s := range v.shown {
 				evs = append(evs, s.ev)
 			}
-			queue = append(queue, &node{s: copyState(t), mask: mask, parent: n, act: a, shows: evs, group: gi})
+			queue = append(queue, &node{enc: enc, mask: mask, parent: n, act: a, shows: evs, group: gi})
 		})
 	}
 	if len(next) > 0 {
@@ -246,6 +249,14 @@ func processedMsg(s *spec.State, r *record.Message) bool {
 	return false
 }
 
+// decode decodes a state the search encoded; a failure is the model's
+// own encoding failing, a bug of bkcheck.
+func decode(m *spec.Model, enc []byte, s *spec.State) {
+	if err := m.Decode(enc, s); err != nil {
+		panic(fmt.Sprintf("validate: a state the model encoded does not decode: %v", err))
+	}
+}
+
 func copyState(t *spec.State) spec.State {
 	var s spec.State
 	s.CopyFrom(t)
@@ -257,6 +268,8 @@ func copyState(t *spec.State) spec.State {
 func stuckAt(m *spec.Model, gi int, g record.Group, shownIdx, delivered []int, best []*node) *Stuck {
 	st := &Stuck{Group: gi, Cause: g.Cause}
 	n := best[0]
+	var s spec.State
+	decode(m, n.enc, &s)
 	for j, i := range shownIdx {
 		if n.mask&(1<<uint(j)) != 0 {
 			st.Taken = append(st.Taken, g.Events[i])
@@ -265,20 +278,21 @@ func stuckAt(m *spec.Model, gi int, g record.Group, shownIdx, delivered []int, b
 		}
 	}
 	for _, i := range delivered {
-		if processedMsg(&n.s, g.Events[i].Msg) {
+		if processedMsg(&s, g.Events[i].Msg) {
 			st.Taken = append(st.Taken, g.Events[i])
 		} else {
 			st.Left = append(st.Left, g.Events[i])
 		}
 	}
 	seen := map[string]bool{}
-	var scratch spec.State
+	var bs, scratch spec.State
 	for _, b := range best {
 		if b.mask != n.mask {
 			continue
 		}
-		m.Next(&b.s, &scratch, func(a spec.Action, t *spec.State) {
-			v := project(m.P, a, &b.s, t)
+		decode(m, b.enc, &bs)
+		m.Next(&bs, &scratch, func(a spec.Action, t *spec.State) {
+			v := project(m.P, a, &bs, t)
 			if len(v.shown) == 0 {
 				return
 			}
