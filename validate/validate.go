@@ -26,6 +26,7 @@ import (
 
 	"github.com/bkcheck/bkcheck/record"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/traces"
 )
 
 // Verdicts.
@@ -60,7 +61,8 @@ type Result struct {
 // Step is one step of a witness.
 type Step struct {
 	Action spec.Action
-	Group  int // 1-based; the group whose events it showed (or, silent, the one it ran in)
+	State  spec.State // the state it leads to
+	Group  int        // 1-based; the group whose events it showed (or, silent, the one it ran in)
 	Shows  []record.Event
 }
 
@@ -130,7 +132,7 @@ func Against(m *spec.Model, r *record.Record, opts Options) (*Result, error) {
 		frontier = next
 	}
 	res.Verdict = Valid
-	res.Witness = witness(frontier[0])
+	res.Witness = witness(m, frontier[0])
 	return res, nil
 }
 
@@ -344,15 +346,31 @@ func (o Option) String() string {
 }
 
 // witness is the behaviour that ends at n, oldest step first.
-func witness(n *node) []Step {
+func witness(m *spec.Model, n *node) []Step {
 	var steps []Step
 	for ; n.parent != nil; n = n.parent {
-		steps = append(steps, Step{Action: n.act, Group: n.group, Shows: n.shows})
+		st := Step{Action: n.act, Group: n.group, Shows: n.shows}
+		decode(m, n.enc, &st.State)
+		steps = append(steps, st)
 	}
 	for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
 		steps[i], steps[j] = steps[j], steps[i]
 	}
 	return steps
+}
+
+// Trace is the witness of a VALID record as a trace of the model m (the
+// model it was validated against): a behaviour of the model that shows
+// exactly the record, to render or replay like any trace.
+func (r *Result) Trace(m *spec.Model) *traces.Trace {
+	// A witness, as a CEL probe's is: the property (true) holds in its
+	// last state; the trace's point is the path.
+	tr := &traces.Trace{Model: spec.Vocabulary(m.P), Kind: "probe", Invariant: "ValidatedRecord", Expression: "true",
+		Statement: "a behaviour of the model that shows exactly the record", Steps: []traces.Step{{Initial: true, State: m.Init()}}}
+	for _, st := range r.Witness {
+		tr.Steps = append(tr.Steps, traces.Step{Action: st.Action, State: st.State})
+	}
+	return tr
 }
 
 // Model is the model a record's header names, with its settings.

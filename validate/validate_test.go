@@ -60,6 +60,16 @@ func TestPageTracesValidate(t *testing.T) {
 			t.Errorf("%s: %s after %d of %d groups: %+v", name, res.Verdict, res.Matched, res.Groups, res.Stuck)
 			continue
 		}
+		// The witness is a behaviour of the model, and shows the record.
+		m, _ := Model(r.Header)
+		wt := res.Trace(m)
+		again, err := FromTrace(wt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res2, err := Against(m, again, Options{}); err != nil || res2.Verdict != Valid || len(again.Groups) != len(r.Groups) {
+			t.Errorf("%s: the witness's own record: %v %+v (%d groups, the record %d)", name, err, res2, len(again.Groups), len(r.Groups))
+		}
 		t.Logf("%s: %d groups, %d states", name, res.Groups, res.States)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/bkcheck/bkcheck/record"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
+	"github.com/bkcheck/bkcheck/traces"
 	"github.com/bkcheck/bkcheck/validate"
 )
 
@@ -19,6 +22,7 @@ import (
 type validateSettings struct {
 	MaxStates int    `name:"max-states" unit:"N" help:"bound the model states the search may visit for one group of a record (a record that needs more is UNKNOWN, not INVALID)"`
 	FromTrace string `name:"from-trace" unit:"FILE" help:"write the record an observer at the harness's place would have made of the model's trace FILE (.itf.json) to stdout, instead of validating: a record that validates by construction"`
+	Witness   string `name:"witness" unit:"DIR" help:"write, for each VALID record, the behaviour of the model it is (its witness) to DIR/RECORD.itf.json, a trace like any other (bkcheck trace render draws it)"`
 	JSON      bool   `name:"json" help:"write the results as one JSON object on stdout"`
 }
 
@@ -64,6 +68,8 @@ func runValidate(ctx context.Context, inv *invocation) int {
 	case s.FromTrace == "" && len(cl.args) == 0:
 		cl.probs.Add("", "give one or more record files (or --from-trace TRACE)")
 	}
+	cl.notEmpty("witness", s.Witness == "", "give a directory, or leave it out")
+	cl.directory("witness", s.Witness)
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code
 	}
@@ -115,6 +121,17 @@ func runValidate(ctx context.Context, inv *invocation) int {
 			}
 			for _, pr := range validate.Pairs(res.Witness) {
 				v.Pairs[pr.String()]++
+			}
+		}
+		if s.Witness != "" && res.Verdict == validate.Valid {
+			if err := os.MkdirAll(s.Witness, 0o755); err != nil {
+				fmt.Fprintf(inv.stderr, "bkcheck validate: %v\n", err)
+				return exitError
+			}
+			path := filepath.Join(s.Witness, strings.TrimSuffix(filepath.Base(cl.args[i]), filepath.Ext(cl.args[i]))+".itf.json")
+			if err := traces.WriteITFFile(path, res.Trace(models[i])); err != nil {
+				fmt.Fprintf(inv.stderr, "bkcheck validate: %v\n", err)
+				return exitError
 			}
 		}
 		switch res.Verdict {

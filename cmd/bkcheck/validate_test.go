@@ -18,9 +18,14 @@ func TestValidateCLI(t *testing.T) {
 	}
 	good := filepath.Join(dir, "good.jsonl")
 	write(t, good, out)
-	code, out, errOut = runArgs(t, "validate", good)
+	code, out, errOut = runArgs(t, "validate", "--witness", filepath.Join(dir, "w"), good)
 	if code != exitValidateValid || !strings.Contains(out, "good.jsonl: VALID (14 groups") || !strings.Contains(out, "1 of 1 records VALID; the valid records took 12 actions of the models' 21") || !strings.Contains(out, "BookieSendsAddFencedResponse") {
 		t.Fatalf("valid record: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The witness is a trace of the model that renders.
+	if code, text, errOut := runArgs(t, "trace", "render", filepath.Join(dir, "w", "good.itf.json")); code != exitOK || !strings.Contains(text, "RecoveryClientClosesLedger") {
+		t.Errorf("the witness: exit %d\n%s%s", code, text, errOut)
 	}
 
 	// The first fencing read's answer turned into an add's: the model
