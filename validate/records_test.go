@@ -55,3 +55,22 @@ func TestRecords(t *testing.T) {
 		t.Errorf("the committed records must hold VALID and INVALID ones: %v", verdicts)
 	}
 }
+
+// BenchmarkValidate validates the committed record of
+// f-stale-acks-also1 (an ensemble change and a timeout: 15 groups).
+func BenchmarkValidate(b *testing.B) {
+	r, err := record.ReadFile("testdata/records/model-f-stale-acks-also1.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := Model(r.Header)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := Against(m, r, Options{}); err != nil || res.Verdict != Valid {
+			b.Fatal(err, res.Verdict)
+		}
+	}
+}
