@@ -31,7 +31,7 @@ type driver struct {
 type Event struct {
 	Ev     string `json:"ev"`
 	Client string `json:"client"`
-	Bookie string `json:"bookie,omitempty"` // a failed write's (write-failed)
+	Bookie string `json:"bookie,omitempty"` // a failed write's or read's (write-failed, read-failed)
 	Op     string `json:"op,omitempty"`
 	RC     int    `json:"rc"`
 	Ledger int64  `json:"ledger"`

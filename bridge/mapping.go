@@ -113,10 +113,11 @@ var mappings = []mapping{
 		drive:  "the fencing read delivered to the bookie",
 		awaits: "the response: EOK, or NoSuchEntry or NoSuchLedger (which `ReadLastConfirmedOp` takes alike as nothing written here)",
 		code:   "`ReadEntryProcessor` with `FLAG_DO_FENCING`"},
-	{action: "ClientReceivesFencingReadLacResponse", take: deliverTo("FenceResponseMessage"),
-		drive:  "the response delivered to the client",
-		awaits: "—",
-		code:   "`ReadLastConfirmedOp.readEntryComplete`"},
+	{action: "ClientReceivesFencingReadLacResponse", take: (*run).receiveFenceResponse,
+		drive: "the response delivered to the client; where it ends the fencing phase and a fencing read the trace never delivers has a later request of its connection that the trace does deliver, " +
+			"that connection is closed first (the fencing read fails at the client, `channelInactive`, and the later request goes on a new connection; bridge/fence.go)",
+		awaits: "where it closed a connection, the fencing read's failure at the client (`read-failed`)",
+		code:   "`ReadLastConfirmedOp.readEntryComplete`, `PerChannelBookieClient.channelInactive`"},
 	{action: "ClientSendsRecoveryReadRequests", take: (*run).sendRecoveryReads,
 		drive: "Java's sequence read, as above: in a trace of the sequence read (`--recovery-read sequence`, every `--bookkeeper` model) the model's one read, which Java sends by itself once fencing has its quorum; " +
 			"in a trace of the spec's parallel read, the first replica Java asks, the others owed until Java asks them",

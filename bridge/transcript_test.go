@@ -125,9 +125,12 @@ type fakeJava struct {
 	held    []*wire.Frame
 	lanes   map[laneKey]*wire.Lane
 	nextID  int
-	takenAt map[string]int  // the step at which a message's frame was delivered, stalled or discarded, by key
-	served  map[string]bool // the callbacks given at the current step
-	step    int             // the step served is for
+	takenAt map[string]int // the step at which a message's frame was delivered, stalled or discarded, by key
+	// readFailed: the reads a close failed at the client, each a
+	// read-failed callback until the harness awaits it.
+	readFailed []Event
+	served     map[string]bool // the callbacks given at the current step
+	step       int             // the step served is for
 }
 
 func newFakeJava(r *run, n int) *fakeJava {
@@ -317,6 +320,10 @@ func (j *fakeJava) closeConnections(client, bookie string) {
 	for _, f := range append([]*wire.Frame(nil), j.held...) {
 		if f.Bookie == bookie && (client == "" || f.Client == client) {
 			j.take(f)
+			if f.Dir == wire.Request && f.Op == wire.OpRead {
+				// channelInactive fails the read at the client.
+				j.readFailed = append(j.readFailed, Event{Ev: "read-failed", Client: f.Client, Bookie: j.Bookie(f.Bookie).ID(), Entry: f.Entry, RC: -8})
+			}
 		}
 	}
 	for k := range j.lanes {
@@ -479,6 +486,13 @@ func (j *fakeJava) awaitEvent(_ context.Context, match func(Event) bool) (Event,
 	for _, m := range messages(j.r.states[j.r.cur-1]) {
 		if m.Count == -1 && m.Client == client && isAdd(m) {
 			events = append(events, Event{Ev: "write-failed", Client: client, Bookie: j.Bookie(m.Bookie).ID(), Entry: javaEntry(m.Entry), RC: -8})
+		}
+	}
+	for i, e := range j.readFailed {
+		if match(e) {
+			j.readFailed = append(j.readFailed[:i], j.readFailed[i+1:]...)
+			j.record("callback %s", j.names(fmt.Sprintf("%s (%s, entry %d)", e, e.Bookie, e.Entry)))
+			return e, nil
 		}
 	}
 	for _, e := range events {

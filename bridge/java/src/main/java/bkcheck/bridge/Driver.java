@@ -239,6 +239,13 @@ public final class Driver {
             ev.putAll(f);
             event(ev);
         };
+        c.bk.onReadFailed = f -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", "read-failed");
+            ev.put("client", name);
+            ev.putAll(f);
+            event(ev);
+        };
         clients.put(name, c);
         return Map.of();
     }

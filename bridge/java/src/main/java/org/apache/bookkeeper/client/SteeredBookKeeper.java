@@ -53,6 +53,14 @@ public final class SteeredBookKeeper extends BookKeeper {
      */
     public volatile java.util.function.Consumer<Map<String, Object>> onWriteFailed;
 
+    /**
+     * Told each read that failed without a bookie's answer (any code but OK,
+     * NoSuchEntry and NoSuchLedger), after its callback ran (bookie,
+     * ledger, entry, rc): so that the harness can wait for the failure a
+     * closed connection causes, as for a write.
+     */
+    public volatile java.util.function.Consumer<Map<String, Object>> onReadFailed;
+
     /** An outstanding read from one bookie: its callback, run at most once. */
     private record Read(ReadEntryCallback cb, Object ctx, AtomicBoolean done) {}
 
@@ -158,6 +166,11 @@ public final class SteeredBookKeeper extends BookKeeper {
                     if (done.compareAndSet(false, true)) {
                         reads.remove(k, r);
                         cb.readEntryComplete(rc, l, e, buf, ctx);
+                        var tell = onReadFailed;
+                        if (rc != BKException.Code.OK && rc != BKException.Code.NoSuchEntryException
+                                && rc != BKException.Code.NoSuchLedgerExistsException && tell != null) {
+                            tell.accept(Map.of("bookie", addr.toString(), "ledger", l, "entry", e, "rc", rc));
+                        }
                     } else if (buf != null) {
                         buf.release(); // a late answer to a read already timed out
                     }
