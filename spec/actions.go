@@ -1115,10 +1115,20 @@ func (g *gen) ClientResendsPendingAddOp(cid int) {
 // only isClosed).
 func (g *gen) ClientClosesLedgerSuccess(cid int) {
 	c := &g.s.Clients[cid]
-	if c.Status != StatusOpen || g.s.MetaDeleted {
+	if c.Status != StatusOpen && c.Status != StatusClosing || g.s.MetaDeleted {
 		return
 	}
 	if g.p.CloseRereads {
+		if closedAlike(g.s, c.LAC) {
+			// Closed by another at the entry this close would write:
+			// MetadataUpdateLoop's predicate is false, the close
+			// succeeds without writing ("nothing to do").
+			nc := g.begin(cid)
+			nc.MetaVersion = g.s.MetaVersion
+			nc.Status = StatusClosed
+			g.out(clientAction(ClientClosesLedgerSuccess, cid))
+			return
+		}
 		if g.s.MetaStatus != StatusOpen && g.s.MetaStatus != StatusInRecovery {
 			return
 		}
@@ -1137,15 +1147,24 @@ func (g *gen) ClientClosesLedgerSuccess(cid int) {
 	g.out(clientAction(ClientClosesLedgerSuccess, cid))
 }
 
+// closedAlike: the ledger is CLOSED at last entry last. LedgerHandle's
+// close (doAsyncCloseInternal's MetadataUpdateLoop) then has nothing to
+// do and succeeds; a ledger closed at another entry fails it
+// (BKMetadataVersionException). The length is not modelled: entries of
+// one id have one size here.
+func closedAlike(s *State, last int8) bool {
+	return s.MetaStatus == StatusClosed && !s.MetaDeleted && s.MetaLastEntry == last
+}
+
 // ClientClosesLedgerFail: the writer finds the ledger no longer OPEN and
-// withdraws. With --close-rereads only a closed ledger makes the close
-// fail (BKMetadataVersionException when another client closed it).
+// withdraws. With --close-rereads only a ledger closed at another entry
+// makes the close fail (BKMetadataVersionException).
 func (g *gen) ClientClosesLedgerFail(cid int) {
 	c := &g.s.Clients[cid]
-	if c.Status != StatusOpen || g.s.MetaStatus == StatusOpen {
+	if c.Status != StatusOpen && c.Status != StatusClosing || g.s.MetaStatus == StatusOpen {
 		return
 	}
-	if g.p.CloseRereads && g.s.MetaStatus == StatusInRecovery && !g.s.MetaDeleted {
+	if g.p.CloseRereads && !g.s.MetaDeleted && (g.s.MetaStatus == StatusInRecovery || closedAlike(g.s, c.LAC)) {
 		return
 	}
 	nc := g.begin(cid)
@@ -1502,8 +1521,24 @@ func (g *gen) RecoveryClientSendsPendingAddOp(cid int) {
 // closes the ledger at the last recoverable entry with its own fragments.
 func (g *gen) RecoveryClientClosesLedger(cid int) {
 	c := &g.s.Clients[cid]
-	if g.s.MetaVersion != c.MetaVersion || g.s.MetaStatus != StatusInRecovery || c.Status != StatusInRecovery ||
-		c.RecoveryPhase != ReadWritePhase || c.LastRecoverable == Nil || c.NumPending != 0 {
+	if c.Status != StatusInRecovery || c.RecoveryPhase != ReadWritePhase || c.LastRecoverable == Nil || c.NumPending != 0 {
+		return
+	}
+	if g.p.CloseRereads && g.s.MetaStatus == StatusClosed && !g.s.MetaDeleted {
+		// ReadOnlyLedgerHandle.closeRecovered's MetadataUpdateLoop
+		// writes only over IN_RECOVERY ("metadata.getState() ==
+		// IN_RECOVERY"): a ledger the writer closed meanwhile, at any
+		// entry, ends the loop without writing, the recovery succeeds,
+		// and the handle takes the store's metadata, its LAC the
+		// closed ledger's last entry (LedgerHandle.setLedgerMetadata).
+		nc := g.begin(cid)
+		nc.Status = StatusClosed
+		nc.MetaVersion = g.s.MetaVersion
+		nc.LAC = g.s.MetaLastEntry
+		g.out(clientAction(RecoveryClientClosesLedger, cid))
+		return
+	}
+	if g.s.MetaVersion != c.MetaVersion || g.s.MetaStatus != StatusInRecovery {
 		return
 	}
 	nc := g.begin(cid)

@@ -267,13 +267,21 @@ func deadNeedsOpenMetadata(d deadView, a Action) bool {
 	// left OPEN; with --close-rereads the close also writes over
 	// IN_RECOVERY, never over CLOSED.
 	if a.Kind == ClientClosesLedgerSuccess && f.p.CloseRereads {
-		return d.writerDead() || s.MetaStatus == StatusClosed
+		// A closed ledger still lets it succeed at the entry it was
+		// closed at, which a closing writer's frozen LAC, or a LAC past
+		// it, never reaches.
+		cl := d.cl
+		return d.closerDead() || s.MetaDeleted || s.MetaStatus == StatusClosed &&
+			(cl.LAC > s.MetaLastEntry || cl.Status == StatusClosing && cl.LAC != s.MetaLastEntry)
 	}
 	return d.writerDead() || s.MetaStatus != StatusNil && s.MetaStatus != StatusOpen
 }
 
 // deadWriterGone is the deadness (Footprints.Dead) of ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, ClientResendsPendingAddOp, ClientClosesLedgerFail.
 func deadWriterGone(d deadView, a Action) bool {
+	if a.Kind == ClientClosesLedgerFail {
+		return d.closerDead()
+	}
 	return d.writerDead()
 }
 
@@ -331,6 +339,9 @@ func deadRecoveryGone(d deadView, a Action) bool {
 // deadRecoveryOrClosed is the deadness (Footprints.Dead) of RecoveryClientChangesEnsemble, RecoveryClientClosesLedger.
 func deadRecoveryOrClosed(d deadView, a Action) bool {
 	s := d.s
+	if a.Kind == RecoveryClientClosesLedger && d.f.p.CloseRereads {
+		return d.recoveryDead() // a ledger closed meanwhile lets it succeed
+	}
 	return d.recoveryDead() || s.MetaStatus == StatusClosed
 }
 
@@ -441,7 +452,8 @@ func necRecoveryClientClosesLedger(n necView, a Action) (varList, bool) {
 	s := n.s
 	cl := n.cl
 	c := n.c
-	if n.status(StatusInRecovery) || !n.is(s.MetaStatus == StatusInRecovery, n.metaVars()...) ||
+	alike := f.p.CloseRereads && s.MetaStatus == StatusClosed && !s.MetaDeleted
+	if n.status(StatusInRecovery) || !n.is(s.MetaStatus == StatusInRecovery || alike, append(n.metaVars(), f.ClientRecovery(c))...) ||
 		!n.is(cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable != Nil, f.ClientRecovery(c)) ||
 		!n.is(cl.NumPending == 0, f.ClientPending(c)) {
 		return n.vs, true
@@ -453,8 +465,8 @@ func necRecoveryClientClosesLedger(n necView, a Action) (varList, bool) {
 func necClientClosesLedgerSuccess(n necView, a Action) (varList, bool) {
 	f := n.f
 	s := n.s
-	ok := s.MetaStatus == StatusOpen || f.p.CloseRereads && s.MetaStatus == StatusInRecovery
-	if n.status(StatusOpen) || !n.is(ok, n.metaVars()...) {
+	ok := s.MetaStatus == StatusOpen || f.p.CloseRereads && (s.MetaStatus == StatusInRecovery || closedAlike(s, n.cl.LAC))
+	if n.status(StatusOpen, StatusClosing) || !n.is(ok, append(n.metaVars(), f.ClientLAC(n.c))...) {
 		return n.vs, true
 	}
 	return n.vs, false
@@ -466,8 +478,8 @@ func necClientClosesLedgerFail(n necView, a Action) (varList, bool) {
 	s := n.s
 	// With --close-rereads only a closed (or deleted) ledger makes
 	// the close fail.
-	ok := s.MetaStatus != StatusOpen && (!f.p.CloseRereads || s.MetaStatus != StatusInRecovery || s.MetaDeleted)
-	if n.status(StatusOpen) || !n.is(ok, n.metaVars()...) {
+	ok := s.MetaStatus != StatusOpen && (!f.p.CloseRereads || s.MetaDeleted || s.MetaStatus != StatusInRecovery && !closedAlike(s, n.cl.LAC))
+	if n.status(StatusOpen, StatusClosing) || !n.is(ok, append(n.metaVars(), f.ClientLAC(n.c))...) {
 		return n.vs, true
 	}
 	return n.vs, false

@@ -60,7 +60,10 @@ func deadClientDeletesLedger(d deadView, a Action) bool {
 	cl := d.cl
 	// Once; and only by a client that closed the ledger, which a
 	// client can no longer do once the metadata is closed.
-	return s.MetaDeleted || s.MetaStatus == StatusClosed && cl.Status != StatusClosed ||
+	// With LedgerHandle's close, a client whose close finds the ledger
+	// closed alike becomes a closer after the metadata is closed.
+	closesLater := d.f.p.CloseRereads && (cl.Status == StatusOpen || cl.Status == StatusClosing || cl.Status == StatusInRecovery)
+	return s.MetaDeleted || s.MetaStatus == StatusClosed && cl.Status != StatusClosed && !closesLater ||
 		cl.Status == ClientWithdrawn || cl.Status == RecoveryAborted
 }
 

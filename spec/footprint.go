@@ -584,7 +584,7 @@ var clientWrites = [numActionKinds]uint8{
 	RecoveryClientReceivesAddConfirmedResponse: wCore | wLAC | wPending,
 	RecoveryClientChangesEnsemble:              wCore | wFragments,
 	RecoveryClientSendsPendingAddOp:            wPending,
-	RecoveryClientClosesLedger:                 wCore | wStatus,
+	RecoveryClientClosesLedger:                 wCore | wStatus | wLAC, // a close that finds the ledger closed takes its last entry
 	ClientFailsToCreateLedger:                  wCore | wStatus,
 	WorkerGraceExpires:                         wCore | wStatus | wFragments | wRecovery, // the admin client's recovery starts
 }
@@ -1180,6 +1180,12 @@ type deadView struct {
 // writerDead: the client is not, and can no longer become, the writer.
 func (d deadView) writerDead() bool {
 	return !(d.cl.Status == StatusOpen || d.cl.Status == StatusNil && d.s.MetaStatus == StatusNil)
+}
+
+// closerDead: the client is not, and can no longer become, a writer that
+// closes (an open writer, or one closing on an unrecoverable error).
+func (d deadView) closerDead() bool {
+	return d.writerDead() && d.cl.Status != StatusClosing
 }
 
 // recoveryDead: the client is not, and can no longer become, a

@@ -17,6 +17,7 @@ func clientName(c int) string { return vocab.ID("c", c) }
 var statusITF = map[Status]string{
 	StatusNil: "Nil", StatusOpen: "STATUS_OPEN", StatusInRecovery: "STATUS_IN_RECOVERY",
 	StatusClosed: "STATUS_CLOSED", ClientWithdrawn: "CLIENT_WITHDRAWN", RecoveryAborted: "RECOVERY_ABORTED",
+	StatusClosing: "CLOSING",
 }
 
 var msgTypeITF = map[MsgType]string{

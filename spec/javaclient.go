@@ -332,16 +332,26 @@ func (g *gen) writeComplete(nc *Client, id int8, b, idx int, rc addResult) {
 		return
 	}
 	if rc == addFenced {
-		g.unrecoverable(nc)
+		g.unrecoverable(nc, false)
 		return
 	}
 	g.handleBookieFailure(nc, Failures(0).Put(idx, b))
 }
 
-// unrecoverable is handleUnrecoverableErrorDuringAdd: the pending adds
-// fail and the writer gives up the ledger (as the spec's writer does when
-// it learns it was fenced).
-func (g *gen) unrecoverable(nc *Client) {
+// unrecoverable is LedgerHandle.handleUnrecoverableErrorDuringAdd: the
+// pending adds fail. With LedgerHandle's close (--close-rereads) the
+// handle then closes the ledger itself (asyncCloseInternal, the same
+// close as the application's: ClientClosesLedgerSuccess or
+// ClientClosesLedgerFail is its metadata write), unless its own copy of
+// the metadata is IN_RECOVERY (localInRecovery: "we should not close
+// ledger if ledger is recovery mode"), when it only fails the adds and
+// gives the ledger up. Without --close-rereads the writer gives up the
+// ledger, as the spec's writer does when it learns it was fenced.
+func (g *gen) unrecoverable(nc *Client, localInRecovery bool) {
+	if g.p.CloseRereads && !localInRecovery {
+		nc.Status = StatusClosing
+		return
+	}
 	nc.Status = ClientWithdrawn
 }
 
@@ -395,7 +405,7 @@ func (g *gen) ensembleChangeLoop(nc *Client) {
 	nc.Changes++
 	if int(nc.Changes) > g.p.MaxEnsembleChanges {
 		nc.Changes--
-		g.unrecoverable(nc)
+		g.unrecoverable(nc, false)
 	}
 }
 
@@ -432,7 +442,8 @@ func (g *gen) ClientUpdatesEnsembleMetadata(cid int) {
 		return
 	}
 	if g.s.MetaStatus != StatusOpen || c.MetaVersion != g.s.MetaVersion {
-		g.unrecoverable(g.begin(cid))
+		// The loop's re-read set the handle's metadata to the store's.
+		g.unrecoverable(g.begin(cid), g.s.MetaStatus == StatusInRecovery)
 		g.out(a)
 		return
 	}
@@ -457,7 +468,7 @@ func (g *gen) ClientUpdatesEnsembleMetadata(cid int) {
 	}
 	if !done {
 		// BKNotEnoughBookiesException fails the MetadataUpdateLoop.
-		g.unrecoverable(g.begin(cid))
+		g.unrecoverable(g.begin(cid), false)
 		a.Lost = 0
 		g.out(a)
 	}

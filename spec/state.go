@@ -34,11 +34,17 @@ const (
 	StatusClosed                   // CLOSED
 	ClientWithdrawn                // CLIENT_WITHDRAWN
 	RecoveryAborted                // RECOVERY_ABORTED
+	// StatusClosing is a Java writer whose handle closed itself on an
+	// unrecoverable error (LedgerHandle.handleUnrecoverableErrorDuringAdd
+	// calls asyncCloseInternal: the pending adds fail at once, the handle
+	// takes no more), its close's metadata write not yet done. With
+	// --close-rereads only; the TLA+ spec's writer withdraws instead.
+	StatusClosing // CLOSING
 )
 
 // numStatuses is one more than the last status (outside the block, so
 // stringer does not name it).
-const numStatuses = RecoveryAborted + 1
+const numStatuses = StatusClosing + 1
 
 // Recovery phases (clients[c].recovery_phase).
 const (

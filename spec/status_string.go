@@ -14,11 +14,12 @@ func _() {
 	_ = x[StatusClosed-3]
 	_ = x[ClientWithdrawn-4]
 	_ = x[RecoveryAborted-5]
+	_ = x[StatusClosing-6]
 }
 
-const _Status_name = "NilOPENIN_RECOVERYCLOSEDCLIENT_WITHDRAWNRECOVERY_ABORTED"
+const _Status_name = "NilOPENIN_RECOVERYCLOSEDCLIENT_WITHDRAWNRECOVERY_ABORTEDCLOSING"
 
-var _Status_index = [...]uint8{0, 3, 7, 18, 24, 40, 56}
+var _Status_index = [...]uint8{0, 3, 7, 18, 24, 40, 56, 63}
 
 func (i Status) String() string {
 	idx := int(i) - 0

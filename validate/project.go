@@ -77,7 +77,10 @@ func project(p spec.Params, a spec.Action, prev, cur *spec.State) view {
 				v.add(record.Event{Kind: record.Acked, Client: clientName(c), Entry: int(e)})
 			}
 		}
-		if pc.Status != cc.Status && cc.Status != spec.StatusNil {
+		// A handle closing itself on an unrecoverable error shows
+		// nothing yet (its adds' failures are not recorded); its close's
+		// metadata write does.
+		if pc.Status != cc.Status && cc.Status != spec.StatusNil && cc.Status != spec.StatusClosing {
 			v.add(record.Event{Kind: record.Status, Client: clientName(c), Status: cc.Status.String()})
 		}
 	}

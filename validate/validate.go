@@ -244,9 +244,27 @@ func processed(s *spec.State, g record.Group, delivered []int) bool {
 
 func processedMsg(s *spec.State, r *record.Message) bool {
 	for _, m := range s.Msgs {
-		if m.Count == 0 && matchMessage(r, m.Key) {
+		if (m.Count == 0 || m.Count == 1 && gone(s, m.Key)) && matchMessage(r, m.Key) {
 			return true
 		}
+	}
+	return false
+}
+
+// gone says whether a response's client can no longer take it: the
+// writer's handle closed or given up (an add's answer), a recovery over
+// (a recovery's answers). Java reads such an answer and drops it (its op
+// is complete); the model leaves it in flight for ever.
+func gone(s *spec.State, k spec.MsgKey) bool {
+	st := s.Clients[k.Cid()].Status
+	switch k.Type() {
+	case spec.AddEntryResponse:
+		if k.Recovery() {
+			return st != spec.StatusInRecovery
+		}
+		return st != spec.StatusOpen
+	case spec.FenceResponse, spec.ReadResponse:
+		return st != spec.StatusInRecovery
 	}
 	return false
 }
