@@ -149,3 +149,19 @@ func (d *driver) pending() []Event {
 	defer d.emu.Unlock()
 	return append([]Event(nil), d.events...)
 }
+
+// take consumes and returns every event not consumed yet, oldest first.
+func (d *driver) take() []Event {
+	d.emu.Lock()
+	defer d.emu.Unlock()
+	out := d.events
+	d.events = nil
+	return out
+}
+
+// changedCh returns a channel closed when the next event arrives.
+func (d *driver) changedCh() <-chan struct{} {
+	d.emu.Lock()
+	defer d.emu.Unlock()
+	return d.changed
+}

@@ -11,16 +11,19 @@ import (
 
 // observation is what BookKeeper shows (the driver's observe).
 type observation struct {
-	Bookies map[string][]int `json:"bookies"`
-	Meta    struct {
-		State     string `json:"state"`
-		LastEntry int64  `json:"lastEntry"`
-		Ensembles []struct {
-			First   int64    `json:"first"`
-			Bookies []string `json:"bookies"`
-		} `json:"ensembles"`
-	} `json:"meta"`
+	Bookies map[string][]int      `json:"bookies"`
+	Meta    javaMeta              `json:"meta"`
 	Clients map[string]clientView `json:"clients"`
+}
+
+// javaMeta is the ledger's metadata as the driver shows it (Driver.metadataOf).
+type javaMeta struct {
+	State     string `json:"state"`
+	LastEntry int64  `json:"lastEntry"`
+	Ensembles []struct {
+		First   int64    `json:"first"`
+		Bookies []string `json:"bookies"`
+	} `json:"ensembles"`
 }
 
 // clientView is what the driver shows of one client.

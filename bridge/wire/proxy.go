@@ -184,6 +184,21 @@ func (p *Proxy) Held() []*Frame {
 	return append([]*Frame(nil), p.held...)
 }
 
+// Changed returns a channel closed at the next change of the held frames
+// or of the connections (a frame caught, taken, a connection closed).
+func (p *Proxy) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+// Live says whether the connection a frame travels on is still open.
+func (p *Proxy) Live(f *Frame) bool {
+	f.link.wmu.Lock()
+	defer f.link.wmu.Unlock()
+	return !f.link.dead
+}
+
 // Await waits until a held frame satisfies match, and returns the oldest
 // that does. It waits for an event, not for a time: ctx bounds how long a
 // missing frame may take before the caller calls it a divergence.
@@ -247,6 +262,20 @@ func (p *Proxy) forward(l *link, out []*Frame) error {
 		}
 	}
 	return nil
+}
+
+// Deliverable says whether Deliver would forward f now: it is the oldest
+// frame held on its connection in its direction, not at or behind a
+// stalled one, and its connection is open.
+func (p *Proxy) Deliverable(f *Frame) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.links[f.link] {
+		return false
+	}
+	l := &f.link.lanes[f.Dir]
+	i := l.index(f)
+	return i == 0 && (l.stalled == nil || l.index(l.stalled) > 0)
 }
 
 // Stall makes a held frame one the network loses without closing its

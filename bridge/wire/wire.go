@@ -65,6 +65,9 @@ type Header struct {
 	RC     int // responses only
 	Ledger int64
 	Entry  int64 // -1 (LAST_ADD_CONFIRMED) for a fencing read of the LAC
+	// LAC is the last add confirmed an add request carries (the entry's
+	// third long, after its ledger and entry ids); 0 for other frames.
+	LAC int64
 }
 
 func (h Header) String() string {
@@ -140,5 +143,8 @@ func Parse(frame []byte, dir Direction) (Header, error) {
 	}
 	h.Ledger = int64(binary.BigEndian.Uint64(b))
 	h.Entry = int64(binary.BigEndian.Uint64(b[8:]))
+	if dir == Request && h.Op == OpAdd && len(b) >= 24 {
+		h.LAC = int64(binary.BigEndian.Uint64(b[16:]))
+	}
 	return h, nil
 }

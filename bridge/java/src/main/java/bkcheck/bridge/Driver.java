@@ -26,6 +26,7 @@ import org.apache.bookkeeper.client.LedgerHandle;
 import org.apache.bookkeeper.client.ScriptedPlacementPolicy;
 import org.apache.bookkeeper.client.SteeredBookKeeper;
 import org.apache.bookkeeper.client.api.LedgerMetadata;
+import org.apache.bookkeeper.meta.LedgerManager;
 import org.apache.bookkeeper.common.util.OrderedExecutor;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.bookkeeper.conf.ServerConfiguration;
@@ -125,7 +126,13 @@ public final class Driver {
         out.println(id + " " + kind + " " + body);
     }
 
+    /** Counts every event sent: settle's measure of whether anything happened. */
+    final java.util.concurrent.atomic.AtomicLong activity = new java.util.concurrent.atomic.AtomicLong();
+    /** Whether clients report every request and completion (verb accounting). */
+    boolean accounting;
+
     void event(Map<String, Object> ev) {
+        activity.incrementAndGet();
         try {
             String s = JSON.writeValueAsString(ev);
             synchronized (this) {
@@ -157,8 +164,21 @@ public final class Driver {
                 return Map.of("outcome", client(a[0]).bk.timeOut(a[1], Long.parseLong(a[2]), Long.parseLong(a[3])));
             case "timeout-read":
                 return Map.of("timedOut", client(a[0]).bk.timeOutRead(a[1], Long.parseLong(a[2]), Long.parseLong(a[3])));
-            case "release":
-                return Map.of("released", HeldLedgerManager.release(client(a[0]).bk.getLedgerManager()));
+            case "release": {
+                LedgerManager lm = client(a[0]).bk.getLedgerManager();
+                boolean released = HeldLedgerManager.release(lm);
+                Map<String, Object> res = new LinkedHashMap<>();
+                res.put("released", released);
+                if (released) {
+                    res.put("outcome", HeldLedgerManager.releaseOutcome(lm));
+                }
+                return res;
+            }
+            case "accounting":
+                accounting = true;
+                return Map.of();
+            case "settle":
+                return settle();
             case "replace":
                 ScriptedPlacementPolicy.nextReplacement(BookieId.parse(a[0]));
                 return Map.of();
@@ -232,22 +252,58 @@ public final class Driver {
             ev.put("ledger", h.ledgerId());
             event(ev);
         }));
-        c.bk.onWriteFailed = f -> {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("ev", "write-failed");
-            ev.put("client", name);
-            ev.putAll(f);
-            event(ev);
-        };
-        c.bk.onReadFailed = f -> {
-            Map<String, Object> ev = new LinkedHashMap<>();
-            ev.put("ev", "read-failed");
-            ev.put("client", name);
-            ev.putAll(f);
-            event(ev);
-        };
+        c.bk.onWriteFailed = teller("write-failed", name);
+        c.bk.onReadFailed = teller("read-failed", name);
+        if (accounting) {
+            c.bk.onRequest = teller("req", name);
+            c.bk.onDone = teller("done", name);
+        }
         clients.put(name, c);
         return Map.of();
+    }
+
+    /** An event kind of client name, with the fields it is given. */
+    java.util.function.Consumer<Map<String, Object>> teller(String kind, String name) {
+        return f -> {
+            Map<String, Object> ev = new LinkedHashMap<>();
+            ev.put("ev", kind);
+            ev.put("client", name);
+            ev.putAll(f);
+            event(ev);
+        };
+    }
+
+    /**
+     * Waits until the clients have nothing left to do on their own: every
+     * executor their work goes through has run what was queued on it
+     * (SteeredBookKeeper.drain), no metadata operation is in flight, and a
+     * whole round of that caused no event and completed no metadata
+     * operation. What is left then waits for the environment: a frame the
+     * proxy holds, a metadata write held, a call of the workload. Frames a
+     * client wrote and the proxy has not read yet, and answers the proxy
+     * delivered that the client has not read yet, are the Go side's to
+     * await: every request is reported (req) and every completion (done).
+     */
+    Object settle() throws Exception {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        for (int rounds = 1; ; rounds++) {
+            long before = activity.get() + HeldLedgerManager.completions.get();
+            for (Client c : clients.values()) {
+                c.bk.drain(Math.max(1, (deadline - System.nanoTime()) / 1_000_000L));
+            }
+            while (HeldLedgerManager.inFlight.get() > 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("a metadata operation did not complete within 20 s");
+                }
+                Thread.sleep(1); // waiting for a ZooKeeper answer, a condition
+            }
+            if (activity.get() + HeldLedgerManager.completions.get() == before) {
+                return Map.of("rounds", rounds);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the clients did not settle within 20 s");
+            }
+        }
     }
 
     Object create(Client c, int e, int qw, int qa, String ensemble) {
@@ -414,6 +470,12 @@ public final class Driver {
             }
             throw e;
         }
+        return metadataOf(md);
+    }
+
+    /** The metadata as the Go side reads it: state, last entry, ensembles by first entry. */
+    static Map<String, Object> metadataOf(LedgerMetadata md) {
+        Map<String, Object> m = new LinkedHashMap<>();
         m.put("state", md.getState().toString());
         m.put("lastEntry", md.getLastEntryId());
         List<Object> ens = new ArrayList<>();

@@ -27,7 +27,20 @@ final class HeldLedgerManager implements InvocationHandler {
      * answer has run the client's continuation (a MetadataUpdateLoop's
      * setLedgerMetadata, say), or failed.
      */
-    record Held(String op, long ledgerId, Runnable proceed, CompletableFuture<Void> done) {}
+    record Held(String op, long ledgerId, Runnable proceed, CompletableFuture<Void> done,
+                CompletableFuture<Object> result) {}
+
+    /**
+     * The metadata operations that passed through (reads) or were released
+     * and have not completed with their continuations yet: while one is, the
+     * client is not settled (a ZooKeeper answer is still to come).
+     */
+    static final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+    /** Counts every completion of a metadata operation (Driver's settle). */
+    static final java.util.concurrent.atomic.AtomicLong completions = new java.util.concurrent.atomic.AtomicLong();
+
+    /** The outcome of the last release (releaseOutcome). */
+    private Held lastReleased;
 
     private final LedgerManager real;
     private final Consumer<Held> announce;
@@ -60,6 +73,9 @@ final class HeldLedgerManager implements InvocationHandler {
         if (next == null) {
             return false;
         }
+        synchronized (h) {
+            h.lastReleased = next;
+        }
         next.proceed().run();
         try {
             next.done().get(10, java.util.concurrent.TimeUnit.SECONDS);
@@ -71,6 +87,44 @@ final class HeldLedgerManager implements InvocationHandler {
         return true;
     }
 
+    /**
+     * What the last released write did: its op, and either the metadata as
+     * written with its new version (create, write), or the error's class.
+     */
+    static java.util.Map<String, Object> releaseOutcome(LedgerManager lm) {
+        HeldLedgerManager h = (HeldLedgerManager) Proxy.getInvocationHandler(lm);
+        Held last;
+        synchronized (h) {
+            last = h.lastReleased;
+        }
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        if (last == null) {
+            return m;
+        }
+        m.put("op", last.op());
+        m.put("ledger", last.ledgerId());
+        CompletableFuture<Object> r = last.result();
+        if (!r.isDone()) {
+            m.put("pending", true);
+            return m;
+        }
+        try {
+            Object v = r.getNow(null);
+            m.put("ok", true);
+            if (v instanceof org.apache.bookkeeper.versioning.Versioned<?> vv
+                    && vv.getValue() instanceof org.apache.bookkeeper.client.api.LedgerMetadata md) {
+                m.put("meta", Driver.metadataOf(md));
+                if (vv.getVersion() instanceof org.apache.bookkeeper.versioning.LongVersion lv) {
+                    m.put("version", lv.getLongVersion());
+                }
+            }
+        } catch (java.util.concurrent.CompletionException e) {
+            m.put("ok", false);
+            m.put("error", e.getCause() == null ? e.toString() : e.getCause().getClass().getSimpleName());
+        }
+        return m;
+    }
+
     @Override
     public Object invoke(Object proxy, Method m, Object[] args) throws Throwable {
         String op = switch (m.getName()) {
@@ -80,15 +134,41 @@ final class HeldLedgerManager implements InvocationHandler {
             default -> null;
         };
         if (op == null) {
+            Object r;
             try {
-                return m.invoke(real, args);
+                r = m.invoke(real, args);
             } catch (InvocationTargetException e) {
                 throw e.getCause();
             }
+            if (r instanceof CompletableFuture<?> f && !f.isDone()) {
+                inFlight.incrementAndGet();
+                // The caller gets a copy completed here, so that its
+                // continuations have run when the count goes down.
+                CompletableFuture<Object> out = new CompletableFuture<>();
+                f.whenComplete((v, err) -> {
+                    try {
+                        if (err != null) {
+                            out.completeExceptionally(err);
+                        } else {
+                            out.complete(v);
+                        }
+                    } finally {
+                        completions.incrementAndGet();
+                        inFlight.decrementAndGet();
+                    }
+                });
+                return out;
+            }
+            return r;
         }
         CompletableFuture<Object> result = new CompletableFuture<>();
         CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable proceed = () -> {
+            inFlight.incrementAndGet();
+            done.whenComplete((v, err) -> {
+                completions.incrementAndGet();
+                inFlight.decrementAndGet();
+            });
             try {
                 ((CompletableFuture<?>) m.invoke(real, args)).whenComplete((v, err) -> {
                     try {
@@ -106,7 +186,7 @@ final class HeldLedgerManager implements InvocationHandler {
                 done.complete(null);
             }
         };
-        Held held = new Held(op, (Long) args[0], proceed, done);
+        Held held = new Held(op, (Long) args[0], proceed, done, result);
         synchronized (this) {
             queue.addLast(held);
         }

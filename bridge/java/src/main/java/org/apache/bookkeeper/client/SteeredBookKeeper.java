@@ -4,6 +4,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -61,6 +62,68 @@ public final class SteeredBookKeeper extends BookKeeper {
      */
     public volatile java.util.function.Consumer<Map<String, Object>> onReadFailed;
 
+    /**
+     * Told, when set, every request the client hands its bookie client
+     * (op add or read, bookie, ledger, entry) before it is handed on, and
+     * every request's completion (the same, with rc) after its callback
+     * returned: the recorder's account of what the client has to send and
+     * what it has finished, so that it awaits exactly those frames and
+     * callbacks instead of a time.
+     */
+    public volatile java.util.function.Consumer<Map<String, Object>> onRequest;
+    public volatile java.util.function.Consumer<Map<String, Object>> onDone;
+
+    private void tell(java.util.function.Consumer<Map<String, Object>> to, String op, BookieId b, long ledger,
+                      long entry, Integer rc) {
+        if (to == null) {
+            return;
+        }
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("op", op);
+        m.put("bookie", b.toString());
+        m.put("ledger", ledger);
+        m.put("entry", entry);
+        if (rc != null) {
+            m.put("rc", rc);
+        }
+        to.accept(m);
+    }
+
+    /**
+     * Runs a no-op task on every thread of every executor the client's
+     * work goes through (the ordered worker pool, the scheduler, the
+     * high-priority executor where the release has one, the netty event
+     * loops) and waits for each: every task queued on them before the call
+     * has run when it returns.
+     */
+    public void drain(long timeoutMillis) throws Exception {
+        List<java.util.concurrent.Future<?>> fs = new java.util.ArrayList<>();
+        int n = Math.max(64, getConf().getNumWorkerThreads());
+        for (long i = 0; i < n; i++) {
+            fs.add(mainWorkerPool.chooseThread(i).submit(() -> { }));
+            fs.add(scheduler.chooseThread(i).submit(() -> { }));
+        }
+        try {
+            java.lang.reflect.Field f = BookKeeper.class.getDeclaredField("highPriorityTaskExecutor");
+            f.setAccessible(true);
+            Object hp = f.get(this);
+            if (hp instanceof org.apache.bookkeeper.common.util.OrderedExecutor oe) {
+                for (long i = 0; i < n; i++) {
+                    fs.add(oe.chooseThread(i).submit(() -> { }));
+                }
+            }
+        } catch (NoSuchFieldException e) {
+            // an older release: no such executor
+        }
+        for (io.netty.util.concurrent.EventExecutor e : eventLoopGroup) {
+            fs.add(e.submit(() -> { }));
+        }
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        for (java.util.concurrent.Future<?> f : fs) {
+            f.get(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+    }
+
     /** An outstanding read from one bookie: its callback, run at most once. */
     private record Read(ReadEntryCallback cb, Object ctx, AtomicBoolean done) {}
 
@@ -109,8 +172,10 @@ public final class SteeredBookKeeper extends BookKeeper {
                     new Class<?>[] {BookieClient.class}, (proxy, m, args) -> {
                         if (m.getName().equals("addEntry")) {
                             keepWrite(args);
+                            tell(onRequest, "add", (BookieId) args[0], (Long) args[1], (Long) args[3], null);
                         } else if (m.getName().equals("readEntry")) {
                             keepRead(args);
+                            tell(onRequest, "read", (BookieId) args[0], (Long) args[1], (Long) args[2], null);
                         }
                         try {
                             return m.invoke(real, args);
@@ -144,6 +209,7 @@ public final class SteeredBookKeeper extends BookKeeper {
                         if (rc != BKException.Code.OK && tell != null) {
                             tell.accept(Map.of("bookie", addr.toString(), "ledger", l, "entry", e, "rc", rc));
                         }
+                        tell(onDone, "add", addr, ledger, entry, rc);
                     }
                 };
                 return;
@@ -171,6 +237,7 @@ public final class SteeredBookKeeper extends BookKeeper {
                                 && rc != BKException.Code.NoSuchLedgerExistsException && tell != null) {
                             tell.accept(Map.of("bookie", addr.toString(), "ledger", l, "entry", e, "rc", rc));
                         }
+                        tell(onDone, "read", addr, ledger, entry, rc);
                     } else if (buf != null) {
                         buf.release(); // a late answer to a read already timed out
                     }
@@ -191,8 +258,11 @@ public final class SteeredBookKeeper extends BookKeeper {
         if (r == null || !r.done().compareAndSet(false, true)) {
             return false;
         }
-        mainWorkerPool.executeOrdered(ledger, () ->
-                r.cb().readEntryComplete(BKException.Code.TimeoutException, ledger, entry, null, r.ctx()));
+        BookieId addr = BookieId.parse(bookie);
+        mainWorkerPool.executeOrdered(ledger, () -> {
+            r.cb().readEntryComplete(BKException.Code.TimeoutException, ledger, entry, null, r.ctx());
+            tell(onDone, "read", addr, ledger, entry, BKException.Code.TimeoutException);
+        });
         return true;
     }
 
@@ -209,8 +279,10 @@ public final class SteeredBookKeeper extends BookKeeper {
             Integer rc = failed.get(k);
             return rc == null ? "none" : "failed " + rc;
         }
-        mainWorkerPool.executeOrdered(ledger, () ->
-                w.cb().writeComplete(BKException.Code.TimeoutException, ledger, entry, w.addr(), w.ctx()));
+        mainWorkerPool.executeOrdered(ledger, () -> {
+            w.cb().writeComplete(BKException.Code.TimeoutException, ledger, entry, w.addr(), w.ctx());
+            tell(onDone, "add", w.addr(), ledger, entry, BKException.Code.TimeoutException);
+        });
         return "timed-out";
     }
 
