@@ -87,7 +87,7 @@ type Params struct {
 	// soon as the metadata is no longer OPEN at the writer's version, so it
 	// never closes over a recovery in progress, which BookKeeper's writer
 	// does (bkcheck confirm finds it on 4.18.2; docs/conformance.md).
-	CloseRereads bool `name:"close-rereads" omitzero:"true" help:"the writer's close reads the metadata again on a version conflict and writes it CLOSED at its LAC over OPEN or IN_RECOVERY, failing only on a closed ledger, as LedgerHandle's close (a MetadataUpdateLoop) does (the spec's close fails once the metadata changed)"`
+	CloseRereads bool `name:"close-rereads" omitzero:"true" help:"the close is LedgerHandle's (a MetadataUpdateLoop): the writer's reads the metadata again on a version conflict and writes it CLOSED at its LAC over OPEN or IN_RECOVERY, succeeds without writing on a ledger closed at its LAC and fails on one closed elsewhere; an unrecoverable error of the Java writer (a fenced add) closes the ledger so; a recovery's close succeeds on a ledger closed meanwhile (the spec's close fails once the metadata changed, and its writer withdraws when fenced)"`
 
 	// AddPath: whose add path the writer follows. The spec's writer keeps
 	// one confirmed set per entry and changes its ensemble in one step;

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bkcheck/bkcheck/bridge"
 	"github.com/bkcheck/bkcheck/record"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/spec"
@@ -20,6 +21,18 @@ import (
 
 // validateSettings are the switches of bkcheck validate.
 type validateSettings struct {
+	Record    int    `name:"record" unit:"N" help:"first record N runs of released bookies (the cluster of bkcheck confirm; a seeded random environment, BookKeeper's code deciding the rest) into --out, then validate them"`
+	Out       string `name:"out" unit:"DIR" help:"with --record: the directory the records are written to (record-SEED.jsonl)"`
+	Seed      int64  `name:"seed" unit:"S" help:"with --record: the seed of the first run (run i has S+i)"`
+	Release   string `name:"bookkeeper" unit:"RELEASE" help:"with --record: the bookkeeper-server release to run (not given: the default release)"`
+	Bookies   int    `name:"bookies" unit:"N" help:"with --record: bookies in the cluster"`
+	Ensemble  int    `name:"ensemble" unit:"E" help:"with --record: the ledger's ensemble size (not given: the write quorum)"`
+	WQ        int    `name:"write-quorum" unit:"QW" help:"with --record: the ledger's write quorum"`
+	AQ        int    `name:"ack-quorum" unit:"QA" help:"with --record: the ledger's ack quorum"`
+	Entries   int    `name:"entries" unit:"N" help:"with --record: entries the writer adds"`
+	Inflight  int    `name:"inflight" unit:"N" help:"with --record: adds the writer keeps unacknowledged at most"`
+	Crashes   int    `name:"crashes" unit:"N" help:"with --record: kill -9 of a bookie per run, at most (each may restart)"`
+	Timeouts  int    `name:"timeouts" unit:"N" help:"with --record: add timeouts by the clock per run, at most"`
 	MaxStates int    `name:"max-states" unit:"N" help:"bound the model states the search may visit for one group of a record (a record that needs more is UNKNOWN, not INVALID)"`
 	FromTrace string `name:"from-trace" unit:"FILE" help:"write the record an observer at the harness's place would have made of the model's trace FILE (.itf.json) to stdout, instead of validating: a record that validates by construction"`
 	Witness   string `name:"witness" unit:"DIR" help:"write, for each VALID record, the behaviour of the model it is (its witness) to DIR/RECORD.itf.json, a trace like any other (bkcheck trace render draws it)"`
@@ -29,7 +42,8 @@ type validateSettings struct {
 var validateSchema = schema.MustOf(validateSettings{})
 
 func validateFlags() []section {
-	return []section{{"Validation", schema.Target{S: validateSchema, V: &validateSettings{MaxStates: 2_000_000}}}}
+	return []section{{"Validation", schema.Target{S: validateSchema, V: &validateSettings{MaxStates: 2_000_000, Seed: 1,
+		Bookies: 2, WQ: 2, AQ: 1, Entries: 2, Inflight: 2, Timeouts: 1}}}}
 }
 
 // Exit codes of bkcheck validate, beside the common ones.
@@ -63,9 +77,27 @@ func runValidate(ctx context.Context, inv *invocation) int {
 		cl.probs.Add("max-states", "must be > 0 (got %d)", s.MaxStates)
 	}
 	switch {
+	case s.Record < 0:
+		cl.probs.Add("record", "must be >= 1 (got %d)", s.Record)
+	case s.Record > 0 && (s.FromTrace != "" || len(cl.args) > 0):
+		cl.probs.Add("record", "records new runs: give no record files or --from-trace with it")
+	case s.Record > 0 && s.Out == "":
+		cl.probs.Add("out", "give the directory --record writes its records to")
+	case s.Record > 0:
+		for _, b := range []struct {
+			name string
+			v    int
+		}{{"bookies", s.Bookies}, {"write-quorum", s.WQ}, {"ack-quorum", s.AQ}, {"entries", s.Entries}, {"inflight", s.Inflight}} {
+			if b.v < 1 {
+				cl.probs.Add(b.name, "must be >= 1 (got %d)", b.v)
+			}
+		}
+		if s.AQ > s.WQ || s.WQ > max(s.Ensemble, s.WQ) || s.Ensemble > s.Bookies {
+			cl.probs.Add("ack-quorum", "need bookies >= ensemble >= write quorum >= ack quorum (got %d, %d, %d, %d)", s.Bookies, s.Ensemble, s.WQ, s.AQ)
+		}
 	case s.FromTrace != "" && len(cl.args) > 0:
 		cl.probs.Add("from-trace", "writes one trace's record: give no record files with it (got %d)", len(cl.args))
-	case s.FromTrace == "" && len(cl.args) == 0:
+	case s.FromTrace == "" && len(cl.args) == 0 && s.Record == 0:
 		cl.probs.Add("", "give one or more record files (or --from-trace TRACE)")
 	}
 	cl.notEmpty("witness", s.Witness == "", "give a directory, or leave it out")
@@ -75,6 +107,23 @@ func runValidate(ctx context.Context, inv *invocation) int {
 	}
 	if s.FromTrace != "" {
 		return projectTrace(s.FromTrace, inv.stdout, inv.stderr)
+	}
+	if s.Record > 0 {
+		start := time.Now()
+		paths, err := bridge.RecordRuns(ctx, bridge.RecordOptions{Release: s.Release, Bookies: s.Bookies, Ensemble: s.Ensemble,
+			WriteQuorum: s.WQ, AckQuorum: s.AQ, Entries: s.Entries, Inflight: s.Inflight, Crashes: s.Crashes, Timeouts: s.Timeouts,
+			Seed: s.Seed, Runs: s.Record, Out: s.Out})
+		if ctx.Err() != nil {
+			fmt.Fprintf(inv.stderr, "bkcheck validate: interrupted after %d records (in %s); every process of the cluster reaped\n", len(paths), s.Out)
+			return exitInterrupted
+		}
+		if err != nil {
+			fmt.Fprintf(inv.stderr, "bkcheck validate: recording: %v\n", err)
+			return exitError
+		}
+		el := time.Since(start)
+		fmt.Fprintf(inv.stdout, "recorded %d runs of bookkeeper-server in %s (%.1f records a minute)\n", len(paths), el.Round(time.Second), float64(len(paths))/el.Minutes())
+		cl.args = paths
 	}
 	// Every file is read and checked before any is validated: bad input
 	// is one message listing every problem, and no half a run.
