@@ -91,6 +91,10 @@ type RecordOptions struct {
 	Wait time.Duration
 	// MaxSteps bounds the decisions of one record (0: 400).
 	MaxSteps int
+	// Steer, if not nil, is asked before each record for the model's
+	// actions no valid record has taken yet: decisions that can lead to
+	// them are made more likely (steers).
+	Steer func() map[string]bool
 	// Log, if not nil, is told about progress.
 	Log func(format string, args ...any)
 }
@@ -319,7 +323,7 @@ func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, er
 		if len(ds) == 0 {
 			break
 		}
-		d := pick(s.rng, ds)
+		d := pick(s.rng, steer(ds, s.rec.opts.Steer))
 		s.group = &record.Group{Cause: d.cause}
 		if err := d.do(ctx); err != nil {
 			return nil, fmt.Errorf("decision %d (%s): %w", step+1, d.cause, err)
@@ -376,6 +380,7 @@ type session struct {
 
 type decision struct {
 	cause  string
+	kind   string // its class, for steering (steers)
 	weight int
 	do     func(ctx context.Context) error
 }
@@ -403,7 +408,7 @@ func (s *session) decisions() []decision {
 	c1, c2 := s.clients["c1"], s.clients["c2"]
 	if !c1.started {
 		// The run begins with the creation.
-		return []decision{{cause: "c1 creates the ledger", weight: 1, do: func(ctx context.Context) error {
+		return []decision{{cause: "c1 creates the ledger", kind: "create", weight: 1, do: func(ctx context.Context) error {
 			c1.started = true
 			return s.drv.call(ctx, nil, "create", "c1", s.rec.opts.Ensemble, s.rec.opts.WriteQuorum, s.rec.opts.AckQuorum, "-")
 		}}}
@@ -432,29 +437,29 @@ func (s *session) decisions() []decision {
 			continue
 		}
 		m := s.message(f)
-		ds = append(ds, decision{cause: "deliver " + m.String(), weight: 4, do: func(ctx context.Context) error { return s.deliver(f) }})
+		ds = append(ds, decision{cause: "deliver " + m.String(), kind: "deliver " + m.Type, weight: 4, do: func(ctx context.Context) error { return s.deliver(f) }})
 	}
 	for _, c := range []string{"c1", "c2"} {
 		if len(s.held[c]) > 0 {
 			c := c
-			ds = append(ds, decision{cause: fmt.Sprintf("release %s's metadata write (%s)", c, s.held[c][0]), weight: 2,
+			ds = append(ds, decision{cause: fmt.Sprintf("release %s's metadata write (%s)", c, s.held[c][0]), kind: "release", weight: 2,
 				do: func(ctx context.Context) error { return s.release(ctx, c) }})
 		}
 	}
 	if c1.status == "OPEN" && !c1.closing && !c1.failed && c1.requested < s.rec.opts.Entries && c1.requested-c1.completed < s.rec.opts.Inflight {
-		ds = append(ds, decision{cause: fmt.Sprintf("c1 adds entry %d", c1.requested+1), weight: 2, do: func(ctx context.Context) error {
+		ds = append(ds, decision{cause: fmt.Sprintf("c1 adds entry %d", c1.requested+1), kind: "add", weight: 2, do: func(ctx context.Context) error {
 			c1.requested++
 			return s.drv.call(ctx, nil, "add", "c1")
 		}})
 	}
 	if s.willClose && c1.status == "OPEN" && !c1.closing && !c1.failed && c1.requested == s.rec.opts.Entries && c1.completed == c1.requested {
-		ds = append(ds, decision{cause: "c1 closes the ledger", weight: 2, do: func(ctx context.Context) error {
+		ds = append(ds, decision{cause: "c1 closes the ledger", kind: "close", weight: 2, do: func(ctx context.Context) error {
 			c1.closing = true
 			return s.drv.call(ctx, nil, "close", "c1")
 		}})
 	}
 	if s.willRecover && !c2.started && s.ledger >= 0 {
-		ds = append(ds, decision{cause: "c2 opens the ledger with recovery", weight: 1, do: func(ctx context.Context) error {
+		ds = append(ds, decision{cause: "c2 opens the ledger with recovery", kind: "recover", weight: 1, do: func(ctx context.Context) error {
 			c2.started = true
 			return s.drv.call(ctx, nil, "recover", "c2", s.ledger)
 		}})
@@ -465,7 +470,7 @@ func (s *session) decisions() []decision {
 				continue // a finished handle's writes: nothing waits for them (as late answers, above)
 			}
 			if q := s.oldestWrite(c); q != nil && (q.frame != nil || q.resp != nil) {
-				ds = append(ds, decision{cause: fmt.Sprintf("%s's write of e%d to %s times out", c, q.entry+1, s.names[q.bookie]), weight: 1,
+				ds = append(ds, decision{cause: fmt.Sprintf("%s's write of e%d to %s times out", c, q.entry+1, s.names[q.bookie]), kind: "timeout", weight: 1,
 					do: func(ctx context.Context) error { return s.timeout(ctx, q) }})
 			}
 		}
@@ -477,7 +482,7 @@ func (s *session) decisions() []decision {
 			continue
 		}
 		if s.crashed[b.Name] {
-			ds = append(ds, decision{cause: "restart " + name, weight: 1, do: func(ctx context.Context) error {
+			ds = append(ds, decision{cause: "restart " + name, kind: "restart", weight: 1, do: func(ctx context.Context) error {
 				if err := s.rec.cl.Restart(ctx, b); err != nil {
 					return err
 				}
@@ -489,7 +494,7 @@ func (s *session) decisions() []decision {
 				return nil
 			}})
 		} else if s.crashesLeft > 0 {
-			ds = append(ds, decision{cause: "kill -9 " + name, weight: 1, do: func(ctx context.Context) error {
+			ds = append(ds, decision{cause: "kill -9 " + name, kind: "crash", weight: 1, do: func(ctx context.Context) error {
 				s.crashesLeft--
 				if err := s.rec.cl.Crash(b); err != nil {
 					return err
