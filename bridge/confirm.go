@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/traces"
 )
 
 // DefaultVersion is the BookKeeper release a trace runs on unless told,
@@ -134,40 +135,14 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	if progress == nil {
 		progress = func(string, ...any) {}
 	}
-	tr, err := check.ReadTrace(path)
+	pf, err := preflight(path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+		return nil, err
 	}
-	if name := tr.Model.Descriptor().Name; name != "current" {
-		return nil, fmt.Errorf("%w: %s is a trace of the %s model; the bridge drives traces of the current model (its clients are BookKeeper's client of today)", ErrTrace, path, name)
+	if pf.decided {
+		return pf.res, nil
 	}
-	if err := check.Replay(tr); err != nil {
-		return nil, fmt.Errorf("%w: %s: the model does not confirm it: %v", ErrTrace, path, err)
-	}
-	states, meta, err := readITFStates(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
-	}
-	params, _ := meta["params"].(map[string]any)
-	modelRelease, _ := params["bookkeeper"].(string)
-	var notes []string
-	if opts.Version == "" {
-		opts.Version = modelRelease
-	}
-	if opts.Version == "" || opts.Version == check.MasterRelease {
-		opts.Version = DefaultVersion
-	}
-	if modelRelease != "" && modelRelease != opts.Version {
-		notes = append(notes, fmt.Sprintf("the trace's model is BookKeeper %s; it runs on %s (master has no released artifact; with --bookkeeper, the one asked for)", modelRelease, opts.Version))
-	}
-	res = &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes}
-	if step, why := unsupported(params, states); step >= 0 {
-		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why
-		if step > 0 {
-			res.Action = states[step].action()
-		}
-		return res, nil
-	}
+	tr, states, params, res, opts := pf.tr, pf.states, pf.params, pf.res, pf.opts
 
 	cp, err := Classpath(ctx, opts.Version, opts.Progress)
 	if err != nil {
@@ -315,3 +290,68 @@ func diverged(reason, model, bk string) error {
 }
 
 func notExecutable(reason string) error { return &divergence{verdict: NotExecutable, reason: reason} }
+
+// preflighted is a trace read and checked before any process starts, and
+// the result Confirm gives if that check decides it.
+type preflighted struct {
+	tr      *traces.Trace
+	states  []itfState
+	params  map[string]any
+	res     *Result
+	opts    Options // with the release the trace runs on
+	decided bool    // res is the verdict: NOT EXECUTABLE before any process starts
+}
+
+// preflight is what Confirm does before any process starts: it reads the
+// trace, has the model confirm it, picks the release, and refuses an
+// action or a setting the harness does not drive (unsupported).
+func preflight(path string, opts Options) (pf preflighted, err error) {
+	tr, err := check.ReadTrace(path)
+	if err != nil {
+		return pf, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+	}
+	if name := tr.Model.Descriptor().Name; name != "current" {
+		return pf, fmt.Errorf("%w: %s is a trace of the %s model; the bridge drives traces of the current model (its clients are BookKeeper's client of today)", ErrTrace, path, name)
+	}
+	if err := check.Replay(tr); err != nil {
+		return pf, fmt.Errorf("%w: %s: the model does not confirm it: %v", ErrTrace, path, err)
+	}
+	states, meta, err := readITFStates(path)
+	if err != nil {
+		return pf, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+	}
+	params, _ := meta["params"].(map[string]any)
+	modelRelease, _ := params["bookkeeper"].(string)
+	var notes []string
+	if opts.Version == "" {
+		opts.Version = modelRelease
+	}
+	if opts.Version == "" || opts.Version == check.MasterRelease {
+		opts.Version = DefaultVersion
+	}
+	if modelRelease != "" && modelRelease != opts.Version {
+		notes = append(notes, fmt.Sprintf("the trace's model is BookKeeper %s; it runs on %s (master has no released artifact; with --bookkeeper, the one asked for)", modelRelease, opts.Version))
+	}
+	res := &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes}
+	pf = preflighted{tr: tr, states: states, params: params, res: res, opts: opts}
+	if step, why := unsupported(params, states); step >= 0 {
+		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why
+		if step > 0 {
+			res.Action = states[step].action()
+		}
+		pf.decided = true
+	}
+	return pf, nil
+}
+
+// Preflight gives the verdict Confirm reaches before any process starts
+// (NOT EXECUTABLE: an action or a setting the harness does not drive), or
+// nil when the trace needs a cluster; a trace Confirm refuses is an error
+// wrapping ErrTrace. It starts nothing, and needs no JDK.
+func Preflight(path string, opts Options) (*Result, error) {
+	pf, err := preflight(path, opts)
+	if err != nil || !pf.decided {
+		return nil, err
+	}
+	return pf.res, nil
+}
