@@ -99,9 +99,6 @@ func (r *Result) Text() string {
 		for _, s := range r.Skipped {
 			fmt.Fprintf(&b, "  %s\n", s)
 		}
-		for _, s := range r.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", s)
-		}
 	case Diverged:
 		fmt.Fprintf(&b, "  at step %d (%s): %s\n    model:      %s\n    BookKeeper: %s\n", r.Step, r.Action, r.Reason, r.Model, r.BookKeeper)
 	case NotExecutable:
@@ -112,7 +109,10 @@ func (r *Result) Text() string {
 		}
 		fmt.Fprintf(&b, "%s\n", r.Reason)
 	}
-	if r.Verdict != NotExecutable {
+	for _, s := range r.Notes { // what the harness did beyond the trace (before the step, for a verdict at a step)
+		fmt.Fprintf(&b, "  note: %s\n", s)
+	}
+	if r.Verdict != NotExecutable || r.StartMS > 0 { // a refusal during the run started a cluster
 		fmt.Fprintf(&b, "  cluster start %.1f s, steps %.1f s", float64(r.StartMS)/1000, float64(r.RunMS)/1000)
 		if r.Dir != "" {
 			fmt.Fprintf(&b, "; data and logs in %s", r.Dir)
@@ -211,6 +211,7 @@ func (r *run) takeSteps(ctx context.Context, res *Result, progress func(string, 
 			res.Verdict, res.Step, res.Action = d.verdict, i+1, states[i].action()
 			res.Reason, res.Model, res.BookKeeper = d.reason, d.model, d.bk
 			res.RunMS = time.Since(start).Milliseconds()
+			res.Notes = append(res.Notes, r.notes...) // what the harness did before the step, beyond the trace
 			return true, nil
 		}
 		return true, fmt.Errorf("step %d (%s): %w", i+1, states[i].action(), err)
