@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/traces"
 )
 
 // DefaultVersion is the BookKeeper release a trace runs on unless told,
@@ -98,9 +99,6 @@ func (r *Result) Text() string {
 		for _, s := range r.Skipped {
 			fmt.Fprintf(&b, "  %s\n", s)
 		}
-		for _, s := range r.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", s)
-		}
 	case Diverged:
 		fmt.Fprintf(&b, "  at step %d (%s): %s\n    model:      %s\n    BookKeeper: %s\n", r.Step, r.Action, r.Reason, r.Model, r.BookKeeper)
 	case NotExecutable:
@@ -111,7 +109,10 @@ func (r *Result) Text() string {
 		}
 		fmt.Fprintf(&b, "%s\n", r.Reason)
 	}
-	if r.Verdict != NotExecutable {
+	for _, s := range r.Notes { // what the harness did beyond the trace (before the step, for a verdict at a step)
+		fmt.Fprintf(&b, "  note: %s\n", s)
+	}
+	if r.Verdict != NotExecutable || r.StartMS > 0 { // a refusal during the run started a cluster
 		fmt.Fprintf(&b, "  cluster start %.1f s, steps %.1f s", float64(r.StartMS)/1000, float64(r.RunMS)/1000)
 		if r.Dir != "" {
 			fmt.Fprintf(&b, "; data and logs in %s", r.Dir)
@@ -134,40 +135,14 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	if progress == nil {
 		progress = func(string, ...any) {}
 	}
-	tr, err := check.ReadTrace(path)
+	pf, err := preflight(path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+		return nil, err
 	}
-	if name := tr.Model.Descriptor().Name; name != "current" {
-		return nil, fmt.Errorf("%w: %s is a trace of the %s model; the bridge drives traces of the current model (its clients are BookKeeper's client of today)", ErrTrace, path, name)
+	if pf.decided {
+		return pf.res, nil
 	}
-	if err := check.Replay(tr); err != nil {
-		return nil, fmt.Errorf("%w: %s: the model does not confirm it: %v", ErrTrace, path, err)
-	}
-	states, meta, err := readITFStates(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
-	}
-	params, _ := meta["params"].(map[string]any)
-	modelRelease, _ := params["bookkeeper"].(string)
-	var notes []string
-	if opts.Version == "" {
-		opts.Version = modelRelease
-	}
-	if opts.Version == "" || opts.Version == check.MasterRelease {
-		opts.Version = DefaultVersion
-	}
-	if modelRelease != "" && modelRelease != opts.Version {
-		notes = append(notes, fmt.Sprintf("the trace's model is BookKeeper %s; it runs on %s (master has no released artifact; with --bookkeeper, the one asked for)", modelRelease, opts.Version))
-	}
-	res = &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes}
-	if step, why := unsupported(params, states); step >= 0 {
-		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why
-		if step > 0 {
-			res.Action = states[step].action()
-		}
-		return res, nil
-	}
+	tr, states, params, res, opts := pf.tr, pf.states, pf.params, pf.res, pf.opts
 
 	cp, err := Classpath(ctx, opts.Version, opts.Progress)
 	if err != nil {
@@ -236,6 +211,7 @@ func (r *run) takeSteps(ctx context.Context, res *Result, progress func(string, 
 			res.Verdict, res.Step, res.Action = d.verdict, i+1, states[i].action()
 			res.Reason, res.Model, res.BookKeeper = d.reason, d.model, d.bk
 			res.RunMS = time.Since(start).Milliseconds()
+			res.Notes = append(res.Notes, r.notes...) // what the harness did before the step, beyond the trace
 			return true, nil
 		}
 		return true, fmt.Errorf("step %d (%s): %w", i+1, states[i].action(), err)
@@ -315,3 +291,68 @@ func diverged(reason, model, bk string) error {
 }
 
 func notExecutable(reason string) error { return &divergence{verdict: NotExecutable, reason: reason} }
+
+// preflighted is a trace read and checked before any process starts, and
+// the result Confirm gives if that check decides it.
+type preflighted struct {
+	tr      *traces.Trace
+	states  []itfState
+	params  map[string]any
+	res     *Result
+	opts    Options // with the release the trace runs on
+	decided bool    // res is the verdict: NOT EXECUTABLE before any process starts
+}
+
+// preflight is what Confirm does before any process starts: it reads the
+// trace, has the model confirm it, picks the release, and refuses an
+// action or a setting the harness does not drive (unsupported).
+func preflight(path string, opts Options) (pf preflighted, err error) {
+	tr, err := check.ReadTrace(path)
+	if err != nil {
+		return pf, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+	}
+	if name := tr.Model.Descriptor().Name; name != "current" {
+		return pf, fmt.Errorf("%w: %s is a trace of the %s model; the bridge drives traces of the current model (its clients are BookKeeper's client of today)", ErrTrace, path, name)
+	}
+	if err := check.Replay(tr); err != nil {
+		return pf, fmt.Errorf("%w: %s: the model does not confirm it: %v", ErrTrace, path, err)
+	}
+	states, meta, err := readITFStates(path)
+	if err != nil {
+		return pf, fmt.Errorf("%w: %s: %v", ErrTrace, path, err)
+	}
+	params, _ := meta["params"].(map[string]any)
+	modelRelease, _ := params["bookkeeper"].(string)
+	var notes []string
+	if opts.Version == "" {
+		opts.Version = modelRelease
+	}
+	if opts.Version == "" || opts.Version == check.MasterRelease {
+		opts.Version = DefaultVersion
+	}
+	if modelRelease != "" && modelRelease != opts.Version {
+		notes = append(notes, fmt.Sprintf("the trace's model is BookKeeper %s; it runs on %s (master has no released artifact; with --bookkeeper, the one asked for)", modelRelease, opts.Version))
+	}
+	res := &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes}
+	pf = preflighted{tr: tr, states: states, params: params, res: res, opts: opts}
+	if step, why := unsupported(params, states); step >= 0 {
+		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why
+		if step > 0 {
+			res.Action = states[step].action()
+		}
+		pf.decided = true
+	}
+	return pf, nil
+}
+
+// Preflight gives the verdict Confirm reaches before any process starts
+// (NOT EXECUTABLE: an action or a setting the harness does not drive), or
+// nil when the trace needs a cluster; a trace Confirm refuses is an error
+// wrapping ErrTrace. It starts nothing, and needs no JDK.
+func Preflight(path string, opts Options) (*Result, error) {
+	pf, err := preflight(path, opts)
+	if err != nil || !pf.decided {
+		return nil, err
+	}
+	return pf.res, nil
+}

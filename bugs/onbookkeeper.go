@@ -9,8 +9,9 @@ import (
 // executed on real bookies of one BookKeeper release with bkcheck confirm, and what
 // BookKeeper did. The pages print these records; the real-BookKeeper test
 // tier (cmd/bkcheck, BKCHECK_REAL=1) executes each again and fails on any
-// difference, and the default tier does so for the verdicts given before a
-// cluster starts (NOT EXECUTABLE), so that the pages say only what was
+// difference, and the default tier does so for the verdicts given before
+// any process starts (NOT EXECUTABLE by bridge.Preflight; a refusal during
+// the run is the real tier's), so that the pages say only what was
 // executed.
 type Run struct {
 	Trace   string // under docs/: traces/bugs/bk-2614.itf.json
@@ -70,30 +71,30 @@ var Runs = []Run{
 		Says: "every step as the model took it, on the Java add path with striping (E = 3, Qw = Qa = 2): after the crash of b1 and the ensemble change that replaces it by b4, the writer acknowledges entries 0 and 1 while entry 1 is served only by b3 of the {b3,b4} the metadata names for it, and no write of entry 1 to b4 is in flight (the completion re-sends only entry 2): one copy where Qa = 2 was promised"},
 
 	// Bugs: a historical bug on the release before its fix and on one after.
-	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.13.0", Verdict: NotExecutable, Step: 11,
-		Says: "on 4.13.0, the recovery client's read of entry 0 to b2 (step 11) would overtake its fencing read to b2, sent before it on the same connection and never delivered in the trace: TCP delivers a connection's frames in order (the model orders its messages by kind, not by connection). Run before the proxy kept TCP's order (2026-12-06), the trace was REPRODUCED there (the split add check driven as one add, no fence between): the recovery read does not fence b2, b2 accepts the writer's add, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
-	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.14.1", Verdict: NotExecutable, Step: 11,
-		Says: "on 4.14.1 likewise (its recovery read carries FLAG_DO_FENCING); before 2026-12-06 the trace ran to step 12, where the fix acts: b2, fenced by the recovery read, answers the writer's add EFENCED (4.14.0, the first release with the fix, is not served by Maven here)"},
-	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 11,
-		Says: "on 4.18.2 as on 4.14.1; before 2026-12-06 the trace ran to step 12, the add answered EFENCED"},
+	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.13.0", Verdict: Reproduced,
+		Says: "every step of the BookKeeper model's trace as the model took it (the split add check driven as one add, no fence between; c2's fencing read to b2, never delivered in the trace, is failed by closing c2's connection to b2 before the fence answer of step 9 ends its fencing phase (ReadLastConfirmedOp completes on b1's answer without it), so that the recovery read of entry 0 goes to b2 on a new connection, as TCP can (bridge/fence.go)): the recovery read does not fence b2, b2 accepts the writer's add, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
+	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.14.1", Verdict: Diverged, Step: 12,
+		Says: "the fix acts: b2, fenced by the recovery read (FLAG_DO_FENCING), answers the writer's add EFENCED (4.14.0, the first release with the fix, is not served by Maven here); the fencing read to b2 failed by a close as on 4.13.0"},
+	{Trace: "traces/bugs/bk-2614.itf.json", Release: "4.18.2", Verdict: Diverged, Step: 12,
+		Says: "as on 4.14.1: the add is answered EFENCED"},
 	{Trace: "traces/bugs/bk-2614-still.itf.json", Release: "4.14.1", Verdict: NotExecutable, Step: 6,
 		Says: "bk-4701's race: b2's fence check of the add before the recovery read fences it (state 12), its store after"},
 	{Trace: "traces/bugs/bk-2615.itf.json", Release: "4.13.0", Verdict: NotExecutable, Step: 20,
 		Says: "the recovery client's ensemble change (RecoveryClientChangesEnsemble), the trace's last step, is not mapped onto the Java client yet; the 19 steps before it ran"},
 	{Trace: "traces/bugs/bk-544.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "with the re-format done as operators do it today (bookieformat -deleteCookie), the split brain happens on 4.18.2: PR #712's cookie check guards a journal emptied behind BookKeeper's back, not a bookie re-formatted and re-registered"},
-	{Trace: "traces/bugs/bk-2612.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 13,
-		Says: "on 4.18.2, the recovery client's read of entry 0 to b2 (step 13) would overtake its fencing read to b2, sent before it on the same connection and never delivered in the trace: TCP delivers a connection's frames in order (the model orders its messages by kind, not by connection). Run before the proxy kept TCP's order (2026-12-06), the trace was REPRODUCED there: the re-formatted bookie's NoSuchEntry makes recovery close the ledger before the acknowledged entry 0 (the issue is open)"},
+	{Trace: "traces/bugs/bk-2612.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it (c2's fencing read to b2, never delivered in the trace, is failed by closing c2's connection to b2 before the fence answer of step 11 ends its fencing phase, so that the recovery read of entry 0 goes to b2 on a new connection): the re-formatted bookie's NoSuchEntry makes recovery close the ledger before the acknowledged entry 0 (the issue is open)"},
 	{Trace: "traces/bugs/bk-2908.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 14,
 		Says: "a read of a corrupt entry log: the harness does not corrupt a bookie's files"},
 	{Trace: "traces/bugs/bk-2908-still.itf.json", Release: "4.15.1", Verdict: NotExecutable, Step: 6,
 		Says: "bk-4701's race, as in bk-2614-still"},
 	{Trace: "traces/bugs/bk-4651.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "as f-stale-acks: entry 1 is acknowledged with one copy on the bookies the metadata names"},
-	{Trace: "traces/bugs/bk-4462.itf.json", Release: "4.17.1", Verdict: NotExecutable, Step: 11,
-		Says: "on 4.17.1, the recovery client's read of entry 0 to b2 (step 11) would overtake its fencing read to b2, sent before it on the same connection and never delivered in the trace: TCP delivers a connection's frames in order (the model orders its messages by kind, not by connection). Run before the proxy kept TCP's order (2026-12-06), the trace was REPRODUCED there: the bookie that collected the fenced, deleted ledger forgets the fence and accepts the old writer's add"},
-	{Trace: "traces/bugs/bk-4462.itf.json", Release: "4.17.2", Verdict: NotExecutable, Step: 11,
-		Says: "on 4.17.2 likewise; before 2026-12-06 the trace ran to step 17, where the fix acts: b2 remembers the fenced ledger it deleted (recentlyFencedAndDeletedLedgers) and answers the add EFENCED"},
+	{Trace: "traces/bugs/bk-4462.itf.json", Release: "4.17.1", Verdict: Reproduced,
+		Says: "every step as the model took it (c2's fencing read to b2, never delivered in the trace, is failed by closing c2's connection to b2 before the fence answer of step 9 ends its fencing phase, so that the recovery read of entry 0 goes to b2 on a new connection): the bookie that collected the fenced, deleted ledger forgets the fence and accepts the old writer's add"},
+	{Trace: "traces/bugs/bk-4462.itf.json", Release: "4.17.2", Verdict: Diverged, Step: 17,
+		Says: "the fix acts: b2 remembers the fenced ledger it deleted (recentlyFencedAndDeletedLedgers) and answers the add EFENCED"},
 	{Trace: "traces/bugs/bk-4701.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 6,
 		Says: "the fence check and the store of one add on two of a bookie's threads, with the recovery read's fence between them (state 12): a race inside a bookie's process, which the harness does not control"},
 	{Trace: "traces/bugs/bk-4812.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 10,
