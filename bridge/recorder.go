@@ -95,6 +95,12 @@ type RecordOptions struct {
 	// actions no valid record has taken yet: decisions that can lead to
 	// them are made more likely (steers).
 	Steer func() map[string]bool
+	// Recorded, if not nil, is told of each record written (before the
+	// next run: a caller that validates it can steer the next).
+	Recorded func(path string)
+	// Abandoned, if not nil, is told of a run that could not be recorded
+	// whole, and the runs go on; nil: the first such run ends them all.
+	Abandoned func(seed int64, err error)
 	// Log, if not nil, is told about progress.
 	Log func(format string, args ...any)
 }
@@ -155,6 +161,13 @@ func RecordRuns(ctx context.Context, opts RecordOptions) ([]string, error) {
 	for i := 0; i < opts.Runs; i++ {
 		seed := opts.Seed + int64(i)
 		r, err := rec.Record(ctx, seed)
+		if err != nil && ctx.Err() == nil && opts.Abandoned != nil {
+			// The run could not be recorded whole (BookKeeper did not
+			// settle in time, a process died): no file, and the next
+			// seed runs on the same cluster.
+			opts.Abandoned(seed, err)
+			continue
+		}
 		if err != nil {
 			return paths, fmt.Errorf("seed %d: %w", seed, err)
 		}
@@ -163,6 +176,9 @@ func RecordRuns(ctx context.Context, opts RecordOptions) ([]string, error) {
 			return paths, err
 		}
 		paths = append(paths, path)
+		if opts.Recorded != nil {
+			opts.Recorded(path)
+		}
 	}
 	return paths, nil
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -37,11 +38,13 @@ func TestRecordParams(t *testing.T) {
 func TestRecordReal(t *testing.T) {
 	testtier.Real(t)
 	opts := RecordOptions{Bookies: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 2, Inflight: 2, Timeouts: 1,
-		Runs: envInt("BKCHECK_RECORD_RUNS", 3), Seed: int64(envInt("BKCHECK_RECORD_SEED", 1)),
+		Runs: envInt("BKCHECK_RECORD_RUNS", 20), Seed: int64(envInt("BKCHECK_RECORD_SEED", 1)),
 		Crashes: envInt("BKCHECK_RECORD_CRASHES", 0), Out: os.Getenv("BKCHECK_RECORD_OUT")}
 	if opts.Out == "" {
 		opts.Out = t.TempDir()
 	}
+	var abandoned []string
+	opts.Abandoned = func(seed int64, err error) { abandoned = append(abandoned, fmt.Sprintf("seed %d: %v", seed, err)) }
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -49,7 +52,11 @@ func TestRecordReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d records in %v", len(paths), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d records in %v; %d abandoned: %v", len(paths), time.Since(start).Round(time.Millisecond), len(abandoned), abandoned)
+	if len(abandoned) > opts.Runs/10 {
+		t.Errorf("%d of %d runs abandoned: %v", len(abandoned), opts.Runs, abandoned)
+	}
+	valid := 0
 	for _, path := range paths {
 		r, err := record.ReadFile(path)
 		if err != nil {
@@ -61,10 +68,31 @@ func TestRecordReal(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		t.Logf("%s: %s, %d groups, %d states, %v", path, res.Verdict, res.Groups, res.States, time.Since(vstart).Round(time.Millisecond))
-		if res.Verdict != validate.Valid {
-			t.Errorf("%s: %s after %d of %d groups: %+v", path, res.Verdict, res.Matched, res.Groups, res.Stuck)
+		switch {
+		case res.Verdict == validate.Valid:
+			valid++
+		case knownGap(res) != "":
+			t.Logf("%s: INVALID at group %d, a known gap of the model: %s", path, res.Stuck.Group, knownGap(res))
+		default:
+			t.Errorf("%s: %s after %d of %d groups, not a known gap: %+v", path, res.Verdict, res.Matched, res.Groups, res.Stuck)
 		}
 	}
+	if valid < len(paths)*3/4 {
+		t.Errorf("only %d of %d records VALID", valid, len(paths))
+	}
+}
+
+// knownGap names the model's gap an INVALID record stopped at, when it is
+// one classified (validate/testdata/records/README.md); "" otherwise.
+func knownGap(res *validate.Result) string {
+	if res.Verdict != validate.Invalid || res.Stuck == nil || len(res.Stuck.Left) != 1 {
+		return ""
+	}
+	e := res.Stuck.Left[0]
+	if e.Kind == record.Timeout && e.Msg.Type == "AddEntryRequest" && e.Msg.Client == "c2" {
+		return "a recovery write-back's timeout, which the model takes only with a spare bookie"
+	}
+	return ""
 }
 
 func envInt(name string, def int) int {

@@ -33,6 +33,7 @@ type validateSettings struct {
 	Inflight  int    `name:"inflight" unit:"N" help:"with --record: adds the writer keeps unacknowledged at most"`
 	Crashes   int    `name:"crashes" unit:"N" help:"with --record: kill -9 of a bookie per run, at most (each may restart)"`
 	Timeouts  int    `name:"timeouts" unit:"N" help:"with --record: add timeouts by the clock per run, at most"`
+	Steer     bool   `name:"steer" help:"with --record: validate each record as it is made and make the environment's decisions that can lead to model actions no valid record has taken yet likelier (coverage feedback)"`
 	MaxStates int    `name:"max-states" unit:"N" help:"bound the model states the search may visit for one group of a record (a record that needs more is UNKNOWN, not INVALID)"`
 	FromTrace string `name:"from-trace" unit:"FILE" help:"write the record an observer at the harness's place would have made of the model's trace FILE (.itf.json) to stdout, instead of validating: a record that validates by construction"`
 	Witness   string `name:"witness" unit:"DIR" help:"write, for each VALID record, the behaviour of the model it is (its witness) to DIR/RECORD.itf.json, a trace like any other (bkcheck trace render draws it)"`
@@ -110,9 +111,19 @@ func runValidate(ctx context.Context, inv *invocation) int {
 	}
 	if s.Record > 0 {
 		start := time.Now()
-		paths, err := bridge.RecordRuns(ctx, bridge.RecordOptions{Release: s.Release, Bookies: s.Bookies, Ensemble: s.Ensemble,
+		opts := bridge.RecordOptions{Release: s.Release, Bookies: s.Bookies, Ensemble: s.Ensemble,
 			WriteQuorum: s.WQ, AckQuorum: s.AQ, Entries: s.Entries, Inflight: s.Inflight, Crashes: s.Crashes, Timeouts: s.Timeouts,
-			Seed: s.Seed, Runs: s.Record, Out: s.Out})
+			Seed: s.Seed, Runs: s.Record, Out: s.Out}
+		var abandoned []string
+		opts.Abandoned = func(seed int64, err error) {
+			abandoned = append(abandoned, fmt.Sprintf("seed %d: %v", seed, err))
+			fmt.Fprintf(inv.stderr, "bkcheck validate: run of seed %d abandoned (no record written): %v\n", seed, err)
+		}
+		if s.Steer {
+			st := newSteering()
+			opts.Recorded, opts.Steer = st.recorded, st.uncovered
+		}
+		paths, err := bridge.RecordRuns(ctx, opts)
 		if ctx.Err() != nil {
 			fmt.Fprintf(inv.stderr, "bkcheck validate: interrupted after %d records (in %s); every process of the cluster reaped\n", len(paths), s.Out)
 			return exitInterrupted
@@ -122,7 +133,7 @@ func runValidate(ctx context.Context, inv *invocation) int {
 			return exitError
 		}
 		el := time.Since(start)
-		fmt.Fprintf(inv.stdout, "recorded %d runs of bookkeeper-server in %s (%.1f records a minute)\n", len(paths), el.Round(time.Second), float64(len(paths))/el.Minutes())
+		fmt.Fprintf(inv.stdout, "recorded %d runs of bookkeeper-server in %s (%.1f records a minute; %d abandoned)\n", len(paths), el.Round(time.Second), float64(len(paths))/el.Minutes(), len(abandoned))
 		cl.args = paths
 	}
 	// Every file is read and checked before any is validated: bad input
@@ -282,4 +293,47 @@ func writeCoverage(w io.Writer, c coverage) {
 	if len(c.Never) > 0 {
 		fmt.Fprintf(w, "never taken: %s\n", strings.Join(c.Never, ", "))
 	}
+}
+
+// steering is --steer's coverage feedback: each record validated as it
+// is made, and the model's actions no valid record has taken yet.
+type steering struct {
+	fireable map[string]bool
+	taken    map[string]bool
+}
+
+func newSteering() *steering { return &steering{taken: map[string]bool{}} }
+
+func (st *steering) recorded(path string) {
+	r, err := record.ReadFile(path)
+	if err != nil {
+		return // validated again, and reported, after the runs
+	}
+	m, err := validate.Model(r.Header)
+	if err != nil {
+		return
+	}
+	if st.fireable == nil {
+		st.fireable = map[string]bool{}
+		for _, k := range m.Fireable() {
+			st.fireable[k.String()] = true
+		}
+	}
+	res, err := validate.Against(m, r, validate.Options{})
+	if err != nil || res.Verdict != validate.Valid {
+		return
+	}
+	for _, s := range res.Witness {
+		st.taken[s.Action.Kind.String()] = true
+	}
+}
+
+func (st *steering) uncovered() map[string]bool {
+	u := map[string]bool{}
+	for a := range st.fireable {
+		if !st.taken[a] {
+			u[a] = true
+		}
+	}
+	return u
 }
