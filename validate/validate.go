@@ -178,7 +178,7 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 			best = append(best, n)
 		}
 		decode(m, n.enc, &s)
-		if n.mask == full && processed(&s, g, delivered) {
+		if doneWith(&s, g, shownIdx, full&^n.mask) && processed(&s, g, delivered) {
 			if k := string(n.enc); !done[k] {
 				done[k] = true
 				next = append(next, n)
@@ -211,6 +211,36 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 		return next, nil, len(seen)
 	}
 	return nil, stuckAt(m, gi, g, shownIdx, delivered, best), len(seen)
+}
+
+// doneWith says whether the group's events left unmatched (missing) may
+// stay so in s: only a request's failure of a client that can no longer
+// take it (gone: a writer whose handle closed itself or was given up).
+// Java fails such a request into an op already failed, and nothing shows;
+// the model's gone client takes no timeout.
+func doneWith(s *spec.State, g record.Group, idx []int, missing uint64) bool {
+	for j, i := range idx {
+		if missing&(1<<uint(j)) == 0 {
+			continue
+		}
+		e := g.Events[i]
+		if e.Kind != record.Timeout || e.Msg.Type != "AddEntryRequest" || e.Msg.Recovery || !writerGone(s, e.Msg.Client) {
+			return false
+		}
+	}
+	return true
+}
+
+// writerGone: the client named c is not an open writer any more, and was
+// one (a writer that closed itself or gave the ledger up).
+func writerGone(s *spec.State, c string) bool {
+	for i := range s.Clients {
+		if clientName(i) == c {
+			st := s.Clients[i].Status
+			return st == spec.StatusClosing || st == spec.ClientWithdrawn || st == spec.StatusClosed && s.Clients[i].LAP > 0
+		}
+	}
+	return false
 }
 
 // assign matches a step's shown events to distinct unmatched events of the
