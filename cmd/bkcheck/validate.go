@@ -133,7 +133,11 @@ func runValidate(ctx context.Context, inv *invocation) int {
 			return exitError
 		}
 		el := time.Since(start)
-		fmt.Fprintf(inv.stdout, "recorded %d runs of bookkeeper-server in %s (%.1f records a minute; %d abandoned)\n", len(paths), el.Round(time.Second), float64(len(paths))/el.Minutes(), len(abandoned))
+		out := inv.stdout
+		if s.JSON {
+			out = inv.stderr // stdout is the one JSON object
+		}
+		fmt.Fprintf(out, "recorded %d runs of bookkeeper-server in %s (%.1f records a minute; %d abandoned)\n", len(paths), el.Round(time.Second), float64(len(paths))/el.Minutes(), len(abandoned))
 		cl.args = paths
 	}
 	// Every file is read and checked before any is validated: bad input
