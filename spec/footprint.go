@@ -1049,6 +1049,11 @@ type Progress struct {
 // AutoRecovery's cycles.
 var workerRank = [...]int{RWIdle: 0, RWLocked: 3, RWCopied: 1, RWDeferred: 1, RWRecovering: 2, RWStopped: 0}
 
+// statusRank orders a client's statuses for Progress: every change of a
+// client's status raises it (a closing writer's close ends CLOSED or
+// withdrawn, never OPEN again).
+var statusRank = [numStatuses]int{StatusNil: 0, StatusOpen: 1, StatusInRecovery: 2, StatusClosing: 2, StatusClosed: 3, ClientWithdrawn: 4, RecoveryAborted: 5}
+
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
 	var pr Progress
@@ -1085,7 +1090,7 @@ func ProgressOf(s *State) Progress {
 	}
 	for i := range s.Clients {
 		c := &s.Clients[i]
-		pr.status += int(c.Status)
+		pr.status += statusRank[c.Status]
 		pr.changes += 3*int(c.Changes) + changeRank[c.Change]
 		for _, op := range c.PendingList() {
 			if c.NumFragments > 0 && !c.needsResend(op) {

@@ -278,7 +278,11 @@ func declaredModels() []spec.Params {
 		// a crash, one change (about 10,000 states).
 		java(with(params(3, 2, 2, true), func(p *spec.Params) {
 			p.Clients, p.Entries, p.Inflight, p.Crashes, p.CreateWindow, p.MaxEnsembleChanges = 1, 2, 2, 1, true, 1
-		})))
+		})),
+		// LedgerHandle's close with the Java writer: a fenced add closes
+		// the ledger (CLOSING, then the close), a close or a recovery's
+		// close finding the ledger closed succeeds.
+		java(with(params(2, 2, 1, true), func(p *spec.Params) { p.CloseRereads = true })))
 	if testtier.IsLong() {
 		ms = append(ms, java(with(params(2, 2, 2, true), func(p *spec.Params) { p.Crashes = 1 })),
 			// BookKeeper as released (the Java client, sequence reads,
