@@ -241,6 +241,11 @@ func (g *generator) askWith(id string, mc check.ModelConfig, sym spec.Symmetry) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", id, err)
 		}
+		if rep.Status == explorer.Error {
+			// The model failed (a panic, a property that cannot be
+			// evaluated): no answer, and not an open question either.
+			return nil, fmt.Errorf("%s: the model failed after %d states: %s", id, rep.Distinct, rep.Reason)
+		}
 		return rep, g.ctx.Err()
 	}
 	rep, err := run(cfg)
