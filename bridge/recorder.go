@@ -276,17 +276,6 @@ func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, er
 	if err != nil {
 		return nil, err
 	}
-	// Every bookie up, as the model starts.
-	for _, b := range rec.cl.Bookies() {
-		if rec.cl.Alive(b) != nil {
-			if err := rec.cl.Restart(ctx, b); err != nil {
-				return nil, err
-			}
-			if err := rec.r.serving(ctx, b); err != nil {
-				return nil, err
-			}
-		}
-	}
 	drv, err := rec.spawnDriver(ctx, fmt.Sprintf("driver-%d.log", seed))
 	if err != nil {
 		return nil, err
@@ -298,6 +287,18 @@ func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, er
 		px.Close()
 		rec.r.drv, rec.r.px = nil, nil
 	}()
+	// Every bookie up, as the model starts (a bookie an abandoned run
+	// left down is restarted; the new driver probes that it serves).
+	for _, b := range rec.cl.Bookies() {
+		if rec.cl.Alive(b) != nil {
+			if err := rec.cl.Restart(ctx, b); err != nil {
+				return nil, err
+			}
+			if err := rec.r.serving(ctx, b); err != nil {
+				return nil, err
+			}
+		}
+	}
 	s := &session{rec: rec, drv: drv, px: px, rng: rand.New(rand.NewSource(seed)), ledger: -1,
 		names: map[string]string{}, ids: map[string]string{}, seen: map[int]bool{},
 		held: map[string][]string{}, crashed: map[string]bool{}, clients: map[string]*clientState{},
@@ -936,7 +937,9 @@ func (s *session) event(e Event) error {
 		}
 		c.status = st
 		s.emit(record.Event{Kind: record.Status, Client: e.Client, Status: st})
-	case "deleted", "write-failed":
+	case "deleted", "write-failed", "read-failed":
+		// Failures the req/done account tells already (read-failed came
+		// with the harness's close of a fencing read's connection).
 	default:
 		return fmt.Errorf("an event the recorder does not know: %+v", e)
 	}
