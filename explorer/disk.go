@@ -125,7 +125,7 @@ func openDiskSearch(m Model, opt Options) (*diskSearch, error) {
 	s.lastPr = s.start
 	if s.shards > 1 {
 		s.dir = ShardDir(opt.Dir, opt.Shard)
-		s.co = &coord{dir: filepath.Join(opt.Dir, "sync"), shard: opt.Shard, shards: opt.Shards, poll: opt.SyncPoll, waiting: opt.Waiting, every: opt.WaitingEvery}
+		s.co = &coord{dir: filepath.Join(opt.Dir, "sync"), shard: opt.Shard, shards: opt.Shards, poll: opt.SyncPoll, waiting: opt.Waiting, every: opt.WaitingEvery, timeout: opt.ShardTimeout}
 	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("explorer: creating run directory: %w", err)

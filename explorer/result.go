@@ -97,6 +97,15 @@ type Options struct {
 	// started.
 	Waiting      func(depth int, missing []int, waited time.Duration)
 	WaitingEvery time.Duration
+	// ShardTimeout bounds the wait at a barrier for a shard that shows no
+	// sign of life: one that has not posted its marker and whose heartbeat
+	// (sync/alive.NNN, rewritten every HeartbeatEvery while it runs) has
+	// not changed for ShardTimeout. Run then returns a *ShardTimeoutError
+	// naming them, the run directory resumable as after an interrupt. A
+	// shard that is alive but slow is waited for however long its level
+	// takes, so the bound can be short without stopping a search whose
+	// levels take hours. 0 waits for ever.
+	ShardTimeout time.Duration
 
 	// testing overrides the memory split of a search on disk, so that
 	// tests reach the full-table paths with small models.

@@ -240,6 +240,11 @@ func runCheck(ctx context.Context, inv *invocation) int {
 	out.checkStart(*c.cfg)
 	rep, err := check.Run(ctx, *c.cfg)
 	prog.done()
+	if te := (*explorer.ShardTimeoutError)(nil); errors.As(err, &te) {
+		fmt.Fprintf(stderr, "bkcheck check: %v (--shard-timeout); this shard stops. Nothing is lost: the run in %s continues when every shard is started again with its command (this one's: %s)\n",
+			te, c.cfg.Dir, continueCommand())
+		return exitShardAbsent
+	}
 	if err != nil && rep == nil {
 		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
 		if probs, ok := schema.AsProblems(err); ok || errors.Is(err, explorer.ErrResumeMismatch) || errors.Is(err, explorer.ErrRunExists) {

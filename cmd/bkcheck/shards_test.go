@@ -289,3 +289,57 @@ func TestShardOnSingleRunDir(t *testing.T) {
 		t.Error("a shard directory was written into the run")
 	}
 }
+
+// TestShardNeverArrives: of three shards, the third stops after level 3
+// (it was given --max-depth 3) and so never reaches level 4; the other two
+// wait for it there for --shard-timeout, then exit 4 naming it and the
+// level. The directory stays resumable: the three shards started again
+// (--local-shards 3) give the figures of one process.
+func TestShardNeverArrives(t *testing.T) {
+	model := []string{"--bookies", "1", "-w", "1", "-a", "1", "--trace-out", "none"}
+	_, want, _ := runArgs(t, append([]string{"check", "--json"}, model...)...)
+	dir := filepath.Join(t.TempDir(), "run")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := make([]*exec.Cmd, 3)
+	outs := make([]bytes.Buffer, 3)
+	for i := range cmds {
+		args := append([]string{"check", "--dir", dir, "--shard", fmt.Sprintf("%d/3", i+1), "--workers", "1", "--shard-timeout", "5s"}, model...)
+		if i == 2 {
+			args = append(args, "--max-depth", "3")
+		}
+		cmds[i] = exec.Command(exe, args...)
+		cmds[i].Env = append(os.Environ(), runAsBkcheck+"=1")
+		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		if i == 2 {
+			if code != exitUnknown {
+				t.Fatalf("shard 3/3, bounded at depth 3: exit %d\n%s", code, outs[i].String())
+			}
+			continue
+		}
+		const named = "shard 3/3 did not reach level 4 (expanded phase) and showed no sign of life for 5s (--shard-timeout); this shard stops. Nothing is lost"
+		if code != exitShardAbsent || !strings.Contains(outs[i].String(), named) {
+			t.Errorf("shard %d/3: exit %d, want %d and %q\n%s", i+1, code, exitShardAbsent, named, outs[i].String())
+		}
+	}
+	t.Setenv(runAsBkcheck, "1")
+	code, got, errOut := runArgs(t, append([]string{"check", "--json", "--dir", dir, "--local-shards", "3"}, model...)...)
+	if code != exitOK {
+		t.Fatalf("resumed with every shard: exit %d\n%s", code, errOut)
+	}
+	sameFigures(t, "resumed", lastJSON(t, got), lastJSON(t, want))
+	for _, bad := range []string{"-1s", "2s"} {
+		if code, _, errOut := runArgs(t, "check", "--shard", "1/2", "--dir", t.TempDir(), "--shard-timeout", bad); code != exitUsage || !strings.Contains(errOut, "at least 5s") {
+			t.Errorf("--shard-timeout %s: exit %d, %q", bad, code, errOut)
+		}
+	}
+}
