@@ -74,9 +74,14 @@ const MinShardTimeout = 5 * HeartbeatEvery
 // its last level and posted its markers, so the same command, given to
 // every shard again, continues the search.
 type ShardTimeoutError struct {
-	Depth   int           // the BFS level whose barrier was not passed
-	Phase   string        // "expanded" or "merged"
-	Missing []int         // the shards (0-based) that never arrived
+	Depth   int    // the BFS level whose barrier was not passed
+	Phase   string // "expanded" or "merged"
+	Missing []int  // the shards (0-based) that never arrived
+	// Silent are the shards of Missing that never wrote a heartbeat to
+	// this directory at all: when every other shard is silent, and the
+	// scheduler started them all with this one, the directory is most
+	// likely not the one they write to (not shared).
+	Silent  []int
 	Shards  int           // the shards of the search
 	Timeout time.Duration // ShardTimeout
 }
@@ -231,7 +236,7 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 		}
 		if c.timeout > 0 {
 			now := time.Now()
-			var gone []int
+			var gone, silent []int
 			for i := range c.shards {
 				if got[i] != nil {
 					continue
@@ -241,10 +246,13 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 				}
 				if now.Sub(changed[i]) >= c.timeout {
 					gone = append(gone, i)
+					if beat[i] == "" {
+						silent = append(silent, i)
+					}
 				}
 			}
 			if gone != nil {
-				return &ShardTimeoutError{Depth: depth, Phase: phase, Missing: gone, Shards: c.shards, Timeout: c.timeout}
+				return &ShardTimeoutError{Depth: depth, Phase: phase, Missing: gone, Silent: silent, Shards: c.shards, Timeout: c.timeout}
 			}
 		}
 		if waited := time.Since(start); c.waiting != nil && waited-told >= c.every {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -297,12 +298,7 @@ func TestShardOnSingleRunDir(t *testing.T) {
 // (--local-shards 3) give the figures of one process.
 func TestShardNeverArrives(t *testing.T) {
 	model := []string{"--bookies", "1", "-w", "1", "-a", "1", "--trace-out", "none"}
-	_, want, _ := runArgs(t, append([]string{"check", "--json"}, model...)...)
-	dir := filepath.Join(t.TempDir(), "run")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, dir, exe := shardSetup(t, model)
 	cmds := make([]*exec.Cmd, 3)
 	outs := make([]bytes.Buffer, 3)
 	for i := range cmds {
@@ -336,10 +332,65 @@ func TestShardNeverArrives(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("resumed with every shard: exit %d\n%s", code, errOut)
 	}
-	sameFigures(t, "resumed", lastJSON(t, got), lastJSON(t, want))
+	sameFigures(t, "resumed", lastJSON(t, got), want)
 	for _, bad := range []string{"-1s", "2s"} {
 		if code, _, errOut := runArgs(t, "check", "--shard", "1/2", "--dir", t.TempDir(), "--shard-timeout", bad); code != exitUsage || !strings.Contains(errOut, "at least 5s") {
 			t.Errorf("--shard-timeout %s: exit %d, %q", bad, code, errOut)
 		}
 	}
+}
+
+// TestShardTwiceAndWrongNTasks: the bad inputs of a sharded search that
+// need no scheduler (the Slurm tier, TestSlurm, has them all under real
+// Slurm): a shard started while another process runs it is refused with
+// exit 2, touching nothing, and the search then finishes with the one
+// process's figures; SLURM_NTASKS other than --shards is refused with
+// exit 2 before anything is written.
+func TestShardTwiceAndWrongNTasks(t *testing.T) {
+	model := []string{"--bookies", "1", "-w", "1", "-a", "1", "--trace-out", "none"}
+	want, dir, exe := shardSetup(t, model)
+	args := append([]string{"check", "--json", "--dir", dir, "--workers", "1", "--shard-timeout", "0"}, model...)
+	holder := exec.Command(exe, append(args, "--shard", "1/2")...)
+	holder.Env = append(os.Environ(), runAsBkcheck+"=1")
+	var held bytes.Buffer
+	holder.Stdout, holder.Stderr = &held, &held
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForCheckpoint(t, explorer.ShardDir(dir, 0), 1)
+	code, _, errOut := runArgs(t, append(args, "--shard", "1/2")...)
+	if code != exitUsage || !strings.Contains(errOut, "in use by another process (pid "+strconv.Itoa(holder.Process.Pid)) {
+		t.Errorf("shard 1/2 started twice: exit %d, want %d naming pid %d\n%s", code, exitUsage, holder.Process.Pid, errOut)
+	}
+	// The holder, waiting at level 1 for shard 2/2, gets it now.
+	code, got, errOut := runArgs(t, append(args, "--shard", "2/2")...)
+	if err := holder.Wait(); err != nil || code != exitOK {
+		t.Fatalf("the search after the refusal: shard 1/2 %v, shard 2/2 exit %d\n%s\n%s", err, code, held.String(), errOut)
+	}
+	sameFigures(t, "shard 2/2", lastJSON(t, got), want)
+	sameFigures(t, "shard 1/2", lastJSON(t, held.String()), want)
+
+	t.Setenv("SLURM_PROCID", "0")
+	t.Setenv("SLURM_NTASKS", "2")
+	other := filepath.Join(t.TempDir(), "run")
+	code, _, errOut = runArgs(t, append([]string{"check", "--dir", other, "--shards", "3"}, model...)...)
+	if code != exitUsage || !strings.Contains(errOut, "SLURM_NTASKS=2 but --shards 3") {
+		t.Errorf("SLURM_NTASKS=2, --shards 3: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Error("SLURM_NTASKS=2, --shards 3: the run directory was created")
+	}
+}
+
+// shardSetup returns the one process's result of model, a fresh run
+// directory, and this test binary, which runs as bkcheck with
+// runAsBkcheck=1 in its environment: the shard processes of a test.
+func shardSetup(t *testing.T, model []string) (want map[string]any, dir, exe string) {
+	t.Helper()
+	_, out, _ := runArgs(t, append([]string{"check", "--json"}, model...)...)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lastJSON(t, out), filepath.Join(t.TempDir(), "run"), exe
 }
