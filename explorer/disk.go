@@ -111,6 +111,9 @@ func runOnDisk(ctx context.Context, m Model, opt Options) (Result, error) {
 	}
 	s.store.Exact = s.exact
 	s.store.LinkDiskBytes = s.linkBytes()
+	if s.co != nil {
+		s.store.Exchange.BarrierWait = s.co.waited
+	}
 	res.Store = s.store
 	return res, err
 }

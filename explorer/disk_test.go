@@ -381,3 +381,28 @@ func TestShardTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestShardExchangeStats: each shard counts what it sent to the others
+// (never more than the successors generated, at least a fingerprint's
+// worth of bytes each) and the levels it took part in, one per BFS
+// level; a search of one process reports none.
+func TestShardExchangeStats(t *testing.T) {
+	m := gridModel(6, 6)
+	v := diskVariant{name: "shards=3", workers: 1, shards: 3}
+	res := runShardsIn(t, m, Options{ModelID: "grid"}, v, t.TempDir(), nil)
+	var sent int64
+	for i, r := range res {
+		x := r.Store.Exchange
+		if x.Levels != r.Depth || x.SentRecords == 0 || x.SentBytes < x.SentRecords*8 {
+			t.Errorf("shard %d: %+v for a search of depth %d", i, x, r.Depth)
+		}
+		sent += x.SentRecords
+	}
+	if sent > res[0].Generated {
+		t.Errorf("the shards sent %d successors, more than the %d generated", sent, res[0].Generated)
+	}
+	one := runDisk(t, m, Options{ModelID: "grid"}, diskVariant{name: "one", workers: 1})
+	if one.Store.Exchange != (ExchangeStats{}) {
+		t.Errorf("one process: %+v", one.Store.Exchange)
+	}
+}

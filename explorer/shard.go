@@ -54,6 +54,7 @@ type coord struct {
 	waiting func(depth int, missing []int, waited time.Duration) // Options.Waiting
 	every   time.Duration                                        // Options.WaitingEvery
 	timeout time.Duration                                        // Options.ShardTimeout
+	waited  time.Duration                                        // at the barriers so far (ExchangeStats.BarrierWait)
 }
 
 // HeartbeatEvery is how often a running shard rewrites its heartbeat,
@@ -272,6 +273,7 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 		}
 		wait = min(2*wait, c.poll)
 	}
+	c.waited += time.Since(start)
 	for i, b := range got {
 		if err := f(i, b); err != nil {
 			return fmt.Errorf("explorer: marker %s: %w", c.path(phase, depth, i), err)
@@ -432,6 +434,7 @@ func (s *diskSearch) runSharded(ctx context.Context, cp *checkpoint) (Result, er
 			s.co.forget(depth - 1)
 		}
 		depth, own, total = depth+1, m.Count, count
+		s.store.Exchange.Levels++
 		s.progress()
 	}
 	return s.finish()
@@ -548,6 +551,15 @@ func (s *diskSearch) expandShard(ctx context.Context, depth int, own int64) (exp
 	}
 	if err := finishAll(ws...); err != nil {
 		return e, false, err
+	}
+	for j := range boxes {
+		if j == s.shard {
+			continue // stays on this machine
+		}
+		s.store.Exchange.SentRecords += boxes[j].n
+		if fi, err := os.Stat(s.outboxPath(depth, s.shard, j)); err == nil {
+			s.store.Exchange.SentBytes += fi.Size()
+		}
 	}
 	syncDir(s.exchangeDir(depth))
 	e.Elapsed = time.Since(start).Seconds()

@@ -49,12 +49,18 @@ func TestLocalShards(t *testing.T) {
 		_, want, _ := runArgs(t, append([]string{"check", "--json", "--trace-out", "none"}, model...)...)
 		wantRes := lastJSON(t, want)
 		dir := filepath.Join(t.TempDir(), "run")
-		for range 2 {
+		for run := range 2 {
 			code, got, errOut := runArgs(t, append([]string{"check", "--json", "--local-shards", "3", "--dir", dir}, model...)...)
 			if code != exitOK && code != exitViolation && code != exitUnknown {
 				t.Fatalf("%v: exit %d: %s", model, code, errOut)
 			}
-			sameFigures(t, fmt.Sprint(model), lastJSON(t, got), wantRes)
+			res := lastJSON(t, got)
+			sameFigures(t, fmt.Sprint(model), res, wantRes)
+			// The search's exchange, reported by the run that searched;
+			// the second finds it finished and searches nothing.
+			if x, _ := res["exchange"].(map[string]any); (run == 0) != (x != nil && x["sent-records"].(float64) > 0) {
+				t.Errorf("%v, run %d: exchange %v", model, run+1, res["exchange"])
+			}
 		}
 	}
 	for _, c := range []struct {
