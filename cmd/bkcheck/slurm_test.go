@@ -93,23 +93,25 @@ type slurmJob struct {
 	out string
 }
 
-// submit writes a batch script whose srun runs shell command cmd in n
-// tasks (--overcommit: more tasks than the node's CPUs share them;
+// submit writes a batch script (body, if given, else one whose srun runs
+// shell command cmd in n tasks (--overcommit: more tasks than the node's CPUs share them;
 // --kill-on-bad-exit: a task that dies ends the step, as a lost node
-// does), and submits it; with wait, it waits for the job to end and
+// does)) and submits it with n tasks; with wait, it waits for the job to end and
 // returns the job's exit code (srun's: the highest of its tasks'). It
 // polls scontrol itself: sbatch --wait polls at intervals growing to
 // ten seconds, which would be most of a small job's time.
-func (c *slurmCluster) submit(t *testing.T, n int, cmd string, wait bool) (*slurmJob, int) {
+func (c *slurmCluster) submit(t *testing.T, n int, cmd string, wait bool, body ...string) (*slurmJob, int) {
 	t.Helper()
 	dir := t.TempDir()
 	j := &slurmJob{out: dir}
 	script := filepath.Join(dir, "job.sh")
-	task := filepath.Join(dir, "task-${SLURM_RESTART_COUNT:-0}-%t")
-	// Each task records its exit code (task-R-T.code) and exits with it.
-	wrapped := cmd + `; rc=$?; echo $rc > ` + shellJoin([]string{dir}) + `/task-${SLURM_RESTART_COUNT:-0}-$SLURM_PROCID.code; exit $rc`
-	body := fmt.Sprintf("#!/bin/bash\nexec srun --kill-on-bad-exit=1 --output=%s.out --error=%s.err bash -c %s\n", task, task, shellJoin([]string{wrapped}))
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+	if body == nil {
+		task := filepath.Join(dir, "task-${SLURM_RESTART_COUNT:-0}-%t")
+		// Each task records its exit code (task-R-T.code) and exits with it.
+		wrapped := cmd + `; rc=$?; echo $rc > ` + shellJoin([]string{dir}) + `/task-${SLURM_RESTART_COUNT:-0}-$SLURM_PROCID.code; exit $rc`
+		body = []string{fmt.Sprintf("#!/bin/bash\nexec srun --kill-on-bad-exit=1 --output=%s.out --error=%s.err bash -c %s\n", task, task, shellJoin([]string{wrapped}))}
+	}
+	if err := os.WriteFile(script, []byte(body[0]), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	out := c.run(t, "sbatch", "--parsable", "-n", strconv.Itoa(n), "--overcommit", "--requeue", "-o", filepath.Join(dir, "job-%j.out"), script)
@@ -182,7 +184,8 @@ func searchCmd(bin, dir string, model []string, extra ...string) string {
 // with and without a violation, every task reports exactly the one
 // process's verdict, figures and counterexample; a task killed with
 // SIGKILL fails the job, which, requeued, continues the search to the same
-// result; and bad input (a --dir not shared by the tasks, SLURM_NTASKS
+// result; docs/distributed.md's batch script, a task killed, runs the
+// step again and ends with that result; and bad input (a --dir not shared by the tasks, SLURM_NTASKS
 // other than --shards, a task with other model settings, a second run in
 // the directory) is refused with exit 2 naming the problem, leaving the
 // run intact.
@@ -228,18 +231,7 @@ func TestSlurm(t *testing.T) {
 	run := filepath.Join(base, "killed")
 	j, _ := c.submit(t, 4, searchCmd(bin, run, okModel), false)
 	waitForCheckpoint(t, filepath.Join(run, "shard-002"), 8)
-	beat, err := os.ReadFile(filepath.Join(run, "sync", "alive.002"))
-	f := strings.Fields(string(beat))
-	if err != nil || len(f) != 3 {
-		t.Fatalf("the heartbeat of shard 3/4: %q, %v", beat, err)
-	}
-	pid, err := strconv.Atoi(f[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill -9 of task 2 (pid %d): %v", pid, err)
-	}
+	killTask(t, run, 2)
 	if st := c.waitEnded(t, j.id); st != "FAILED" {
 		t.Fatalf("job %s with a task killed: %s, want FAILED", j.id, st)
 	}
@@ -254,6 +246,32 @@ func TestSlurm(t *testing.T) {
 	for i := range 4 {
 		o, _ := j.task(t, 1, i)
 		sameFigures(t, fmt.Sprintf("requeued, task %d of 4", i), lastJSON(t, o), want["ok"])
+	}
+
+	// docs/distributed.md's batch script, on this cluster: a task killed,
+	// its loop runs the step again in the same allocation, and the
+	// search ends with the one process's result.
+	run = filepath.Join(base, "docs-script")
+	script := docsSlurmScript(t, bin, run, okModel)
+	j, _ = c.submit(t, 4, "", false, script)
+	waitForCheckpoint(t, filepath.Join(run, "shard-001"), 8)
+	killTask(t, run, 1)
+	if st := c.waitEnded(t, j.id); st != "COMPLETED" {
+		b, _ := os.ReadFile(filepath.Join(j.out, "job-"+j.id+".out"))
+		t.Fatalf("docs/distributed.md's script with a task killed: %s, want COMPLETED\n%s", st, b)
+	}
+	first, _ := os.ReadFile(filepath.Join(run, "out-"+j.id+"-0-1.jsonl"))
+	second, _ := os.ReadFile(filepath.Join(run, "out-"+j.id+"-0-2.jsonl"))
+	if !strings.Contains(string(first), `"reason":"interrupted"`) {
+		t.Errorf("the first step, a task killed: the others did not stop cleanly:\n%s", first)
+	}
+	if n := strings.Count(string(second), `"type":"result"`); n != 4 {
+		t.Fatalf("the second step: %d results, want 4:\n%s", n, second)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(second)), "\n") {
+		if strings.Contains(line, `"type":"result"`) {
+			sameFigures(t, "docs/distributed.md's script, second step", lastJSON(t, line), want["ok"])
+		}
 	}
 
 	// A --dir each task sees on its own (a node-local path): each task
@@ -351,4 +369,60 @@ func snapshotRun(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// killTask kills the process of shard i of the search in run with
+// SIGKILL, as the out-of-memory killer would; its pid is in its heartbeat.
+func killTask(t *testing.T, run string, i int) {
+	t.Helper()
+	beat, err := os.ReadFile(filepath.Join(run, "sync", fmt.Sprintf("alive.%03d", i)))
+	f := strings.Fields(string(beat))
+	if err != nil || len(f) != 3 {
+		t.Fatalf("the heartbeat of shard %d: %q, %v", i+1, beat, err)
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 of shard %d (pid %d): %v", i+1, pid, err)
+	}
+}
+
+// docsSlurmScript is docs/distributed.md's Slurm batch script made to run
+// here: without its #SBATCH lines (the test gives the tasks), with bin
+// for bkcheck, run for the shared directory, the given model for the
+// page's, one worker per task and a small memory budget. A change to the
+// page's script that these substitutions no longer fit fails the test:
+// the script on the page is the one the test runs.
+func docsSlurmScript(t *testing.T, bin, run string, model []string) string {
+	t.Helper()
+	page, err := os.ReadFile("../../docs/distributed.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, script, ok := strings.Cut(string(page), "```bash\n#!/bin/bash\n#SBATCH")
+	script, _, ok2 := strings.Cut(script, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/distributed.md has no Slurm batch script")
+	}
+	var lines []string
+	for _, l := range strings.Split("#SBATCH"+script, "\n") {
+		if !strings.HasPrefix(l, "#SBATCH") {
+			lines = append(lines, l)
+		}
+	}
+	script = "#!/bin/bash\n" + strings.Join(lines, "\n")
+	for _, r := range [][2]string{
+		{"RUN=/scratch/$USER/bkcheck-shipped", "RUN=" + shellJoin([]string{run})},
+		{"bkcheck check --bookies 4 -w 3 -a 2 --symmetry bookies,clients", shellJoin([]string{bin}) + " check " + shellJoin(model)},
+		{`--workers "$SLURM_CPUS_PER_TASK"`, "--workers 1"},
+		{"--memory 100GiB", "--memory 256MiB"},
+	} {
+		if !strings.Contains(script, r[0]) {
+			t.Fatalf("docs/distributed.md's Slurm script no longer has %q", r[0])
+		}
+		script = strings.Replace(script, r[0], r[1], 1)
+	}
+	return script
 }
