@@ -242,7 +242,9 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 				if got[i] != nil {
 					continue
 				}
-				if b, err := os.ReadFile(c.alivePath(i)); err == nil && string(b) != beat[i] {
+				// Empty: read between the writer's truncation and its
+				// write; no news either way.
+				if b, err := os.ReadFile(c.alivePath(i)); err == nil && len(b) > 0 && string(b) != beat[i] {
 					beat[i], changed[i] = string(b), now
 				}
 				if now.Sub(changed[i]) >= c.timeout {
