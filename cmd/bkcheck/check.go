@@ -222,8 +222,12 @@ func runCheck(ctx context.Context, inv *invocation) int {
 		for i, s := range missing {
 			who[i] = fmt.Sprintf("%d/%d", s+1, n)
 		}
-		fmt.Fprintf(stderr, "bkcheck check: waiting for shard %s at level %d for %s: is it running? (a shard that died continues when restarted with its command)\n",
-			strings.Join(who, ", "), depth, waited.Round(time.Second))
+		bound := "no --shard-timeout: waiting for ever"
+		if c.cfg.ShardTimeout > 0 {
+			bound = fmt.Sprintf("this shard gives up once one has shown no sign of life for --shard-timeout %v", c.cfg.ShardTimeout)
+		}
+		fmt.Fprintf(stderr, "bkcheck check: waiting for shard %s at level %d for %s: is it running? (a shard that died continues when restarted with its command; %s)\n",
+			strings.Join(who, ", "), depth, waited.Round(time.Second), bound)
 	}
 	if c.only.CPUProfile != "" {
 		pf, err := atomicfile.Create(c.only.CPUProfile)
