@@ -359,7 +359,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		opt.Dir, opt.Resume, opt.ModelID = cfg.Dir, cfg.Resume, id
 		opt.SameModel = func(stored string) bool { return SameModelID(stored, id) }
 		opt.Memory, opt.Fingerprint = storeBudget(cfg.Memory), cfg.Fingerprint
-		opt.Shard, opt.Shards = shard, shards
+		opt.Shard, opt.Shards, opt.ShardTimeout = shard, shards, cfg.ShardTimeout
 	}
 	res, err := explorer.Run(ctx, m, opt)
 	if err != nil {

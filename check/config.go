@@ -194,7 +194,17 @@ type StoreConfig struct {
 type Sharding struct {
 	Shard  string `name:"shard" unit:"i/N" help:"be shard i of N (1-based) of one search shared through --dir, a directory all shards see; a restarted shard continues"`
 	Shards int    `name:"shards" unit:"N" help:"be one of N shards, the index from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_PROCID (Slurm)"`
+	// ShardTimeout is explorer.Options.ShardTimeout. Its default is long
+	// enough for a scheduler to start or restart a shard (a pod pulled
+	// and scheduled, a task requeued) and short enough that shards
+	// waiting for one that will never come free their machines within
+	// the hour; a shard that is alive is waited for however long it
+	// takes.
+	ShardTimeout time.Duration `name:"shard-timeout" unit:"D" help:"a shard waiting at a level's barrier for shards that have not arrived and show no sign of life (a heartbeat every second) gives up after D, naming them, with exit code 4 and the run resumable; a live but slow shard is waited for; 0 waits for ever"`
 }
+
+// DefaultShardTimeout is --shard-timeout when not given.
+const DefaultShardTimeout = 10 * time.Minute
 
 // Resolve returns the shard index (0-based) and count of a search: 0 of 1
 // when it is not sharded. With --shards N the index comes from a Kubernetes
@@ -319,7 +329,7 @@ var ConfigSchema = schema.MustOf(Config{})
 
 // DefaultConfig is the default check: spec.DefaultParams, in memory.
 func DefaultConfig() Config {
-	return Config{ModelConfig: ModelConfig{Model: ModelCurrent, Params: spec.DefaultParams()}}
+	return Config{ModelConfig: ModelConfig{Model: ModelCurrent, Params: spec.DefaultParams()}, Sharding: Sharding{ShardTimeout: DefaultShardTimeout}}
 }
 
 // EnsureDefaults fills in every default of c.
@@ -382,6 +392,9 @@ func (c Config) Validate() error {
 		if c.Resume {
 			probs.Add("shard", "a shard continues its search by itself; leave out --resume")
 		}
+	}
+	if c.ShardTimeout < 0 || c.ShardTimeout > 0 && c.ShardTimeout < explorer.MinShardTimeout {
+		probs.Add("shard-timeout", "must be 0 (wait for ever) or at least %v, five of the heartbeats by which a shard shows it is alive (got %v)", explorer.MinShardTimeout, c.ShardTimeout)
 	}
 	return probs.Err()
 }

@@ -111,6 +111,9 @@ func runOnDisk(ctx context.Context, m Model, opt Options) (Result, error) {
 	}
 	s.store.Exact = s.exact
 	s.store.LinkDiskBytes = s.linkBytes()
+	if s.co != nil {
+		s.store.Exchange.BarrierWait = s.co.waited
+	}
 	res.Store = s.store
 	return res, err
 }
@@ -125,7 +128,7 @@ func openDiskSearch(m Model, opt Options) (*diskSearch, error) {
 	s.lastPr = s.start
 	if s.shards > 1 {
 		s.dir = ShardDir(opt.Dir, opt.Shard)
-		s.co = &coord{dir: filepath.Join(opt.Dir, "sync"), shard: opt.Shard, shards: opt.Shards, poll: opt.SyncPoll, waiting: opt.Waiting, every: opt.WaitingEvery}
+		s.co = &coord{dir: filepath.Join(opt.Dir, "sync"), shard: opt.Shard, shards: opt.Shards, poll: opt.SyncPoll, waiting: opt.Waiting, every: opt.WaitingEvery, timeout: opt.ShardTimeout}
 	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("explorer: creating run directory: %w", err)

@@ -335,3 +335,74 @@ func TestShardWaiting(t *testing.T) {
 		t.Fatalf("waiting for %v, want shard 1", got)
 	}
 }
+
+// TestShardTimeout: shards waiting at a barrier for a shard that stopped
+// (here: it was given --max-depth 3 and ended there, so it never reaches
+// level 4) give up after ShardTimeout with a *ShardTimeoutError naming
+// it and the level; the directory is resumable, and all three shards
+// started again finish with the figures of one process.
+func TestShardTimeout(t *testing.T) {
+	m := gridModel(6, 6)
+	want := run(t, m, Options{Workers: 1})
+	dir := t.TempDir()
+	v := diskVariant{name: "shards=3", workers: 1, shards: 3}
+	errs := make([]error, v.shards)
+	var wg sync.WaitGroup
+	for i := range v.shards {
+		wg.Go(func() {
+			opt := v.options(Options{ModelID: "grid"}, dir)
+			opt.Shard, opt.ShardTimeout = i, 300*time.Millisecond
+			if i == 2 {
+				opt.MaxDepth = 3
+			}
+			_, errs[i] = Run(context.Background(), m, opt)
+		})
+	}
+	wg.Wait()
+	if errs[2] != nil {
+		t.Fatalf("shard 2, bounded at depth 3: %v", errs[2])
+	}
+	for i := range 2 {
+		var te *ShardTimeoutError
+		if !errors.As(errs[i], &te) {
+			t.Fatalf("shard %d: %v, want a ShardTimeoutError", i, errs[i])
+		}
+		if !slices.Equal(te.Missing, []int{2}) || te.Depth != 4 || te.Phase != "expanded" || te.Shards != 3 {
+			t.Errorf("shard %d: %+v, want shard 2 missing at level 4, expanded", i, *te)
+		}
+		if msg := te.Error(); !strings.Contains(msg, "shard 3/3 did not reach level 4") {
+			t.Errorf("shard %d: message %q", i, msg)
+		}
+	}
+	res := runShardsIn(t, m, Options{ModelID: "grid"}, v, dir, nil)
+	for i, r := range res {
+		if diff := cmp.Diff(want, r, ignoreStore); diff != "" {
+			t.Errorf("shard %d resumed differs from one process:\n%s", i, diff)
+		}
+	}
+}
+
+// TestShardExchangeStats: each shard counts what it sent to the others
+// (never more than the successors generated, at least a fingerprint's
+// worth of bytes each) and the levels it took part in, one per BFS
+// level; a search of one process reports none.
+func TestShardExchangeStats(t *testing.T) {
+	m := gridModel(6, 6)
+	v := diskVariant{name: "shards=3", workers: 1, shards: 3}
+	res := runShardsIn(t, m, Options{ModelID: "grid"}, v, t.TempDir(), nil)
+	var sent int64
+	for i, r := range res {
+		x := r.Store.Exchange
+		if x.Levels != r.Depth || x.SentRecords == 0 || x.SentBytes < x.SentRecords*8 {
+			t.Errorf("shard %d: %+v for a search of depth %d", i, x, r.Depth)
+		}
+		sent += x.SentRecords
+	}
+	if sent > res[0].Generated {
+		t.Errorf("the shards sent %d successors, more than the %d generated", sent, res[0].Generated)
+	}
+	one := runDisk(t, m, Options{ModelID: "grid"}, diskVariant{name: "one", workers: 1})
+	if one.Store.Exchange != (ExchangeStats{}) {
+		t.Errorf("one process: %+v", one.Store.Exchange)
+	}
+}

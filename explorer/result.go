@@ -97,6 +97,15 @@ type Options struct {
 	// started.
 	Waiting      func(depth int, missing []int, waited time.Duration)
 	WaitingEvery time.Duration
+	// ShardTimeout bounds the wait at a barrier for a shard that shows no
+	// sign of life: one that has not posted its marker and whose heartbeat
+	// (sync/alive.NNN, rewritten every HeartbeatEvery while it runs) has
+	// not changed for ShardTimeout. Run then returns a *ShardTimeoutError
+	// naming them, the run directory resumable as after an interrupt. A
+	// shard that is alive but slow is waited for however long its level
+	// takes, so the bound can be short without stopping a search whose
+	// levels take hours. 0 waits for ever.
+	ShardTimeout time.Duration
 
 	// testing overrides the memory split of a search on disk, so that
 	// tests reach the full-table paths with small models.
@@ -251,4 +260,21 @@ type StoreStats struct {
 	// PeakDiskBytes is the most the run directory (this shard's part of
 	// it) held at a level's end.
 	PeakDiskBytes int64
+	// Exchange is what a shard of a sharded search sent and waited for
+	// in this session; zero for a search of one process.
+	Exchange ExchangeStats
+}
+
+// ExchangeStats measure a shard's share of the cost of sharding, so that
+// what N machines would give can be estimated from a run on one: the
+// successors it sent to other shards and the bytes of their batch files
+// (compressed, as they cross the shared file system), and the time it
+// spent at the barriers waiting for the others, over Levels levels. They
+// count this session only (a resumed shard does not know what an earlier
+// process sent).
+type ExchangeStats struct {
+	Levels      int
+	SentRecords int64
+	SentBytes   int64
+	BarrierWait time.Duration
 }

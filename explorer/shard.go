@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bkcheck/bkcheck/state"
@@ -52,6 +53,77 @@ type coord struct {
 	poll    time.Duration
 	waiting func(depth int, missing []int, waited time.Duration) // Options.Waiting
 	every   time.Duration                                        // Options.WaitingEvery
+	timeout time.Duration                                        // Options.ShardTimeout
+	waited  time.Duration                                        // at the barriers so far (ExchangeStats.BarrierWait)
+}
+
+// HeartbeatEvery is how often a running shard rewrites its heartbeat,
+// sync/alive.NNN. It is fixed, not derived from the shard's own
+// ShardTimeout, because the shards waiting for it may have been given
+// another one; MinShardTimeout keeps every bound a few heartbeats long.
+const HeartbeatEvery = time.Second
+
+// MinShardTimeout is the shortest ShardTimeout that cannot mistake a
+// live shard for a dead one: five heartbeats, so that a shard whose
+// writes to a slow shared file system are late by a few seconds is still
+// waited for.
+const MinShardTimeout = 5 * HeartbeatEvery
+
+// ShardTimeoutError is returned by a shard that waited at a barrier for
+// ShardTimeout for shards that neither posted their marker nor showed any
+// sign of life. Nothing of the run is lost: the shard had checkpointed
+// its last level and posted its markers, so the same command, given to
+// every shard again, continues the search.
+type ShardTimeoutError struct {
+	Depth   int    // the BFS level whose barrier was not passed
+	Phase   string // "expanded" or "merged"
+	Missing []int  // the shards (0-based) that never arrived
+	// Silent are the shards of Missing that never wrote a heartbeat to
+	// this directory at all: when every other shard is silent, and the
+	// scheduler started them all with this one, the directory is most
+	// likely not the one they write to (not shared).
+	Silent  []int
+	Shards  int           // the shards of the search
+	Timeout time.Duration // ShardTimeout
+}
+
+func (e *ShardTimeoutError) Error() string {
+	who := make([]string, len(e.Missing))
+	for i, s := range e.Missing {
+		who[i] = fmt.Sprintf("%d/%d", s+1, e.Shards)
+	}
+	return fmt.Sprintf("shard %s did not reach level %d (%s phase) and showed no sign of life for %v", strings.Join(who, ", "), e.Depth, e.Phase, e.Timeout)
+}
+
+func (c *coord) alivePath(shard int) string {
+	return filepath.Join(c.dir, fmt.Sprintf("alive.%03d", shard))
+}
+
+// heartbeat rewrites this shard's heartbeat every HeartbeatEvery until
+// the returned stop is called (which waits for the writer to end, so no
+// goroutine outlives the search). The content (host, pid, a counter)
+// changes with every write and with every restart; the others compare
+// contents, not modification times, so clocks that differ between
+// machines cannot make a live shard look dead. A write that fails is
+// tried again at the next beat: a shard that cannot write is, to the
+// others, as good as gone.
+func (c *coord) heartbeat() (stop func()) {
+	host, _ := os.Hostname()
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(HeartbeatEvery)
+		defer t.Stop()
+		for seq := 0; ; seq++ {
+			os.WriteFile(c.alivePath(c.shard), fmt.Appendf(nil, "%s %d %d\n", host, os.Getpid(), seq), 0o644)
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
 }
 
 // runRecord is sync/run.json: what every shard of the search must agree on.
@@ -141,6 +213,14 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 	// c.poll.
 	wait := time.Millisecond
 	start, told := time.Now(), time.Duration(0)
+	// The last heartbeat read from each shard, and when (on this
+	// machine's clock) it last changed: a shard is gone when it has not
+	// posted and its heartbeat has not changed for c.timeout.
+	beat := make([]string, c.shards)
+	changed := make([]time.Time, c.shards)
+	for i := range changed {
+		changed[i] = start
+	}
 	for {
 		for i := range c.shards {
 			if got[i] != nil {
@@ -154,6 +234,29 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 		}
 		if missing == 0 {
 			break
+		}
+		if c.timeout > 0 {
+			now := time.Now()
+			var gone, silent []int
+			for i := range c.shards {
+				if got[i] != nil {
+					continue
+				}
+				// Empty: read between the writer's truncation and its
+				// write; no news either way.
+				if b, err := os.ReadFile(c.alivePath(i)); err == nil && len(b) > 0 && string(b) != beat[i] {
+					beat[i], changed[i] = string(b), now
+				}
+				if now.Sub(changed[i]) >= c.timeout {
+					gone = append(gone, i)
+					if beat[i] == "" {
+						silent = append(silent, i)
+					}
+				}
+			}
+			if gone != nil {
+				return &ShardTimeoutError{Depth: depth, Phase: phase, Missing: gone, Silent: silent, Shards: c.shards, Timeout: c.timeout}
+			}
 		}
 		if waited := time.Since(start); c.waiting != nil && waited-told >= c.every {
 			var who []int
@@ -172,6 +275,7 @@ func (c *coord) gather(ctx context.Context, phase string, depth int, f func(shar
 		}
 		wait = min(2*wait, c.poll)
 	}
+	c.waited += time.Since(start)
 	for i, b := range got {
 		if err := f(i, b); err != nil {
 			return fmt.Errorf("explorer: marker %s: %w", c.path(phase, depth, i), err)
@@ -215,6 +319,7 @@ func (s *diskSearch) outboxPath(depth, from, to int) string {
 
 // runSharded runs the levels of a sharded search from checkpoint cp.
 func (s *diskSearch) runSharded(ctx context.Context, cp *checkpoint) (Result, error) {
+	defer s.co.heartbeat()()
 	depth, own, total := cp.Depth, cp.LevelLen, cp.LevelTotal
 	var m mergedMarker
 	merged, err := s.co.posted("merged", depth, &m)
@@ -331,6 +436,7 @@ func (s *diskSearch) runSharded(ctx context.Context, cp *checkpoint) (Result, er
 			s.co.forget(depth - 1)
 		}
 		depth, own, total = depth+1, m.Count, count
+		s.store.Exchange.Levels++
 		s.progress()
 	}
 	return s.finish()
@@ -447,6 +553,15 @@ func (s *diskSearch) expandShard(ctx context.Context, depth int, own int64) (exp
 	}
 	if err := finishAll(ws...); err != nil {
 		return e, false, err
+	}
+	for j := range boxes {
+		if j == s.shard {
+			continue // stays on this machine
+		}
+		s.store.Exchange.SentRecords += boxes[j].n
+		if fi, err := os.Stat(s.outboxPath(depth, s.shard, j)); err == nil {
+			s.store.Exchange.SentBytes += fi.Size()
+		}
 	}
 	syncDir(s.exchangeDir(depth))
 	e.Elapsed = time.Since(start).Seconds()

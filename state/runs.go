@@ -70,6 +70,13 @@ var (
 
 func loBytesOf(bits int) int { return (bits - 64) / 8 }
 
+// ErrInUse: the store is held by another process (Badger's directory
+// lock), which is usually a second run started on the same directory —
+// or, for a sharded search, a shard started twice. The caller treats it
+// as bad input: nothing has been written, and retrying cannot help
+// while the other process runs.
+var ErrInUse = errors.New("in use by another process")
+
 // OpenRunStore opens (creating if needed) the store in opt.Dir. A store
 // holding fingerprints of another width is refused.
 func OpenRunStore(opt RunStoreOptions) (*RunStore, error) {
@@ -106,7 +113,7 @@ func OpenRunStore(opt RunStoreOptions) (*RunStore, error) {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			// Badger keeps the holder's pid in its LOCK file.
 			pid, _ := os.ReadFile(filepath.Join(opt.Dir, "LOCK"))
-			return nil, fmt.Errorf("state: %s is in use by another process (pid %s; another bkcheck on the same directory?): let it finish or stop it first", opt.Dir, strings.TrimSpace(string(pid)))
+			return nil, fmt.Errorf("state: %s is %w (pid %s; another bkcheck on the same directory?): let it finish or stop it first", opt.Dir, ErrInUse, strings.TrimSpace(string(pid)))
 		}
 		return nil, fmt.Errorf("state: open badger store %s: %w", opt.Dir, err)
 	}

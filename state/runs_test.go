@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -244,7 +245,7 @@ func TestRunStoreInUse(t *testing.T) {
 	}
 	defer st.Close()
 	_, err = OpenRunStore(RunStoreOptions{Dir: dir, Bits: 64})
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("in use by another process (pid %d;", os.Getpid())) {
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("in use by another process (pid %d;", os.Getpid())) {
 		t.Fatalf("second open: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/internal/atomicfile"
 	"github.com/bkcheck/bkcheck/schema"
+	"github.com/bkcheck/bkcheck/state"
 	"github.com/bkcheck/bkcheck/traces"
 )
 
@@ -221,8 +222,12 @@ func runCheck(ctx context.Context, inv *invocation) int {
 		for i, s := range missing {
 			who[i] = fmt.Sprintf("%d/%d", s+1, n)
 		}
-		fmt.Fprintf(stderr, "bkcheck check: waiting for shard %s at level %d for %s: is it running? (a shard that died continues when restarted with its command)\n",
-			strings.Join(who, ", "), depth, waited.Round(time.Second))
+		bound := "no --shard-timeout: waiting for ever"
+		if c.cfg.ShardTimeout > 0 {
+			bound = fmt.Sprintf("this shard gives up once one has shown no sign of life for --shard-timeout %v", c.cfg.ShardTimeout)
+		}
+		fmt.Fprintf(stderr, "bkcheck check: waiting for shard %s at level %d for %s: is it running? (a shard that died continues when restarted with its command; %s)\n",
+			strings.Join(who, ", "), depth, waited.Round(time.Second), bound)
 	}
 	if c.only.CPUProfile != "" {
 		pf, err := atomicfile.Create(c.only.CPUProfile)
@@ -240,9 +245,19 @@ func runCheck(ctx context.Context, inv *invocation) int {
 	out.checkStart(*c.cfg)
 	rep, err := check.Run(ctx, *c.cfg)
 	prog.done()
+	if te := (*explorer.ShardTimeoutError)(nil); errors.As(err, &te) {
+		if notShared(c.cfg, te) {
+			fmt.Fprintf(stderr, "bkcheck check: --dir %s is not shared by the tasks of this Slurm step: none of the other %d tasks, which srun started with this one, has written to %s in --shard-timeout %v (%v). Each task sees a directory of its own: give a --dir on a file system every node mounts (docs/distributed.md); if the other tasks failed to start instead, srun's output says why\n",
+				c.cfg.Dir, te.Shards-1, filepath.Join(c.cfg.Dir, "sync"), te.Timeout, te)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "bkcheck check: %v (--shard-timeout); this shard stops. Nothing is lost: the run in %s continues when every shard is started again with its command (this one's: %s)\n",
+			te, c.cfg.Dir, continueCommand())
+		return exitShardAbsent
+	}
 	if err != nil && rep == nil {
 		fmt.Fprintf(stderr, "bkcheck check: %v\n", err)
-		if probs, ok := schema.AsProblems(err); ok || errors.Is(err, explorer.ErrResumeMismatch) || errors.Is(err, explorer.ErrRunExists) {
+		if probs, ok := schema.AsProblems(err); ok || errors.Is(err, explorer.ErrResumeMismatch) || errors.Is(err, explorer.ErrRunExists) || errors.Is(err, state.ErrInUse) {
 			if c.out.JSON {
 				if !ok {
 					probs = schema.Problems{{Msg: err.Error()}}
@@ -258,6 +273,19 @@ func runCheck(ctx context.Context, inv *invocation) int {
 		out.continueCmd = continueCommand()
 	}
 	return finishCheck(out, rep, err, c.out.TraceOut, ctx.Err() != nil)
+}
+
+// notShared reports whether a shard timed out because --dir is not
+// shared: it is a task of a Slurm step (srun starts every task of a step
+// at once, and the index came from SLURM_PROCID) and no other shard ever
+// wrote to the directory. Another scheduler gives no such guarantee (the
+// pods of a Kubernetes Job may wait for a node): there, silence is a
+// shard not started yet, not a wrong directory.
+func notShared(cfg *check.Config, te *explorer.ShardTimeoutError) bool {
+	_, step := os.LookupEnv("SLURM_STEP_ID")
+	_, proc := os.LookupEnv("SLURM_PROCID")
+	_, job := os.LookupEnv("JOB_COMPLETION_INDEX")
+	return step && proc && !job && cfg.Shards > 0 && te.Shards > 1 && len(te.Silent) == te.Shards-1
 }
 
 // finishCheck writes the counterexample (if any) to tracePath and reports

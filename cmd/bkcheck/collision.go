@@ -60,3 +60,35 @@ func diskText(w io.Writer, rep *check.Report) {
 	fmt.Fprintf(w, "On disk (this shard): visited set %.1f bytes/state, parent links %.1f, largest level %.1f; at most %s at a level's end.\n",
 		d.VisitedBytesPerState, d.LinkBytesPerState, d.FrontierBytesPerState, humanBytes(d.PeakBytes))
 }
+
+// jsonExchange is what a shard sent to the others and waited for at the
+// barriers, in this session (explorer.ExchangeStats).
+type jsonExchange struct {
+	Levels             int     `json:"levels"`
+	SentRecords        int64   `json:"sent-records"`
+	SentBytes          int64   `json:"sent-bytes"`
+	SentBytesPerRecord float64 `json:"sent-bytes-per-record"`
+	BarrierWaitS       float64 `json:"barrier-wait-s"`
+}
+
+func exchangeJSON(rep *check.Report) *jsonExchange {
+	x := rep.Store.Exchange
+	if x.Levels == 0 {
+		return nil
+	}
+	j := &jsonExchange{Levels: x.Levels, SentRecords: x.SentRecords, SentBytes: x.SentBytes, BarrierWaitS: x.BarrierWait.Seconds()}
+	if x.SentRecords > 0 {
+		j.SentBytesPerRecord = float64(x.SentBytes) / float64(x.SentRecords)
+	}
+	return j
+}
+
+// exchangeText reports a shard's exchange with the others.
+func exchangeText(w io.Writer, rep *check.Report) {
+	x := exchangeJSON(rep)
+	if x == nil {
+		return
+	}
+	fmt.Fprintf(w, "Exchange (this shard, this session): %d successors sent to other shards in %s (%.1f bytes each), %.2f s waiting at the barriers of %d levels.\n",
+		x.SentRecords, humanBytes(x.SentBytes), x.SentBytesPerRecord, x.BarrierWaitS, x.Levels)
+}

@@ -183,6 +183,9 @@ const exitCodesText = `Exit codes:
   2    usage: bad flags or parameters (all problems are listed)
   3    unknown: --max-depth or --max-states stopped the search first;
        bkcheck sweep (and sweep merge): an incomplete sweep, some points unknown or failed
+  4    a shard of a sharded search waited --shard-timeout at a level's barrier for
+       shards that never came (named, with the level); nothing is lost: start every
+       shard again with the same command (a scheduler should retry, not give up)
   11   deadlock: a state without successor (only with --check-deadlock)
   12   an invariant is violated; the shortest counterexample is printed
   13   a property of terminal states fails in a state without successor

@@ -163,7 +163,7 @@ func runLocalShards(ctx context.Context, c *checkCommand, args []string, stdout,
 // own rather than with the search's verdict: killed by a signal (-1), an
 // error, a usage error, or an interrupt nobody asked for.
 func shardDied(code int) bool {
-	return code < 0 || code == exitError || code == exitUsage || code == exitInterrupted
+	return code < 0 || code == exitError || code == exitUsage || code == exitInterrupted || code == exitShardAbsent
 }
 
 // stopAll interrupts the shards that are running (os.Process.Signal

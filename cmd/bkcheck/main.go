@@ -43,6 +43,7 @@ const (
 	exitError       = 1   // I/O or internal error
 	exitUsage       = 2   // bad flags or parameters
 	exitUnknown     = 3   // a bound stopped the search: neither proved nor refuted
+	exitShardAbsent = 4   // a shard waited --shard-timeout for shards that never came; resumable, retry them all
 	exitDeadlock    = 11  // TLC: deadlock reached
 	exitViolation   = 12  // TLC: safety violation
 	exitTerminal    = 13  // TLC: liveness violation; here a terminal-state property

@@ -133,6 +133,7 @@ type jsonResult struct {
 	FingerprintBits      int              `json:"fingerprint-bits"`
 	CollisionWarning     string           `json:"collision-warning,omitempty"`
 	Disk                 *jsonDisk        `json:"disk,omitempty"`
+	Exchange             *jsonExchange    `json:"exchange,omitempty"`
 	Properties           []jsonProperty   `json:"properties,omitempty"`
 	Coverage             map[string]int64 `json:"coverage,omitempty"`
 	Uncovered            []string         `json:"never-fired-required,omitempty"`
@@ -166,6 +167,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 			FingerprintBits:      rep.Fingerprint,
 			CollisionWarning:     collisionWarning(rep),
 			Disk:                 diskJSON(rep),
+			Exchange:             exchangeJSON(rep),
 			PeakRSSBytes:         peakResidentBytes(),
 			PeakAnonBytes:        peakAnon,
 			TraceFile:            r.traceFile,
@@ -235,6 +237,7 @@ func (r *reporter) checkResult(rep *check.Report, interrupted bool) {
 			elapsed.Round(time.Millisecond), rate, rateNoun(rep.Config.Symmetry), humanBytes(peakResidentBytes()), humanBytes(peakAnon), rep.Fingerprint, rep.Collision())
 	}
 	diskText(w, rep)
+	exchangeText(w, rep)
 }
 
 // distinctNoun names what a search's distinct count counts: distinct

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,12 +49,18 @@ func TestLocalShards(t *testing.T) {
 		_, want, _ := runArgs(t, append([]string{"check", "--json", "--trace-out", "none"}, model...)...)
 		wantRes := lastJSON(t, want)
 		dir := filepath.Join(t.TempDir(), "run")
-		for range 2 {
+		for run := range 2 {
 			code, got, errOut := runArgs(t, append([]string{"check", "--json", "--local-shards", "3", "--dir", dir}, model...)...)
 			if code != exitOK && code != exitViolation && code != exitUnknown {
 				t.Fatalf("%v: exit %d: %s", model, code, errOut)
 			}
-			sameFigures(t, fmt.Sprint(model), lastJSON(t, got), wantRes)
+			res := lastJSON(t, got)
+			sameFigures(t, fmt.Sprint(model), res, wantRes)
+			// The search's exchange, reported by the run that searched;
+			// the second finds it finished and searches nothing.
+			if x, _ := res["exchange"].(map[string]any); (run == 0) != (x != nil && x["sent-records"].(float64) > 0) {
+				t.Errorf("%v, run %d: exchange %v", model, run+1, res["exchange"])
+			}
 		}
 	}
 	for _, c := range []struct {
@@ -288,4 +295,108 @@ func TestShardOnSingleRunDir(t *testing.T) {
 	if _, err := os.Stat(explorer.ShardDir(dir, 0)); err == nil {
 		t.Error("a shard directory was written into the run")
 	}
+}
+
+// TestShardNeverArrives: of three shards, the third stops after level 3
+// (it was given --max-depth 3) and so never reaches level 4; the other two
+// wait for it there for --shard-timeout, then exit 4 naming it and the
+// level. The directory stays resumable: the three shards started again
+// (--local-shards 3) give the figures of one process.
+func TestShardNeverArrives(t *testing.T) {
+	model := []string{"--bookies", "1", "-w", "1", "-a", "1", "--trace-out", "none"}
+	want, dir, exe := shardSetup(t, model)
+	cmds := make([]*exec.Cmd, 3)
+	outs := make([]bytes.Buffer, 3)
+	for i := range cmds {
+		args := append([]string{"check", "--dir", dir, "--shard", fmt.Sprintf("%d/3", i+1), "--workers", "1", "--shard-timeout", "5s"}, model...)
+		if i == 2 {
+			args = append(args, "--max-depth", "3")
+		}
+		cmds[i] = exec.Command(exe, args...)
+		cmds[i].Env = append(os.Environ(), runAsBkcheck+"=1")
+		cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		if i == 2 {
+			if code != exitUnknown {
+				t.Fatalf("shard 3/3, bounded at depth 3: exit %d\n%s", code, outs[i].String())
+			}
+			continue
+		}
+		const named = "shard 3/3 did not reach level 4 (expanded phase) and showed no sign of life for 5s (--shard-timeout); this shard stops. Nothing is lost"
+		if code != exitShardAbsent || !strings.Contains(outs[i].String(), named) {
+			t.Errorf("shard %d/3: exit %d, want %d and %q\n%s", i+1, code, exitShardAbsent, named, outs[i].String())
+		}
+	}
+	t.Setenv(runAsBkcheck, "1")
+	code, got, errOut := runArgs(t, append([]string{"check", "--json", "--dir", dir, "--local-shards", "3"}, model...)...)
+	if code != exitOK {
+		t.Fatalf("resumed with every shard: exit %d\n%s", code, errOut)
+	}
+	sameFigures(t, "resumed", lastJSON(t, got), want)
+	for _, bad := range []string{"-1s", "2s"} {
+		if code, _, errOut := runArgs(t, "check", "--shard", "1/2", "--dir", t.TempDir(), "--shard-timeout", bad); code != exitUsage || !strings.Contains(errOut, "at least 5s") {
+			t.Errorf("--shard-timeout %s: exit %d, %q", bad, code, errOut)
+		}
+	}
+}
+
+// TestShardTwiceAndWrongNTasks: the bad inputs of a sharded search that
+// need no scheduler (the Slurm tier, TestSlurm, has them all under real
+// Slurm): a shard started while another process runs it is refused with
+// exit 2, touching nothing, and the search then finishes with the one
+// process's figures; SLURM_NTASKS other than --shards is refused with
+// exit 2 before anything is written.
+func TestShardTwiceAndWrongNTasks(t *testing.T) {
+	model := []string{"--bookies", "1", "-w", "1", "-a", "1", "--trace-out", "none"}
+	want, dir, exe := shardSetup(t, model)
+	args := append([]string{"check", "--json", "--dir", dir, "--workers", "1", "--shard-timeout", "0"}, model...)
+	holder := exec.Command(exe, append(args, "--shard", "1/2")...)
+	holder.Env = append(os.Environ(), runAsBkcheck+"=1")
+	var held bytes.Buffer
+	holder.Stdout, holder.Stderr = &held, &held
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForCheckpoint(t, explorer.ShardDir(dir, 0), 1)
+	code, _, errOut := runArgs(t, append(args, "--shard", "1/2")...)
+	if code != exitUsage || !strings.Contains(errOut, "in use by another process (pid "+strconv.Itoa(holder.Process.Pid)) {
+		t.Errorf("shard 1/2 started twice: exit %d, want %d naming pid %d\n%s", code, exitUsage, holder.Process.Pid, errOut)
+	}
+	// The holder, waiting at level 1 for shard 2/2, gets it now.
+	code, got, errOut := runArgs(t, append(args, "--shard", "2/2")...)
+	if err := holder.Wait(); err != nil || code != exitOK {
+		t.Fatalf("the search after the refusal: shard 1/2 %v, shard 2/2 exit %d\n%s\n%s", err, code, held.String(), errOut)
+	}
+	sameFigures(t, "shard 2/2", lastJSON(t, got), want)
+	sameFigures(t, "shard 1/2", lastJSON(t, held.String()), want)
+
+	t.Setenv("SLURM_PROCID", "0")
+	t.Setenv("SLURM_NTASKS", "2")
+	other := filepath.Join(t.TempDir(), "run")
+	code, _, errOut = runArgs(t, append([]string{"check", "--dir", other, "--shards", "3"}, model...)...)
+	if code != exitUsage || !strings.Contains(errOut, "SLURM_NTASKS=2 but --shards 3") {
+		t.Errorf("SLURM_NTASKS=2, --shards 3: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Error("SLURM_NTASKS=2, --shards 3: the run directory was created")
+	}
+}
+
+// shardSetup returns the one process's result of model, a fresh run
+// directory, and this test binary, which runs as bkcheck with
+// runAsBkcheck=1 in its environment: the shard processes of a test.
+func shardSetup(t *testing.T, model []string) (want map[string]any, dir, exe string) {
+	t.Helper()
+	_, out, _ := runArgs(t, append([]string{"check", "--json"}, model...)...)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lastJSON(t, out), filepath.Join(t.TempDir(), "run"), exe
 }

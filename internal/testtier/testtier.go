@@ -17,6 +17,13 @@
 // it needs a JDK and Maven, and the released artifacts Maven fetches.
 //
 //	BKCHECK_REAL=1 go test ./bridge/...
+//
+// The Slurm tier runs sharded searches as the tasks of real Slurm jobs on
+// a one-host cluster the test starts itself (scripts/slurm-local.sh: it
+// installs slurm-wlm and munge with apt-get when they are missing, so it
+// needs root and Debian's packages):
+//
+//	BKCHECK_SLURM=1 go test ./cmd/bkcheck -run Slurm
 package testtier
 
 import (
@@ -30,7 +37,17 @@ const (
 	Env     = "BKCHECK_LONG"
 	DocsEnv = "BKCHECK_DOCS"
 	RealEnv = "BKCHECK_REAL"
+	// SlurmEnv switches on the Slurm tier.
+	SlurmEnv = "BKCHECK_SLURM"
 )
+
+// Slurm skips t unless the Slurm tier runs.
+func Slurm(t testing.TB) {
+	t.Helper()
+	if !on(SlurmEnv) {
+		t.Skipf("Slurm tier (starts a one-host Slurm cluster, installing it as root if missing): set %s=1 to run it", SlurmEnv)
+	}
+}
 
 // Real skips t unless the real-BookKeeper tier runs.
 func Real(t testing.TB) {
