@@ -214,21 +214,43 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 }
 
 // doneWith says whether the group's events left unmatched (missing) may
-// stay so in s: only a request's failure of a client that can no longer
-// take it (gone: a writer whose handle closed itself or was given up).
-// Java fails such a request into an op already failed, and nothing shows;
-// the model's gone client takes no timeout.
+// stay so in s: only a request's failure the model has no step for. A
+// write of a writer whose handle closed itself or was given up: Java fails
+// it into an op already failed, and nothing shows; the model's gone
+// client takes no timeout. A fencing read the model lost, or whose
+// answer comes too late (fenceUnanswered).
 func doneWith(s *spec.State, g record.Group, idx []int, missing uint64) bool {
 	for j, i := range idx {
 		if missing&(1<<uint(j)) == 0 {
 			continue
 		}
 		e := g.Events[i]
-		if e.Kind != record.Timeout || e.Msg.Type != "AddEntryRequest" || e.Msg.Recovery || !writerGone(s, e.Msg.Client) {
+		switch {
+		case e.Kind != record.Timeout:
+			return false
+		case e.Msg.Type == "AddEntryRequest" && !e.Msg.Recovery && writerGone(s, e.Msg.Client):
+		case e.Msg.Type == "FenceRequest" && fenceUnanswered(s, e.Msg):
+		default:
 			return false
 		}
 	}
 	return true
+}
+
+// fenceUnanswered: the model lost the fencing read (or its answer), or
+// its recovery's fencing phase is over. The model takes no step for a
+// fencing read that fails; Java counts its failure as an answer
+// (ReadLastConfirmedOp), which shows only in what the recovery does next.
+func fenceUnanswered(s *spec.State, r *record.Message) bool {
+	for _, m := range s.Msgs {
+		k := m.Key
+		if (k.Type() == spec.FenceRequest || k.Type() == spec.FenceResponse) && clientName(k.Cid()) == r.Client && bookieName(k.Bookie()) == r.Bookie {
+			if m.Count == -1 || k.Type() == spec.FenceResponse && gone(s, k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writerGone: the client named c is not an open writer any more, and was
@@ -293,7 +315,13 @@ func gone(s *spec.State, k spec.MsgKey) bool {
 			return st != spec.StatusInRecovery
 		}
 		return st != spec.StatusOpen
-	case spec.FenceResponse, spec.ReadResponse:
+	case spec.FenceResponse:
+		// Only the fencing phase takes an answer to a fencing read
+		// (ReadLastConfirmedOp completes once it has enough): a late one
+		// is read and dropped.
+		c := &s.Clients[k.Cid()]
+		return c.RecoveryPhase != spec.FencingPhase || st != spec.StatusInRecovery && st != spec.RecoveryAborted
+	case spec.ReadResponse:
 		return st != spec.StatusInRecovery
 	}
 	return false
