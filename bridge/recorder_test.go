@@ -85,14 +85,23 @@ func TestRecordReal(t *testing.T) {
 // knownGap names the model's gap an INVALID record stopped at, when it is
 // one classified (validate/testdata/records/README.md); "" otherwise.
 func knownGap(res *validate.Result) string {
-	if res.Verdict != validate.Invalid || res.Stuck == nil || len(res.Stuck.Left) != 1 {
+	if res.Verdict != validate.Invalid || res.Stuck == nil || len(res.Stuck.Left) == 0 {
 		return ""
 	}
-	e := res.Stuck.Left[0]
-	if e.Kind == record.Timeout && e.Msg.Type == "AddEntryRequest" && e.Msg.Client == "c2" {
-		return "a recovery write-back's timeout, which the model takes only with a spare bookie"
+	timeout := false
+	for _, e := range res.Stuck.Left {
+		switch {
+		case e.Kind == record.Timeout && e.Msg.Type == "AddEntryRequest" && e.Msg.Client == "c2":
+			timeout = true
+		case e.Kind == record.Status && e.Client == "c2" && e.Status == "RECOVERY_ABORTED":
+		default:
+			return ""
+		}
 	}
-	return ""
+	if !timeout {
+		return ""
+	}
+	return "a recovery write-back's timeout (and the recovery failing of it), which the model takes only with a spare bookie"
 }
 
 func envInt(name string, def int) int {
