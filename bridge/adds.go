@@ -148,9 +148,13 @@ func (r *run) addTimeout(ctx context.Context, s step) error {
 			return notExecutable(refused)
 		}
 		if closeLink {
-			r.notes = append(r.notes, fmt.Sprintf("step %d (ClientReceivesAddTimeout): %s's write of entry %d to %s failed by closing %s's connection to %s "+
+			kind := "ClientReceivesAddTimeout"
+			if lost.Fields["recovery"] == true {
+				kind = "RecoveryClientReceivesAddTimeout"
+			}
+			r.notes = append(r.notes, fmt.Sprintf("step %d (%s): %s's write of entry %d to %s failed by closing %s's connection to %s "+
 				"(BookieHandleNotAvailableException), not by the clock, which would have timed out first the older %s",
-				r.cur+1, client, javaEntry(lost.Entry), lost.Bookie, client, lost.Bookie, older))
+				r.cur+1, kind, client, javaEntry(lost.Entry), lost.Bookie, client, lost.Bookie, older))
 			r.queueReplacements(ctx, client)
 			id := r.bookieID(lost.Bookie)
 			r.px.CloseLinks(client, lost.Bookie)

@@ -86,7 +86,7 @@ func lostAddFailure(states []itfState, sent []map[string]int, cur int, lost mess
 		}
 		for _, m := range messages(states[j-1]) {
 			answered := m.Type == "AddEntryResponseMessage" && m.Count > 0 && after[m.key()] < m.Count
-			if !answered || m.Client != lost.Client || m.Bookie == lost.Bookie || m.Fields["recovery"] == true {
+			if !answered || m.Client != lost.Client || m.Bookie == lost.Bookie || (m.Fields["recovery"] == true) != (lost.Fields["recovery"] == true) {
 				continue
 			}
 			// Sent at the same step (one initiate's loop, microseconds

@@ -80,12 +80,14 @@ const (
 	// The application thread's create before the add (--create-window;
 	// javaclient.go).
 	ClientCreatesAddOp
+	// A write-back's timeout without a spare (--add-path java; javaclient.go).
+	RecoveryClientReceivesAddTimeout
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = ClientCreatesAddOp + 1
+const numActionKinds = RecoveryClientReceivesAddTimeout + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -237,6 +239,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		g.ClientReceivesRecoveryReadResponse(cid)
 		g.ClientWritesBackEntry(cid)
 		g.RecoveryClientReceivesAddConfirmedResponse(cid)
+		g.RecoveryClientReceivesAddTimeout(cid)
 		g.RecoveryClientChangesEnsemble(cid)
 		g.RecoveryClientSendsPendingAddOp(cid)
 		g.RecoveryClientClosesLedger(cid)
@@ -1311,7 +1314,7 @@ func (g *gen) recoveryRead(cid int, id int8) func(b int) MsgKey {
 // before the read is decided.
 func (g *gen) ClientSendsNextRecoveryRead(cid int) {
 	c := &g.s.Clients[cid]
-	if !g.m.has.sequenceReads || c.Status != StatusInRecovery || c.RecoveryPhase != ReadWritePhase ||
+	if !g.m.has.sequenceReads || c.Status != StatusInRecovery && !zombieRead(c) || c.RecoveryPhase != ReadWritePhase ||
 		c.CurrReadEntry == Nil || int(c.ReadNext) >= g.p.WriteQuorum {
 		return
 	}
@@ -1366,9 +1369,10 @@ func (g *gen) recoveryEnsemble(c *Client, id int8) (Bookies, Layout) {
 // when no other read of this client is still in flight (see onlyReadInFlight).
 func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 	c := &g.s.Clients[cid]
-	if c.Status != StatusInRecovery || c.RecoveryPhase != ReadWritePhase {
+	if c.Status != StatusInRecovery && !zombieRead(c) || c.RecoveryPhase != ReadWritePhase {
 		return
 	}
+	zombie := zombieRead(c)
 	cf, _ := c.CurrFragment()
 	readSet := g.recoveryReadSet(c, c.CurrReadEntry)
 	readEns := readSet | c.RecoveryEns // where this client's reads can be in flight
@@ -1404,6 +1408,9 @@ func (g *gen) ClientReceivesRecoveryReadResponse(cid int) {
 		}
 		a := msgAction(ClientReceivesRecoveryReadResponse, k)
 		switch {
+		case zombie && (anyOK || nse >= g.p.WriteQuorum-g.p.AckQuorum+1 || g.readUnknown(cid, total, readSet)):
+			// The read completes and its result is dropped.
+			endRead(g.begin(cid))
 		case anyOK: // ReadPositive
 			if !seq && !g.s.onlyReadInFlight(k, readEns) {
 				continue
@@ -1488,6 +1495,17 @@ func (g *gen) ClientWritesBackEntry(cid int) {
 		}
 		a := clientAction(ClientWritesBackEntry, cid)
 		a.Entry = op.Entry.ID
+		if g.m.has.javaAddPath && !g.m.has.spare && c.DelayedFailed != 0 {
+			// PendingAddOp.initiate hands a completed write-back's
+			// failure to handleBookieFailure first
+			// (maybeHandleDelayedWriteBookieFailure): no bookie
+			// replaces it, errorOutPendingAdds fails this op too and
+			// the recovery with it (RecoveryClientReceivesAddTimeout),
+			// and the op, recycled by its callback, sends nothing.
+			g.abortRecovery(g.begin(cid))
+			g.out(a)
+			continue
+		}
 		op := op
 		g.sendToBookies(a, g.p.WriteSet(op.Entry.ID, cf), func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
 			g.begin(-1)

@@ -143,6 +143,11 @@ func fpClientWritesBackEntry(x fp, a Action) {
 		}
 	}
 	x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
+	if p.JavaAddPath() && !needSpare.ok(p) {
+		// A completed write-back's failure, handled at this one's
+		// initiate, fails the recovery (abortRecovery).
+		x.write(f.Client(c), f.ClientStatus(c), f.ClientRecovery(c))
+	}
 }
 
 // fpWriterReceivesAddAnswer is the own footprint (Footprints.Of) of ClientReceivesAddErrorResponse, ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse.
@@ -299,6 +304,9 @@ func deadClientStartsRecovery(d deadView, a Action) bool {
 // deadRecoveryRead is the deadness (Footprints.Dead) of ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead.
 func deadRecoveryRead(d deadView, a Action) bool {
 	cl := d.cl
+	if cl.Status == RecoveryAborted && a.Kind == ClientSendsNextRecoveryRead {
+		return cl.CurrReadEntry != a.Entry // the zombie read's (abortRecovery)
+	}
 	return d.recoveryDead() || cl.Status == StatusInRecovery && (cl.LastRecoverable != Nil || cl.LAP >= a.Entry)
 }
 
@@ -310,6 +318,9 @@ func deadClientReceivesFencingReadLacResponse(d deadView, a Action) bool {
 
 // deadClientReceivesRecoveryReadResponse is the deadness (Footprints.Dead) of ClientReceivesRecoveryReadResponse.
 func deadClientReceivesRecoveryReadResponse(d deadView, a Action) bool {
+	if d.cl.Status == RecoveryAborted && d.cl.CurrReadEntry == a.Entry {
+		return d.spent(ReadResponse, int(a.Bookie), int(a.Entry)) // the zombie read's (abortRecovery)
+	}
 	return d.recoveryDead() || d.spent(ReadResponse, int(a.Bookie), int(a.Entry))
 }
 
@@ -413,7 +424,7 @@ func necClientSendsNextRecoveryRead(n necView, a Action) (varList, bool) {
 	// Its guard but the send is the client's own: reading entry e,
 	// with a member of the write set not yet asked.
 	ok := cl.RecoveryPhase == ReadWritePhase && cl.CurrReadEntry == a.Entry && int(cl.ReadNext) < f.p.WriteQuorum
-	if n.status(StatusInRecovery) || !n.is(ok, f.ClientRecovery(c)) {
+	if n.status(StatusInRecovery, RecoveryAborted) || !n.is(ok, f.ClientRecovery(c)) {
 		return n.vs, true
 	}
 	n.own(true)
@@ -585,7 +596,7 @@ func necClientReceivesFencingReadLacResponse(n necView, a Action) (varList, bool
 
 // necClientReceivesRecoveryReadResponse is the necessary enabling set (Footprints.NecessaryInto) of ClientReceivesRecoveryReadResponse.
 func necClientReceivesRecoveryReadResponse(n necView, a Action) (varList, bool) {
-	if n.status(StatusInRecovery) || n.noLive(ReadResponse, false) {
+	if n.status(StatusInRecovery, RecoveryAborted) || n.noLive(ReadResponse, false) {
 		return n.vs, true
 	}
 	return n.vs, false

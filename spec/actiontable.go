@@ -194,6 +194,13 @@ var actionTable = []actionDecl{
 	{kind: ClientCreatesAddOp, enabledBy: "--create-window", writer: javaPath, on: Params.CreatesAddOps, room: []need{
 		{"a second add while the first is pending (--entries 2 --inflight 2)", func(p Params) bool { return p.Entries > 1 && p.Inflight > 1 }}}, footprint: true,
 		fp: fpClientCreatesAddOp, dead: deadClientCreatesAddOp},
+
+	// A write-back's timeout where no bookie can replace one (javaclient.go):
+	// with a spare, RecoveryClientChangesEnsemble takes it.
+	{kind: RecoveryClientReceivesAddTimeout, enabledBy: "--add-path java without a spare bookie", writer: javaPath, on: func(p Params) bool { return !needSpare.ok(p) },
+		room: []need{needRecovery, {"a lost message (no --reliable-network, or --crashes or --disk-loss)", func(p Params) bool {
+			return !p.ReliableNetwork || lostBookie(p)
+		}}}, footprint: true, fp: fpRecoveryClientReceivesAddTimeout, dead: deadRecoveryGone, necessary: necRecoveryClientReceivesAddTimeout},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

@@ -508,7 +508,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		}
 		if w&wStatus != 0 {
 			x.write(f.ClientStatus(c))
-			if a.Kind != ClientStartsRecovery && a.Kind != WorkerGraceExpires && a.Kind != ClientReceivesRecoveryReadResponse {
+			if a.Kind != ClientStartsRecovery && a.Kind != WorkerGraceExpires && a.Kind != ClientReceivesRecoveryReadResponse && a.Kind != RecoveryClientReceivesAddTimeout {
 				x.write(f.ClientClass(c))
 			}
 		}
@@ -580,13 +580,14 @@ var clientWrites = [numActionKinds]uint8{
 	ClientSendsRecoveryReadRequests:            wRecovery,
 	ClientSendsNextRecoveryRead:                wRecovery,
 	ClientReceivesRecoveryReadResponse:         wCore | wStatus | wPending | wRecovery,
-	ClientWritesBackEntry:                      0,
+	ClientWritesBackEntry:                      0, // and, aborting, what fpClientWritesBackEntry adds
 	RecoveryClientReceivesAddConfirmedResponse: wCore | wLAC | wPending,
 	RecoveryClientChangesEnsemble:              wCore | wFragments,
 	RecoveryClientSendsPendingAddOp:            wPending,
 	RecoveryClientClosesLedger:                 wCore | wStatus | wLAC, // a close that finds the ledger closed takes its last entry
 	ClientFailsToCreateLedger:                  wCore | wStatus,
 	WorkerGraceExpires:                         wCore | wStatus | wFragments | wRecovery, // the admin client's recovery starts
+	RecoveryClientReceivesAddTimeout:           wCore | wStatus | wRecovery,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -868,7 +869,7 @@ func (f *Footprints) Universe() []Action {
 						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})
 					}
 				}
-			case ClientReceivesAddTimeout:
+			case ClientReceivesAddTimeout, RecoveryClientReceivesAddTimeout:
 				for b := 0; b < p.Bookies; b++ {
 					for e := lo; e <= hi; e++ {
 						out = append(out, Action{Kind: k, Client: int8(c), Bookie: int8(b), Entry: int8(e)})

@@ -277,11 +277,14 @@ func isWriterAdd(k MsgKey, cid int) bool {
 }
 
 // olderAddInFlight: an add of an older entry is still deliverable on
-// message k's channel (its client and bookie, either direction).
+// message k's channel (its client and bookie, either direction), of the
+// same handle (the writer's, or the recovery's write-backs).
 func (g *gen) olderAddInFlight(k MsgKey) bool {
 	for _, m := range g.s.Msgs {
 		o := m.Key
-		if m.Count == 1 && isWriterAdd(o, k.Cid()) && o.Bookie() == k.Bookie() && o.Entry().ID < k.Entry().ID {
+		t := o.Type()
+		if m.Count == 1 && o.Cid() == k.Cid() && o.Recovery() == k.Recovery() && (t == AddEntryRequest || t == AddEntryResponse) &&
+			o.Bookie() == k.Bookie() && o.Entry().ID < k.Entry().ID {
 			return true
 		}
 	}
@@ -616,4 +619,90 @@ func (g *gen) sendKeys(a Action, keys []MsgKey) {
 			break
 		}
 	}
+}
+
+// RecoveryClientReceivesAddTimeout (--add-path java, no spare bookie): a
+// lost write-back request or reply reaches the recovery's op, in the
+// channel's order, as a writer's does (ClientReceivesAddTimeout). The
+// recovery's handle is a ReadOnlyLedgerHandle, whose PendingAddOps are
+// the writer's: PendingAddOp.writeComplete sends an error for an op not
+// yet completed to handleBookieFailure, which ReadOnlyLedgerHandle
+// overrides: EnsembleUtils.replaceBookiesInEnsemble finds no bookie
+// (BKNotEnoughBookiesException), handleUnrecoverableErrorDuringAdd is
+// errorOutPendingAdds, and the op's callback, LedgerRecoveryOp.addComplete,
+// fails the recovery (submitCallback: RECOVERY_ABORTED). An error for a
+// completed op goes to notifyWriteFailed (delayedWriteFailedBookies),
+// handled at the next write-back (ClientWritesBackEntry). With a spare
+// the TLA+ spec's RecoveryClientChangesEnsemble takes a write-back's
+// failure, as before (the action table's needSpare).
+func (g *gen) RecoveryClientReceivesAddTimeout(cid int) {
+	c := &g.s.Clients[cid]
+	if c.Status != StatusInRecovery || !g.m.has.javaAddPath || g.m.has.spare {
+		return
+	}
+	cf, _ := c.CurrFragment()
+	for _, m := range g.s.Msgs {
+		k := m.Key
+		if m.Count != -1 || !isRecoveryAdd(k, cid) || g.olderAddInFlight(k) {
+			continue
+		}
+		nc := g.begin(cid)
+		g.n.setCount(k, 0)
+		id := k.Entry().ID
+		if g.recoveryOpCompleted(c, id) {
+			if i := cf.Layout.Index(k.Bookie(), g.p.Ensemble); i >= 0 {
+				nc.DelayedFailed = nc.DelayedFailed.Put(i, k.Bookie())
+			}
+		} else {
+			g.abortRecovery(nc)
+		}
+		g.out(msgAction(RecoveryClientReceivesAddTimeout, k))
+	}
+}
+
+// recoveryOpCompleted: the recovery's write-back of entry id has its Qa
+// acks (PendingAddOp.completed), or is no longer pending.
+func (g *gen) recoveryOpCompleted(c *Client, id int8) bool {
+	for _, op := range c.PendingList() {
+		if op.Entry.ID == id {
+			return c.Confirmed[id-1].Len() >= g.p.AckQuorum
+		}
+	}
+	return true
+}
+
+// abortRecovery is a recovery failing at a write-back
+// (LedgerRecoveryOp.submitCallback with an error): the handle starts no
+// read and no write-back more. A sequence read in flight goes on
+// (RecoveryReadOp asks the next replica after a NoSuchEntry or an error,
+// each read with the fence flag) until it completes, and its result is
+// dropped (onEntryComplete: "if (!promise.isDone() ..."): the zombie
+// read, which ClientSendsNextRecoveryRead and
+// ClientReceivesRecoveryReadResponse take for an aborted client.
+func (g *gen) abortRecovery(nc *Client) {
+	nc.Status = RecoveryAborted
+	nc.DelayedFailed = 0
+	if !g.m.has.sequenceReads || nc.CurrReadEntry == Nil {
+		endRead(nc)
+	}
+}
+
+// endRead clears what a recovery's read of one entry keeps.
+func endRead(nc *Client) {
+	nc.CurrReadEntry, nc.ReadNext = Nil, 0
+	nc.clearResponses()
+	nc.RecoveryEns, nc.RecoveryLay = 0, 0
+}
+
+// zombieRead: c's recovery failed at a write-back while a sequence read
+// was in flight, which goes on (abortRecovery).
+func zombieRead(c *Client) bool {
+	return c.Status == RecoveryAborted && c.CurrReadEntry != Nil
+}
+
+// isRecoveryAdd: k is a write-back (a recovery add request or response)
+// of client cid.
+func isRecoveryAdd(k MsgKey, cid int) bool {
+	t := k.Type()
+	return k.Cid() == cid && k.Recovery() && (t == AddEntryRequest || t == AddEntryResponse)
 }

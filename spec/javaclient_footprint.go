@@ -17,19 +17,25 @@ func fpClientCreatesAddOp(x fp, a Action) {
 }
 
 // fpClientReceivesAddTimeout is the own footprint (Footprints.Of) of ClientReceivesAddTimeout.
-func fpClientReceivesAddTimeout(x fp, a Action) {
+func fpClientReceivesAddTimeout(x fp, a Action) { x.lostAddFails(a, false) }
+
+// fpRecoveryClientReceivesAddTimeout is the own footprint (Footprints.Of) of RecoveryClientReceivesAddTimeout.
+func fpRecoveryClientReceivesAddTimeout(x fp, a Action) { x.lostAddFails(a, true) }
+
+// lostAddFails: a lost add request or reply of the writer (rec: of the
+// recovery's write-backs; the label does not say which) is processed,
+// once no older add of its channel is deliverable (olderAddInFlight); the
+// rest is the client's own record (clientWrites, javaWriterStep).
+func (x fp) lostAddFails(a Action, rec bool) {
 	f := x.f
 	c := int(a.Client)
 	b := int(a.Bookie)
 	e := int(a.Entry)
-	// A lost add request or reply of the writer (the label does not
-	// say which) is processed, once no older add of its channel is
-	// deliverable (olderAddInFlight).
 	for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
-		x.read(f.sent(t, false, c, b, e), f.lost(t, false, c, b, e))
-		x.write(f.lost(t, false, c, b, e))
+		x.read(f.sent(t, rec, c, b, e), f.lost(t, rec, c, b, e))
+		x.write(f.lost(t, rec, c, b, e))
 		for e2 := 1; e2 < e; e2++ {
-			x.read(f.live(t, false, c, b, e2))
+			x.read(f.live(t, rec, c, b, e2))
 		}
 	}
 }
@@ -81,32 +87,42 @@ func necWriterChangeStep(n necView, a Action) (varList, bool) {
 
 // necClientReceivesAddTimeout is the necessary enabling set (Footprints.NecessaryInto) of ClientReceivesAddTimeout.
 func necClientReceivesAddTimeout(n necView, a Action) (varList, bool) {
+	// An open writer not completing a change.
+	if n.status(StatusOpen) || !n.is(n.cl.Change != ChangeCompleting, n.f.ClientChange(n.c)) {
+		return n.vs, true
+	}
+	return n.lostAdd(false), true
+}
+
+// necRecoveryClientReceivesAddTimeout is the necessary enabling set (Footprints.NecessaryInto) of RecoveryClientReceivesAddTimeout.
+func necRecoveryClientReceivesAddTimeout(n necView, a Action) (varList, bool) {
+	if n.status(StatusInRecovery) {
+		return n.vs, true
+	}
+	return n.lostAdd(true), true
+}
+
+// lostAdd is what must change to enable an add's timeout (rec: a
+// write-back's) in the slot of n: a lost record of the slot, and no
+// older add of the channel deliverable.
+func (n *necView) lostAdd(rec bool) varList {
 	f := n.f
-	s := n.s
-	cl := n.cl
-	c := n.c
-	b := n.b
-	e := n.e
-	// A lost record of the slot, the handle not completing a change,
-	// and no older add of the channel deliverable.
-	if n.status(StatusOpen) || !n.is(cl.Change != ChangeCompleting, f.ClientChange(c)) {
-		return n.vs, true
-	}
+	c, b, e := n.c, n.b, n.e
 	lost := false
-	for _, m := range s.Msgs {
+	for _, m := range n.s.Msgs {
 		k := m.Key
-		lost = lost || m.Count == -1 && isWriterAdd(k, c) && k.Bookie() == b && int(k.Entry().ID) == e
-	}
-	if !lost {
-		for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
-			n.vs.add(f.lost(t, false, c, b, e))
-		}
-		return n.vs, true
+		t := k.Type()
+		lost = lost || m.Count == -1 && k.Cid() == c && k.Recovery() == rec && (t == AddEntryRequest || t == AddEntryResponse) &&
+			k.Bookie() == b && int(k.Entry().ID) == e
 	}
 	for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
+		if !lost {
+			n.vs.add(f.lost(t, rec, c, b, e))
+			continue
+		}
 		for e2 := 1; e2 < e; e2++ {
-			n.vs.add(f.live(t, false, c, b, e2))
+			n.vs.add(f.live(t, rec, c, b, e2))
 		}
 	}
-	return n.vs, true
+	return n.vs
 }

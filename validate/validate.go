@@ -229,6 +229,8 @@ func doneWith(s *spec.State, g record.Group, idx []int, missing uint64) bool {
 		case e.Kind != record.Timeout:
 			return false
 		case e.Msg.Type == "AddEntryRequest" && !e.Msg.Recovery && writerGone(s, e.Msg.Client):
+		case e.Msg.Type == "AddEntryRequest" && recoveryFailed(s, e.Msg.Client):
+		case e.Msg.Type == "ReadRequest" && readLost(s, e.Msg):
 		case e.Msg.Type == "FenceRequest" && fenceUnanswered(s, e.Msg):
 		default:
 			return false
@@ -248,6 +250,35 @@ func fenceUnanswered(s *spec.State, r *record.Message) bool {
 			if m.Count == -1 || k.Type() == spec.FenceResponse && gone(s, k) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// readLost: the model lost the recovery read (or its answer). The model
+// takes no step for a read that fails: a sequence read asks the next
+// replica at any time (ClientSendsNextRecoveryRead), and a read's lost
+// messages count as failed answers (readUnknown); Java's failure (a
+// refused connection to a bookie that is down, or the clock) shows only
+// in what the recovery does next.
+func readLost(s *spec.State, r *record.Message) bool {
+	for _, m := range s.Msgs {
+		k := m.Key
+		if (k.Type() == spec.ReadRequest || k.Type() == spec.ReadResponse) && m.Count == -1 &&
+			clientName(k.Cid()) == r.Client && bookieName(k.Bookie()) == r.Bookie && int(k.Entry().ID) == r.Entry {
+			return true
+		}
+	}
+	return false
+}
+
+// recoveryFailed: the client named c is a recovery that failed
+// (RECOVERY_ABORTED): errorOutPendingAdds failed its write-backs, and a
+// later timeout of one fails an op already failed.
+func recoveryFailed(s *spec.State, c string) bool {
+	for i := range s.Clients {
+		if clientName(i) == c {
+			return s.Clients[i].Status == spec.RecoveryAborted
 		}
 	}
 	return false
