@@ -203,6 +203,7 @@ var mappings = []mapping{
 		awaits: "—",
 		code:   "`Journal`"},
 
+	{action: "RecoveryClientFencingFails", notDriven: "a fencing read ending without coverage: the harness fails a lost fencing read only by closing its connection before a later fence answer ends the phase (bridge/fence.go), not yet to end the fencing with an error"},
 	{action: "ClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},
 	{action: "ClientResendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
 	{action: "RecoveryClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},

@@ -79,6 +79,10 @@ type RecordOptions struct {
 	// Fault budgets of one record: kill -9 of a bookie (each may restart),
 	// and add timeouts by the clock.
 	Crashes, Timeouts int
+	// Delete lets a client that closed the ledger delete it, and the
+	// bookies garbage-collect it (a forced collection, as confirm's
+	// BookieCollectsLedger).
+	Delete bool
 	// Seed of the first record; record i has Seed+i.
 	Seed int64
 	Runs int
@@ -132,7 +136,7 @@ func (o RecordOptions) Params() (spec.Params, []byte, error) {
 	o.defaults()
 	p := spec.Params{BookKeeper: o.Release, Bookies: o.Bookies, Clients: 2, Ensemble: o.Ensemble,
 		WriteQuorum: o.WriteQuorum, AckQuorum: o.AckQuorum, Entries: o.Entries, Inflight: o.Inflight,
-		Crashes: o.Crashes}
+		Crashes: o.Crashes, DeleteLedger: o.Delete}
 	p.EnsureDefaults()
 	if err := p.Validate(); err != nil {
 		return p, nil, err
@@ -302,7 +306,7 @@ func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, er
 	s := &session{rec: rec, drv: drv, px: px, rng: rand.New(rand.NewSource(seed)), ledger: -1,
 		names: map[string]string{}, ids: map[string]string{}, seen: map[int]bool{},
 		held: map[string][]string{}, crashed: map[string]bool{}, clients: map[string]*clientState{},
-		timeoutsLeft: rec.opts.Timeouts, crashesLeft: rec.opts.Crashes}
+		timeoutsLeft: rec.opts.Timeouts, crashesLeft: rec.opts.Crashes, collected: map[string]bool{}}
 	for _, b := range rec.cl.Bookies() {
 		s.ids[b.ID()] = b.Name
 	}
@@ -393,6 +397,11 @@ type session struct {
 
 	willClose, willRecover    bool
 	timeoutsLeft, crashesLeft int
+	// closed: the metadata says CLOSED; deleting: a delete was asked;
+	// deleted: its removal was written; collected: the bookies (cluster
+	// names) that garbage-collected the ledger since.
+	closed, deleting, deleted bool
+	collected                 map[string]bool
 }
 
 type decision struct {
@@ -480,6 +489,30 @@ func (s *session) decisions() []decision {
 			c2.started = true
 			return s.drv.call(ctx, nil, "recover", "c2", s.ledger)
 		}})
+	}
+	if s.rec.opts.Delete && s.closed && !s.deleting {
+		// ClientDeletesLedger: a client whose handle is closed.
+		for _, c := range []string{"c1", "c2"} {
+			if s.clients[c].status == "CLOSED" {
+				c := c
+				ds = append(ds, decision{cause: c + " deletes the ledger", kind: "delete", weight: 1, do: func(ctx context.Context) error {
+					s.deleting = true
+					return s.drv.call(ctx, nil, "delete", c, s.ledger)
+				}})
+				break
+			}
+		}
+	}
+	if s.deleted {
+		for _, b := range s.rec.cl.Bookies() {
+			b := b
+			if name := s.names[b.Name]; name != "" && !s.crashed[b.Name] && !s.collected[b.Name] {
+				ds = append(ds, decision{cause: name + " garbage-collects the ledger", kind: "collect", weight: 1, do: func(ctx context.Context) error {
+					s.collected[b.Name] = true
+					return s.rec.cl.CollectGarbage(ctx, b)
+				}})
+			}
+		}
 	}
 	if s.timeoutsLeft > 0 {
 		for _, c := range []string{"c1", "c2"} {
@@ -584,6 +617,7 @@ func (s *session) release(ctx context.Context, client string) error {
 	case !o.OK:
 		return nil // ZooKeeper refused it (a version conflict): nothing written
 	case o.Op == "remove":
+		s.deleted = true
 		s.emit(record.Event{Kind: record.Deleted})
 		return nil
 	case o.Meta == nil || o.Version == nil:
@@ -601,6 +635,7 @@ func (s *session) release(ctx context.Context, client string) error {
 		l.Ensembles = append(l.Ensembles, record.Ensemble{First: int(e.First) + 1, Bookies: bs})
 	}
 	if l.Status == "CLOSED" {
+		s.closed = true
 		last := int(o.Meta.LastEntry) + 1
 		l.LastEntry = &last
 	}

@@ -23,6 +23,8 @@ var steers = map[string][]string{
 	"timeout":                  {"ClientReceivesAddTimeout", "ClientUpdatesEnsembleMetadata", "ClientCompletesEnsembleChange"},
 	"crash":                    {"BookieCrashes"},
 	"restart":                  {"BookieRestarts"},
+	"delete":                   {"ClientDeletesLedger"},
+	"collect":                  {"BookieCollectsLedger"},
 }
 
 // steerBoost is how much more likely a decision is for each uncovered

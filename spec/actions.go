@@ -82,12 +82,14 @@ const (
 	ClientCreatesAddOp
 	// A write-back's timeout without a spare (--add-path java; javaclient.go).
 	RecoveryClientReceivesAddTimeout
+	// A recovery's fencing that ends without coverage (--recovery-read sequence).
+	RecoveryClientFencingFails
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = RecoveryClientReceivesAddTimeout + 1
+const numActionKinds = RecoveryClientFencingFails + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -234,6 +236,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		g.ClientClosesLedgerFail(cid)
 		g.ClientStartsRecovery(cid)
 		g.ClientReceivesFencingReadLacResponse(cid)
+		g.RecoveryClientFencingFails(cid)
 		g.ClientSendsRecoveryReadRequests(cid)
 		g.ClientSendsNextRecoveryRead(cid)
 		g.ClientReceivesRecoveryReadResponse(cid)
@@ -1213,6 +1216,33 @@ func (g *gen) startRecovery(kind ActionKind, cid int, also func()) {
 	})
 }
 
+// RecoveryClientFencingFails (--recovery-read sequence: the recovery's
+// reads as LedgerRecoveryOp makes them): the fencing read
+// (ReadLastConfirmedOp, read at release-4.18.0) ends without quorum
+// coverage once every bookie of the ensemble answered or failed:
+// readEntryComplete, "if (numResponsesPending == 0 && !completed)",
+// completes with the last error it saw, and the recovery fails
+// (RECOVERY_ABORTED). A fencing read fails by a lost request or answer
+// (a refused connection to a bookie that is down, or the read's timeout)
+// or by an answer that is neither a LAC nor NoSuchEntry/NoSuchLedger (a
+// bookie in limbo). The TLA+ spec's recovery waits for ever instead.
+// Found by bkcheck validate: with E = Qw = 2, Qa = 1 one failed fencing
+// read fails the recovery on 4.18.2.
+func (g *gen) RecoveryClientFencingFails(cid int) {
+	c := &g.s.Clients[cid]
+	if !g.m.has.sequenceReads || c.Status != StatusInRecovery || c.RecoveryPhase != FencingPhase || g.fenceCovered(c) {
+		return
+	}
+	for _, m := range g.s.Msgs {
+		k := m.Key
+		if m.Count == 1 && k.Cid() == cid && (k.Type() == FenceRequest || k.Type() == FenceResponse) {
+			return // an answer may still come
+		}
+	}
+	g.abortRecovery(g.begin(cid))
+	g.out(clientAction(RecoveryClientFencingFails, cid))
+}
+
 // ClientReceivesFencingReadLacResponse: the recovery client notes a fenced
 // bookie and the highest LAC seen (at least the start of the last fragment).
 func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
@@ -1221,7 +1251,8 @@ func (g *gen) ClientReceivesFencingReadLacResponse(cid int) {
 		return
 	}
 	// An aborted recovery (AutoRecovery's admin client, whose fencing
-	// could no longer reach quorum coverage: WorkerReleasesLedger) has
+	// could no longer reach quorum coverage: WorkerReleasesLedger; a
+	// write-back's failure, RecoveryClientReceivesAddTimeout) has
 	// completed its ReadLastConfirmedOp: an answer still in flight is
 	// read and dropped (readEntryComplete returns once the op completed).
 	aborted := c.Status == RecoveryAborted

@@ -637,3 +637,39 @@ func necSpecEnsembleChange(n necView, a Action) (varList, bool) {
 	}
 	return n.vs, false
 }
+
+// fpRecoveryClientFencingFails is the own footprint (Footprints.Of) of RecoveryClientFencingFails.
+func fpRecoveryClientFencingFails(x fp, a Action) {
+	f := x.f
+	c := int(a.Client)
+	// Every fencing read of the client answered or failed.
+	for b := 0; b < f.p.Bookies; b++ {
+		for _, t := range []MsgType{FenceRequest, FenceResponse} {
+			x.read(f.live(t, false, c, b, 0))
+		}
+	}
+}
+
+// deadRecoveryClientFencingFails is the deadness (Footprints.Dead) of RecoveryClientFencingFails.
+func deadRecoveryClientFencingFails(d deadView, a Action) bool {
+	// The phase only moves on from fencing.
+	return d.recoveryDead() || d.cl.Status == StatusInRecovery && d.cl.RecoveryPhase != FencingPhase
+}
+
+// necRecoveryClientFencingFails is the necessary enabling set (Footprints.NecessaryInto) of RecoveryClientFencingFails.
+func necRecoveryClientFencingFails(n necView, a Action) (varList, bool) {
+	f := n.f
+	cl := n.cl
+	c := n.c
+	// In the fencing phase without coverage (the client's own), and
+	// no fencing read of it still deliverable.
+	if n.status(StatusInRecovery) || !n.is(cl.RecoveryPhase == FencingPhase && !(&gen{p: f.p}).fenceCovered(cl), f.ClientRecovery(c)) {
+		return n.vs, true
+	}
+	for b := 0; b < f.p.Bookies; b++ {
+		for _, t := range []MsgType{FenceRequest, FenceResponse} {
+			n.vs.add(f.live(t, false, c, b, 0))
+		}
+	}
+	return n.vs, true
+}

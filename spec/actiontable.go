@@ -201,6 +201,12 @@ var actionTable = []actionDecl{
 		room: []need{needRecovery, {"a lost message (no --reliable-network, or --crashes or --disk-loss)", func(p Params) bool {
 			return !p.ReliableNetwork || lostBookie(p)
 		}}}, footprint: true, fp: fpRecoveryClientReceivesAddTimeout, dead: deadRecoveryGone, necessary: necRecoveryClientReceivesAddTimeout},
+
+	// A recovery's fencing that ends without coverage (actions.go).
+	{kind: RecoveryClientFencingFails, enabledBy: "--recovery-read sequence", on: Params.SequenceReads, room: []need{needRecovery,
+		{"a fencing read that can fail (a lost message, a bookie down or in limbo)", func(p Params) bool {
+			return !p.ReliableNetwork || lostBookie(p) || p.Unavailable > 0 || p.DataIntegrity
+		}}}, footprint: true, fp: fpRecoveryClientFencingFails, dead: deadRecoveryClientFencingFails, necessary: necRecoveryClientFencingFails},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

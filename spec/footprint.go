@@ -508,7 +508,8 @@ func (f *Footprints) Of(a Action) Footprint {
 		}
 		if w&wStatus != 0 {
 			x.write(f.ClientStatus(c))
-			if a.Kind != ClientStartsRecovery && a.Kind != WorkerGraceExpires && a.Kind != ClientReceivesRecoveryReadResponse && a.Kind != RecoveryClientReceivesAddTimeout {
+			if a.Kind != ClientStartsRecovery && a.Kind != WorkerGraceExpires && a.Kind != ClientReceivesRecoveryReadResponse && a.Kind != RecoveryClientReceivesAddTimeout &&
+				a.Kind != RecoveryClientFencingFails {
 				x.write(f.ClientClass(c))
 			}
 		}
@@ -588,6 +589,7 @@ var clientWrites = [numActionKinds]uint8{
 	ClientFailsToCreateLedger:                  wCore | wStatus,
 	WorkerGraceExpires:                         wCore | wStatus | wFragments | wRecovery, // the admin client's recovery starts
 	RecoveryClientReceivesAddTimeout:           wCore | wStatus | wRecovery,
+	RecoveryClientFencingFails:                 wCore | wStatus | wRecovery,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -884,7 +886,7 @@ func (f *Footprints) Universe() []Action {
 				for _, l := range lossPatterns(all) {
 					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Lost: l})
 				}
-			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger:
+			case ClientCreatesLedger, ClientClosesLedgerSuccess, ClientClosesLedgerFail, RecoveryClientClosesLedger, RecoveryClientFencingFails:
 				out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1})
 			case ClientCreatesAddOp:
 				if p.CreatesAddOps() {

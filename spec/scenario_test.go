@@ -286,7 +286,7 @@ func TestActionKindNames(t *testing.T) {
 		"WorkerUpdatesEnsemble", "WorkerDefersLedger", "WorkerMarksLedgerReplicated", "WorkerReleasesLedger",
 		"WorkerGraceExpires", "WorkerDiesOnInconsistentRange",
 		"AdminDecommissionsBookie", "AdminFinishesDecommission",
-		"ClientCreatesAddOp", "RecoveryClientReceivesAddTimeout",
+		"ClientCreatesAddOp", "RecoveryClientReceivesAddTimeout", "RecoveryClientFencingFails",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

@@ -33,6 +33,7 @@ type validateSettings struct {
 	Inflight  int    `name:"inflight" unit:"N" help:"with --record: adds the writer keeps unacknowledged at most"`
 	Crashes   int    `name:"crashes" unit:"N" help:"with --record: kill -9 of a bookie per run, at most (each may restart)"`
 	Timeouts  int    `name:"timeouts" unit:"N" help:"with --record: add timeouts by the clock per run, at most"`
+	Delete    bool   `name:"delete-ledger" help:"with --record: a client that closed the ledger may delete it, and each bookie may then garbage-collect it (a forced collection)"`
 	Steer     bool   `name:"steer" help:"with --record: validate each record as it is made and make the environment's decisions that can lead to model actions no valid record has taken yet likelier (coverage feedback)"`
 	MaxStates int    `name:"max-states" unit:"N" help:"bound the model states the search may visit for one group of a record (a record that needs more is UNKNOWN, not INVALID)"`
 	FromTrace string `name:"from-trace" unit:"FILE" help:"write the record an observer at the harness's place would have made of the model's trace FILE (.itf.json) to stdout, instead of validating: a record that validates by construction"`
@@ -77,6 +78,16 @@ func runValidate(ctx context.Context, inv *invocation) int {
 	if s.MaxStates <= 0 {
 		cl.probs.Add("max-states", "must be > 0 (got %d)", s.MaxStates)
 	}
+	if s.Record == 0 {
+		for _, f := range []struct {
+			name  string
+			given bool
+		}{{"out", s.Out != ""}, {"steer", s.Steer}, {"delete-ledger", s.Delete}} {
+			if f.given {
+				cl.probs.Add(f.name, "applies with --record only")
+			}
+		}
+	}
 	switch {
 	case s.Record < 0:
 		cl.probs.Add("record", "must be >= 1 (got %d)", s.Record)
@@ -112,7 +123,7 @@ func runValidate(ctx context.Context, inv *invocation) int {
 	if s.Record > 0 {
 		start := time.Now()
 		opts := bridge.RecordOptions{Release: s.Release, Bookies: s.Bookies, Ensemble: s.Ensemble,
-			WriteQuorum: s.WQ, AckQuorum: s.AQ, Entries: s.Entries, Inflight: s.Inflight, Crashes: s.Crashes, Timeouts: s.Timeouts,
+			WriteQuorum: s.WQ, AckQuorum: s.AQ, Entries: s.Entries, Inflight: s.Inflight, Crashes: s.Crashes, Timeouts: s.Timeouts, Delete: s.Delete,
 			Seed: s.Seed, Runs: s.Record, Out: s.Out}
 		var abandoned []string
 		opts.Abandoned = func(seed int64, err error) {

@@ -19,7 +19,7 @@ func TestValidateCLI(t *testing.T) {
 	good := filepath.Join(dir, "good.jsonl")
 	write(t, good, out)
 	code, out, errOut = runArgs(t, "validate", "--witness", filepath.Join(dir, "w"), good)
-	if code != exitValidateValid || !strings.Contains(out, "good.jsonl: VALID (14 groups") || !strings.Contains(out, "1 of 1 records VALID; the valid records took 12 actions of the models' 22") || !strings.Contains(out, "BookieSendsAddFencedResponse") {
+	if code != exitValidateValid || !strings.Contains(out, "good.jsonl: VALID (14 groups") || !strings.Contains(out, "1 of 1 records VALID; the valid records took 12 actions of the models' 23") || !strings.Contains(out, "BookieSendsAddFencedResponse") {
 		t.Fatalf("valid record: exit %d\n%s%s", code, out, errOut)
 	}
 
@@ -58,6 +58,17 @@ func TestValidateCLI(t *testing.T) {
 		`release.jsonl: release 4.17.1 ran, but its params are of the model of "4.18.2"`, "4 of 5 records cannot be validated (none was):", "missing.jsonl: no such file or directory"} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("the refusal lacks %q:\n%s", w, errOut)
+		}
+	}
+
+	// The recorder's switches without --record are refused, each named.
+	code, out, errOut = runArgs(t, "validate", "--out", dir, "--steer", "--delete-ledger", good)
+	if code != exitUsage || out != "" {
+		t.Errorf("recorder switches without --record: exit %d, stdout %q", code, out)
+	}
+	for _, w := range []string{"--out", "--steer", "--delete-ledger"} {
+		if !strings.Contains(errOut, w) || !strings.Contains(errOut, "applies with --record only") {
+			t.Errorf("the refusal lacks %s:\n%s", w, errOut)
 		}
 	}
 }
