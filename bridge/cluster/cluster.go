@@ -299,11 +299,7 @@ func (c *Cluster) Reformat(ctx context.Context, b *Bookie, deleteCookie bool) er
 // /api/v1/bookie/gc reports the flag (TriggerGCService).
 func (c *Cluster) CollectGarbage(ctx context.Context, b *Bookie) error {
 	url := fmt.Sprintf("http://127.0.0.1:%d/api/v1/bookie/gc", b.HTTP)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(`{"forceMajor": true, "forceMinor": true}`))
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.adminPut(ctx, b, url, `{"forceMajor": true, "forceMinor": true}`)
 	if err != nil {
 		return fmt.Errorf("triggering the garbage collection of %s: %w", b.Name, err)
 	}
@@ -332,17 +328,40 @@ func (c *Cluster) CollectGarbage(ctx context.Context, b *Bookie) error {
 	}
 }
 
+// adminPut sends a PUT to a bookie's admin HTTP server. A restarted
+// bookie serves its bookie port (run.serving) before its HTTP server
+// listens, so a refused connection is retried while the bookie's process
+// lives, until StartTimeout: a readiness wait, not a guess.
+func (c *Cluster) adminPut(ctx context.Context, b *Bookie, url, body string) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	defer cancel()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+			return resp, err
+		}
+		if aerr := c.Alive(b); aerr != nil {
+			return nil, fmt.Errorf("%w (%v)", err, aerr)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(25 * time.Millisecond): // polling for the HTTP server to listen
+		}
+	}
+}
+
 // ReadOnly turns a running bookie read-only as an operator does, through
 // its admin HTTP server (PUT /api/v1/bookie/state/readonly,
 // BookieStateReadOnlyService: StateManager.transitionToReadOnlyMode,
 // awaited before the answer).
 func (c *Cluster) ReadOnly(ctx context.Context, b *Bookie) error {
 	url := fmt.Sprintf("http://127.0.0.1:%d/api/v1/bookie/state/readonly", b.HTTP)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(`{"readOnly": true}`))
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.adminPut(ctx, b, url, `{"readOnly": true}`)
 	if err != nil {
 		return fmt.Errorf("turning %s read-only: %w", b.Name, err)
 	}
