@@ -1573,6 +1573,16 @@ func (g *gen) RecoveryClientClosesLedger(cid int) {
 	if c.Status != StatusInRecovery || c.RecoveryPhase != ReadWritePhase || c.LastRecoverable == Nil || c.NumPending != 0 {
 		return
 	}
+	if g.p.CloseRereads && g.s.MetaDeleted {
+		// closeRecovered's MetadataUpdateLoop reads the store first
+		// and finds no ledger (the writer, having closed it, deleted
+		// it: NoSuchLedgerExistsOnMetadataServerException): the
+		// recovery fails. Found by a record of 4.18.2
+		// (--delete-ledger).
+		g.abortRecovery(g.begin(cid))
+		g.out(clientAction(RecoveryClientClosesLedger, cid))
+		return
+	}
 	if g.p.CloseRereads && g.s.MetaStatus == StatusClosed && !g.s.MetaDeleted {
 		// ReadOnlyLedgerHandle.closeRecovered's MetadataUpdateLoop
 		// writes only over IN_RECOVERY ("metadata.getState() ==

@@ -585,7 +585,7 @@ var clientWrites = [numActionKinds]uint8{
 	RecoveryClientReceivesAddConfirmedResponse: wCore | wLAC | wPending,
 	RecoveryClientChangesEnsemble:              wCore | wFragments,
 	RecoveryClientSendsPendingAddOp:            wPending,
-	RecoveryClientClosesLedger:                 wCore | wStatus | wLAC, // a close that finds the ledger closed takes its last entry
+	RecoveryClientClosesLedger:                 wCore | wStatus | wLAC | wRecovery, // a close that finds the ledger closed takes its last entry, deleted fails
 	ClientFailsToCreateLedger:                  wCore | wStatus,
 	WorkerGraceExpires:                         wCore | wStatus | wFragments | wRecovery, // the admin client's recovery starts
 	RecoveryClientReceivesAddTimeout:           wCore | wStatus | wRecovery,

@@ -326,7 +326,8 @@ func declaredModels() []spec.Params {
 	// the next) and the writer's re-reading close.
 	seq := func(p spec.Params) spec.Params { p.RecoveryRead = spec.RecoveryReadSequence; return p }
 	rereads := func(p spec.Params) spec.Params { p.CloseRereads = true; return p }
-	ms = append(ms, seq(params(2, 2, 1, true)), rereads(params(2, 1, 1, false)), rereads(params(2, 2, 1, true)))
+	ms = append(ms, seq(params(2, 2, 1, true)), rereads(params(2, 1, 1, false)), rereads(params(2, 2, 1, true)),
+		rereads(del(params(2, 1, 1, true)))) // a recovery's close on a deleted ledger fails
 	if testtier.IsLong() {
 		ms = append(ms, seq(params(2, 2, 2, true)), rereads(with(params(2, 1, 1, true), func(p *spec.Params) { p.Crashes = 1 })))
 	}
