@@ -464,11 +464,7 @@ func necRecoveryClientClosesLedger(n necView, a Action) (varList, bool) {
 	cl := n.cl
 	c := n.c
 	alike := f.p.CloseRereads && (s.MetaStatus == StatusClosed || s.MetaDeleted)
-	metaVars := append(n.metaVars(), f.ClientRecovery(c))
-	if f.p.DeleteLedger {
-		metaVars = append(metaVars, f.Deleted())
-	}
-	if n.status(StatusInRecovery) || !n.is(s.MetaStatus == StatusInRecovery || alike, metaVars...) ||
+	if n.status(StatusInRecovery) || !n.is(s.MetaStatus == StatusInRecovery || alike, append(n.metaVars(), f.ClientRecovery(c))...) ||
 		!n.is(cl.RecoveryPhase == ReadWritePhase && cl.LastRecoverable != Nil, f.ClientRecovery(c)) ||
 		!n.is(cl.NumPending == 0, f.ClientPending(c)) {
 		return n.vs, true

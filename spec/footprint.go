@@ -1309,4 +1309,10 @@ func (n *necView) is(ok bool, vars ...int) bool {
 }
 
 // metaVars are the metadata's variables.
-func (n *necView) metaVars() []int { return []int{n.f.Meta(), n.f.MetaFragments(), n.f.MetaEnd()} }
+func (n *necView) metaVars() []int {
+	vs := []int{n.f.Meta(), n.f.MetaFragments(), n.f.MetaEnd()}
+	if n.f.p.DeleteLedger {
+		vs = append(vs, n.f.Deleted()) // a guard on MetaDeleted (readMeta)
+	}
+	return vs
+}
