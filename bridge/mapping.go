@@ -109,6 +109,10 @@ var mappings = []mapping{
 		drive:  "as ClientReceivesAddTimeout, for the recovery's write-back: by the clock where the trace answers no older write-back to another bookie later, else by closing the connection",
 		awaits: "the callback (`write-failed`) where the connection was closed",
 		code:   "`PendingAddOp.writeComplete`, `ReadOnlyLedgerHandle.handleBookieFailure` and `handleUnrecoverableErrorDuringAdd`, `LedgerRecoveryOp.addComplete`"},
+	{action: "RecoveryClientFencingFails", take: (*run).fencingFails,
+		drive:  "each lost fencing read (stalled at the proxy) failed by closing its connection, unless a crash or an earlier close failed it",
+		awaits: "the recovery's callback, which must fail",
+		code:   "`ReadLastConfirmedOp.readEntryComplete`, `LedgerRecoveryOp`"},
 	{action: "ClientStartsRecovery", take: (*run).startRecovery,
 		drive:  "`asyncOpenLedger` with recovery; its IN_RECOVERY metadata write released",
 		awaits: "the fencing LAC reads at the proxy",
@@ -203,7 +207,6 @@ var mappings = []mapping{
 		awaits: "—",
 		code:   "`Journal`"},
 
-	{action: "RecoveryClientFencingFails", notDriven: "a fencing read ending without coverage: the harness fails a lost fencing read only by closing its connection before a later fence answer ends the phase (bridge/fence.go), not yet to end the fencing with an error"},
 	{action: "ClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},
 	{action: "ClientResendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
 	{action: "RecoveryClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},

@@ -338,3 +338,32 @@ func (r *run) recoveryCloses(ctx context.Context, s step) error {
 	_, err := r.succeeded(ctx, s.client, "recovered", "complete its recovery")
 	return err
 }
+
+// fencingFails is RecoveryClientFencingFails: Java's ReadLastConfirmedOp
+// completes with an error once every fencing read answered or failed
+// without coverage, and the recovery fails. The trace's lost fencing
+// reads are stalled at the proxy (run.lose); the harness fails each by
+// closing its connection (PerChannelBookieClient.channelInactive), as TCP
+// loses a frame, unless a crash or an earlier close failed it already,
+// then awaits the recovery's failure.
+func (r *run) fencingFails(ctx context.Context, s step) error {
+	for _, m := range messages(s.prev) {
+		if m.Count != -1 || m.Client != s.client || m.Type != "FenceRequestMessage" && m.Type != "FenceResponseMessage" {
+			continue
+		}
+		link := s.client + "/" + m.Bookie
+		if _, closed := r.linkClosed[link]; closed || r.crashed[m.Bookie] {
+			continue
+		}
+		r.px.CloseLinks(s.client, m.Bookie)
+		r.linkClosed[link] = r.cur
+	}
+	e, err := r.outcome(ctx, s.client, "recovered", "fail its recovery when its fencing ends without coverage")
+	if err != nil {
+		return err
+	}
+	if e.RC == 0 {
+		return diverged(s.client+"'s recovery succeeded", s.client+"'s fencing ends without coverage and its recovery fails", "the recovery completed")
+	}
+	return nil
+}
