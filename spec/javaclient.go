@@ -271,9 +271,13 @@ func (g *gen) ClientReceivesAddTimeout(cid int) {
 
 // isWriterAdd: k is an add request or response of client cid's writer
 // (not a recovery add).
-func isWriterAdd(k MsgKey, cid int) bool {
+func isWriterAdd(k MsgKey, cid int) bool { return isAdd(k, cid, false) }
+
+// isAdd: k is an add request or response of client cid, a write-back
+// (rec) or the writer's.
+func isAdd(k MsgKey, cid int, rec bool) bool {
 	t := k.Type()
-	return k.Cid() == cid && !k.Recovery() && (t == AddEntryRequest || t == AddEntryResponse)
+	return k.Cid() == cid && k.Recovery() == rec && (t == AddEntryRequest || t == AddEntryResponse)
 }
 
 // olderAddInFlight: an add of an older entry is still deliverable on
@@ -282,9 +286,7 @@ func isWriterAdd(k MsgKey, cid int) bool {
 func (g *gen) olderAddInFlight(k MsgKey) bool {
 	for _, m := range g.s.Msgs {
 		o := m.Key
-		t := o.Type()
-		if m.Count == 1 && o.Cid() == k.Cid() && o.Recovery() == k.Recovery() && (t == AddEntryRequest || t == AddEntryResponse) &&
-			o.Bookie() == k.Bookie() && o.Entry().ID < k.Entry().ID {
+		if m.Count == 1 && isAdd(o, k.Cid(), k.Recovery()) && o.Bookie() == k.Bookie() && o.Entry().ID < k.Entry().ID {
 			return true
 		}
 	}
@@ -702,7 +704,4 @@ func zombieRead(c *Client) bool {
 
 // isRecoveryAdd: k is a write-back (a recovery add request or response)
 // of client cid.
-func isRecoveryAdd(k MsgKey, cid int) bool {
-	t := k.Type()
-	return k.Cid() == cid && k.Recovery() && (t == AddEntryRequest || t == AddEntryResponse)
-}
+func isRecoveryAdd(k MsgKey, cid int) bool { return isAdd(k, cid, true) }

@@ -111,9 +111,7 @@ func (n *necView) lostAdd(rec bool) varList {
 	lost := false
 	for _, m := range n.s.Msgs {
 		k := m.Key
-		t := k.Type()
-		lost = lost || m.Count == -1 && k.Cid() == c && k.Recovery() == rec && (t == AddEntryRequest || t == AddEntryResponse) &&
-			k.Bookie() == b && int(k.Entry().ID) == e
+		lost = lost || m.Count == -1 && isAdd(k, c, rec) && k.Bookie() == b && int(k.Entry().ID) == e
 	}
 	for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
 		if !lost {

@@ -276,24 +276,29 @@ func readLost(s *spec.State, r *record.Message) bool {
 // (RECOVERY_ABORTED): errorOutPendingAdds failed its write-backs, and a
 // later timeout of one fails an op already failed.
 func recoveryFailed(s *spec.State, c string) bool {
-	for i := range s.Clients {
-		if clientName(i) == c {
-			return s.Clients[i].Status == spec.RecoveryAborted
-		}
-	}
-	return false
+	cl := clientNamed(s, c)
+	return cl != nil && cl.Status == spec.RecoveryAborted
 }
 
 // writerGone: the client named c is not an open writer any more, and was
 // one (a writer that closed itself or gave the ledger up).
 func writerGone(s *spec.State, c string) bool {
+	cl := clientNamed(s, c)
+	if cl == nil {
+		return false
+	}
+	st := cl.Status
+	return st == spec.StatusClosing || st == spec.ClientWithdrawn || st == spec.StatusClosed && cl.LAP > 0
+}
+
+// clientNamed is the client the record names c (nil if none).
+func clientNamed(s *spec.State, c string) *spec.Client {
 	for i := range s.Clients {
 		if clientName(i) == c {
-			st := s.Clients[i].Status
-			return st == spec.StatusClosing || st == spec.ClientWithdrawn || st == spec.StatusClosed && s.Clients[i].LAP > 0
+			return &s.Clients[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // assign matches a step's shown events to distinct unmatched events of the
