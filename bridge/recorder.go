@@ -86,6 +86,9 @@ type RecordOptions struct {
 	// Seed of the first record; record i has Seed+i.
 	Seed int64
 	Runs int
+	// Records, if not 0, ends the runs once that many records are
+	// written: Runs is then the bound on runs, abandoned ones included.
+	Records int
 	// Out is the directory the records are written to.
 	Out string
 	// Dir keeps the cluster's data and logs (empty: a temporary directory,
@@ -162,7 +165,7 @@ func RecordRuns(ctx context.Context, opts RecordOptions) ([]string, error) {
 	}
 	defer rec.Close()
 	var paths []string
-	for i := 0; i < opts.Runs; i++ {
+	for i := 0; i < opts.Runs && (opts.Records == 0 || len(paths) < opts.Records); i++ {
 		seed := opts.Seed + int64(i)
 		r, err := rec.Record(ctx, seed)
 		if err != nil && ctx.Err() == nil && opts.Abandoned != nil {
