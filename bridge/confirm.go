@@ -32,6 +32,10 @@ const (
 	Agreed        = "NOT REPRODUCED" // every step agreed, but BookKeeper does not violate the property
 	Diverged      = "DIVERGED"       // at Step, BookKeeper did not do what the model did
 	NotExecutable = "NOT EXECUTABLE" // the harness cannot drive Step
+	// Unasked: every step agreed, and the trace's property is not one the
+	// harness can ask of BookKeeper (askable): neither confirmed nor
+	// refuted, where NOT REPRODUCED would claim BookKeeper keeps it.
+	Unasked = "STEPS AGREED"
 )
 
 // Options say how to run a confirmation.
@@ -90,7 +94,7 @@ func (r *Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on BookKeeper %s: %s\n", r.Verdict, r.Version, r.Trace)
 	switch r.Verdict {
-	case Reproduced, Agreed:
+	case Reproduced, Agreed, Unasked:
 		taken := ""
 		if len(r.Skipped) > 0 {
 			taken = fmt.Sprintf(" (%d of them not taken in BookKeeper, below)", len(r.Skipped))
@@ -187,9 +191,14 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 		return nil, err
 	}
 	res.Evidence = evidence
-	if violated {
+	switch {
+	case !askable(tr.Invariant):
+		res.Verdict = Unasked
+		res.Evidence = fmt.Sprintf("%s is not a property the harness asks of BookKeeper (it asks %s); of the data, %s",
+			tr.Invariant, strings.Join(askableList(), ", "), evidence)
+	case violated:
 		res.Verdict = Reproduced
-	} else {
+	default:
 		res.Verdict = Agreed
 	}
 	return res, nil

@@ -95,6 +95,24 @@ func TestRealFenceLost(t *testing.T) {
 	}
 }
 
+// TestRealUnasked executes a trace whose property is a probe on a
+// client's status (testdata/write-back-fails.itf.json: the shortest
+// recovery failed by its write-back's timeout with no spare bookie, of
+// bkcheck check --bookkeeper 4.18.2 --bookies 2 --ensemble 2
+// --write-quorum 2 --ack-quorum 1 --entries 1 --probe
+// 'WriteBackFails=...'): every step agrees, and the verdict says the
+// property was not asked, not that BookKeeper keeps it.
+func TestRealUnasked(t *testing.T) {
+	testtier.Real(t)
+	res, err := Confirm(context.Background(), filepath.Join("testdata", "write-back-fails.itf.json"), Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != Unasked || res.Steps != 14 || !strings.Contains(res.Evidence, "WriteBackFails is not a property the harness asks") {
+		t.Errorf("%s", res.Text())
+	}
+}
+
 // TestRealInterrupted cancels a confirmation while the cluster runs: the
 // call returns the cancellation and every JVM it started is gone.
 func TestRealInterrupted(t *testing.T) {

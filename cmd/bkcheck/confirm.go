@@ -62,6 +62,7 @@ const (
 	exitConfirmNotDrive = exitUnknown   // the harness cannot drive a step: neither confirmed nor refuted
 	exitConfirmRepro    = exitViolation // BookKeeper violates the property too
 	exitConfirmDiverged = 14            // BookKeeper did not do what the model did
+	exitConfirmUnasked  = exitUnknown   // every step agreed; the property is not one the harness asks of BookKeeper
 )
 
 // runConfirm is `bkcheck confirm TRACE.itf.json`: the trace executed on a
@@ -109,6 +110,8 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 		return exitConfirmDiverged
 	case bridge.NotExecutable:
 		return exitConfirmNotDrive
+	case bridge.Unasked:
+		return exitConfirmUnasked
 	}
 	return exitConfirmAgreed
 }
