@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -284,6 +285,38 @@ func (rec *Recorder) Close() {
 	}
 }
 
+// awaitRegistered waits until every bookie is registered as writable
+// (polling ZooKeeper's registrations, bounded by Wait).
+func (rec *Recorder) awaitRegistered(ctx context.Context) error {
+	tctx, cancel := context.WithTimeout(ctx, rec.opts.Wait)
+	defer cancel()
+	for {
+		var w struct {
+			Bookies []string `json:"bookies"`
+		}
+		if err := rec.r.drv.call(tctx, &w, "writable"); err != nil {
+			return err
+		}
+		var missing []string
+		for _, b := range rec.cl.Bookies() {
+			if !slices.Contains(w.Bookies, b.ID()) {
+				missing = append(missing, b.Name)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-tctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("bookies %v not registered as writable within %v", missing, rec.opts.Wait)
+		case <-time.After(50 * time.Millisecond): // polling for the registration, not deciding a step
+		}
+	}
+}
+
 // Record records one run with the given seed.
 func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, error) {
 	_, params, err := rec.opts.Params()
@@ -312,6 +345,13 @@ func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, er
 				return nil, err
 			}
 		}
+	}
+	// And every bookie registered as writable, as the model's clients see
+	// every bookie that is up: a bookie serves before its registration is
+	// in ZooKeeper, and a creation that ran in between failed for want of
+	// bookies (the record bookies-4.18.2-create-fails-seed2023).
+	if err := rec.awaitRegistered(ctx); err != nil {
+		return nil, err
 	}
 	s := &session{rec: rec, drv: drv, px: px, rng: rand.New(rand.NewSource(seed)), ledger: -1,
 		names: map[string]string{}, ids: map[string]string{}, seen: map[int]bool{},
