@@ -620,14 +620,14 @@ func newOracle(t *testing.T, c oracleConfig) *oracle {
 // variable).
 func TestSymmetryOracle(t *testing.T) {
 	// The default tier samples 8 states of each configuration (about a
-	// second of CPU per state over all of them), the long tier 150, the
+	// second of CPU per state over all of them), the long tier 80, the
 	// docs tier 250.
 	nBFS, nWalk, perms := 3, 5, 1
 	switch {
 	case testtier.IsDocs():
 		nBFS, nWalk, perms = 50, 200, 1
 	case testtier.IsLong():
-		nBFS, nWalk, perms = 30, 120, 1 // 150 states a configuration
+		nBFS, nWalk, perms = 20, 60, 1 // 80 states a configuration
 	}
 	start := time.Now()
 	// The ITF form of a limbo bookie's fencing response lost its code
