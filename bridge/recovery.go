@@ -367,3 +367,25 @@ func (r *run) fencingFails(ctx context.Context, s step) error {
 	}
 	return nil
 }
+
+// readFails is RecoveryClientReadFails: the read of the entry's last
+// replica was lost in the model, and the harness timed it out at the
+// client when it was sent or answered (readSent, sendReadResponse), so
+// Java's sequence read has already found no replica left
+// (SequenceReadRequest.sendNextRead) and failed the recovery; the step
+// awaits that failure. A zombie read (the recovery failed before, at a
+// write-back) ends with nothing to show.
+func (r *run) readFails(ctx context.Context, s step) error {
+	c, _ := mapOf(s.prev["clients"])[s.client].(map[string]any)
+	if c["status"] != "STATUS_IN_RECOVERY" {
+		return nil
+	}
+	e, err := r.outcome(ctx, s.client, "recovered", "fail its recovery when its read fails at every replica")
+	if err != nil {
+		return err
+	}
+	if e.RC == 0 {
+		return diverged(s.client+"'s recovery succeeded", s.client+"'s read fails at every replica and its recovery fails", "the recovery completed")
+	}
+	return nil
+}

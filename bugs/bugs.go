@@ -177,7 +177,7 @@ var All = []Bug{
 		Fix:         "PR #2616: recovery reads carry FLAG_DO_FENCING (PendingReadOp.sendReadTo), released in 4.14.0.",
 		Variant:     spec.VariantNoRecoveryFence,
 		Bug:         check.ModelConfig{Params: p(r4130, nil), Symmetry: both},
-		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15, Depth: 15, Distinct: 165880},
+		Expect:      regress.Expect{Status: "violation", Invariant: noDivergence, Length: 15, Depth: 15, Distinct: 177339},
 		Still:       &Still{Config: check.ModelConfig{Params: p(r4140, nil), Symmetry: both}, Expect: regress.Expect{Status: "violation", Invariant: noDivergence, Length: 16}, By: "bk-4701"},
 		Fixed:       check.ModelConfig{Params: p(r4140, nil), Symmetry: both, Settings: without4701},
 		FixedExpect: regress.Expect{Status: "ok", Slow: true},

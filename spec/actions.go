@@ -84,12 +84,15 @@ const (
 	RecoveryClientReceivesAddTimeout
 	// A recovery's fencing that ends without coverage (--recovery-read sequence).
 	RecoveryClientFencingFails
+	// A recovery's sequence read that failed at its last replica
+	// (--recovery-read sequence).
+	RecoveryClientReadFails
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = RecoveryClientFencingFails + 1
+const numActionKinds = RecoveryClientReadFails + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -240,6 +243,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		g.ClientSendsRecoveryReadRequests(cid)
 		g.ClientSendsNextRecoveryRead(cid)
 		g.ClientReceivesRecoveryReadResponse(cid)
+		g.RecoveryClientReadFails(cid)
 		g.ClientWritesBackEntry(cid)
 		g.RecoveryClientReceivesAddConfirmedResponse(cid)
 		g.RecoveryClientReceivesAddTimeout(cid)
@@ -1356,6 +1360,47 @@ func (g *gen) ClientSendsNextRecoveryRead(cid int) {
 	g.sendToBookies(a, 1<<uint(b), g.recoveryRead(cid, id), func() {
 		g.begin(cid).ReadNext++
 	})
+}
+
+// RecoveryClientReadFails (--recovery-read sequence): the sequence read
+// of the current entry asked every member of the write set, the last
+// asked failed (a lost request or answer: the read's timeout, or its
+// connection closed or refused), and the answers before it decided
+// nothing (neither an entry nor Qw - Qa + 1 NoSuchEntry). At
+// release-4.18.0, PendingReadOp.SequenceReadRequest.logErrorAndReattemptRead
+// calls sendNextRead, which finds no replica left ("the read has failed
+// from all replicas") and fails the read; LedgerRecoveryOp's
+// RecoveryReadOp then fails the recovery (RECOVERY_ABORTED), and a
+// zombie read (abortRecovery) ends with its result dropped. A failure of
+// any earlier replica is ClientSendsNextRecoveryRead's, and a last
+// replica that answers decides in ClientReceivesRecoveryReadResponse;
+// without this step the model's recovery waited for ever for a read the
+// network lost. Found by bkcheck validate (issue 48): a record of 4.18.2
+// in which the last replica's read timed out and the recovery failed.
+func (g *gen) RecoveryClientReadFails(cid int) {
+	c := &g.s.Clients[cid]
+	if !g.m.has.sequenceReads || c.Status != StatusInRecovery && !zombieRead(c) || c.RecoveryPhase != ReadWritePhase ||
+		c.CurrReadEntry == Nil || int(c.ReadNext) < g.p.WriteQuorum {
+		return
+	}
+	id := c.CurrReadEntry
+	for _, m := range g.s.Msgs {
+		k := m.Key
+		if m.Count == 1 && k.Cid() == cid && (k.Type() == ReadRequest || k.Type() == ReadResponse) && k.Entry().ID == id {
+			return // an answer may still come
+		}
+	}
+	if len(c.Responses())+g.s.entryReadTimeouts(cid, id) != g.p.WriteQuorum {
+		return
+	}
+	nc := g.begin(cid)
+	if !zombieRead(c) {
+		nc.Status = RecoveryAborted
+	}
+	endRead(nc)
+	a := clientAction(RecoveryClientReadFails, cid)
+	a.Entry = id
+	g.out(a)
 }
 
 // recoveryReplica is the r-th member of entry id's write set in the

@@ -673,3 +673,42 @@ func necRecoveryClientFencingFails(n necView, a Action) (varList, bool) {
 	}
 	return n.vs, true
 }
+
+// fpRecoveryClientReadFails is the own footprint (Footprints.Of) of RecoveryClientReadFails.
+func fpRecoveryClientReadFails(x fp, a Action) {
+	f := x.f
+	c := int(a.Client)
+	e := int(a.Entry)
+	// Every read of the entry answered or lost.
+	for b := 0; b < f.p.Bookies; b++ {
+		x.read(f.inflight(c, b, e), f.lost(ReadRequest, false, c, b, e), f.lost(ReadResponse, false, c, b, e))
+	}
+}
+
+// deadRecoveryClientReadFails is the deadness (Footprints.Dead) of RecoveryClientReadFails.
+func deadRecoveryClientReadFails(d deadView, a Action) bool {
+	cl := d.cl
+	if cl.Status == RecoveryAborted {
+		return cl.CurrReadEntry != a.Entry // the zombie read's (abortRecovery)
+	}
+	// A recovery reads each entry once, in order, until its reads end.
+	return d.recoveryDead() || cl.Status == StatusInRecovery && (cl.LastRecoverable != Nil || cl.LAP >= a.Entry)
+}
+
+// necRecoveryClientReadFails is the necessary enabling set (Footprints.NecessaryInto) of RecoveryClientReadFails.
+func necRecoveryClientReadFails(n necView, a Action) (varList, bool) {
+	f := n.f
+	cl := n.cl
+	c := n.c
+	e := int(a.Entry)
+	// Its guard on the client's own: reading entry e, every member of
+	// the write set asked; then no read of e still deliverable.
+	ok := cl.RecoveryPhase == ReadWritePhase && cl.CurrReadEntry == a.Entry && int(cl.ReadNext) >= f.p.WriteQuorum
+	if n.status(StatusInRecovery, RecoveryAborted) || !n.is(ok, f.ClientRecovery(c)) {
+		return n.vs, true
+	}
+	for b := 0; b < f.p.Bookies; b++ {
+		n.vs.add(f.inflight(c, b, e))
+	}
+	return n.vs, true
+}

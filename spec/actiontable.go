@@ -207,6 +207,12 @@ var actionTable = []actionDecl{
 		{"a fencing read that can fail (a lost message, a bookie down or in limbo)", func(p Params) bool {
 			return !p.ReliableNetwork || lostBookie(p) || p.Unavailable > 0 || p.DataIntegrity
 		}}}, footprint: true, fp: fpRecoveryClientFencingFails, dead: deadRecoveryClientFencingFails, necessary: necRecoveryClientFencingFails},
+
+	// A recovery's sequence read failed at its last replica (actions.go).
+	{kind: RecoveryClientReadFails, enabledBy: "--recovery-read sequence", on: Params.SequenceReads, room: []need{needRecovery,
+		{"a recovery read that can fail (a lost message, a bookie down)", func(p Params) bool {
+			return !p.ReliableNetwork || lostBookie(p)
+		}}}, footprint: true, fp: fpRecoveryClientReadFails, dead: deadRecoveryClientReadFails, necessary: necRecoveryClientReadFails},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

@@ -509,7 +509,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		if w&wStatus != 0 {
 			x.write(f.ClientStatus(c))
 			if a.Kind != ClientStartsRecovery && a.Kind != WorkerGraceExpires && a.Kind != ClientReceivesRecoveryReadResponse && a.Kind != RecoveryClientReceivesAddTimeout &&
-				a.Kind != RecoveryClientFencingFails {
+				a.Kind != RecoveryClientFencingFails && a.Kind != RecoveryClientReadFails {
 				x.write(f.ClientClass(c))
 			}
 		}
@@ -590,6 +590,7 @@ var clientWrites = [numActionKinds]uint8{
 	WorkerGraceExpires:                         wCore | wStatus | wFragments | wRecovery, // the admin client's recovery starts
 	RecoveryClientReceivesAddTimeout:           wCore | wStatus | wRecovery,
 	RecoveryClientFencingFails:                 wCore | wStatus | wRecovery,
+	RecoveryClientReadFails:                    wCore | wStatus | wRecovery,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -837,7 +838,8 @@ func (f *Footprints) Universe() []Action {
 		switch k {
 		case BookieSendsFencingReadLacResponse, ClientReceivesFencingReadLacResponse:
 			return 0, 0
-		case BookieSendsReadResponse, BookieFailsRead, ClientReceivesRecoveryReadResponse, ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead:
+		case BookieSendsReadResponse, BookieFailsRead, ClientReceivesRecoveryReadResponse, ClientSendsRecoveryReadRequests, ClientSendsNextRecoveryRead,
+			RecoveryClientReadFails:
 			return 1, p.Entries + 1 // a recovery reads one past the last entry
 		}
 		return 1, p.Entries
@@ -915,6 +917,10 @@ func (f *Footprints) Universe() []Action {
 					for _, l := range lossPatterns(all) {
 						out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Entry: int8(e), Lost: l})
 					}
+				}
+			case RecoveryClientReadFails:
+				for e := lo; e <= hi && p.SequenceReads(); e++ {
+					out = append(out, Action{Kind: k, Client: int8(c), Bookie: -1, Entry: int8(e)})
 				}
 			case ClientChangesEnsemble, RecoveryClientChangesEnsemble:
 				// Lost is the set replaced: any non-empty one.
@@ -1054,7 +1060,8 @@ var workerRank = [...]int{RWIdle: 0, RWLocked: 3, RWCopied: 1, RWDeferred: 1, RW
 
 // statusRank orders a client's statuses for Progress: every change of a
 // client's status raises it (a closing writer's close ends CLOSED or
-// withdrawn, never OPEN again).
+// withdrawn, never OPEN again). A failed recovery's read still in flight
+// (zombieRead) counts one less, so that its end raises it.
 var statusRank = [numStatuses]int{StatusNil: 0, StatusOpen: 1, StatusInRecovery: 2, StatusClosing: 2, StatusClosed: 3, ClientWithdrawn: 4, RecoveryAborted: 5}
 
 // ProgressOf returns s's measure.
@@ -1094,6 +1101,9 @@ func ProgressOf(s *State) Progress {
 	for i := range s.Clients {
 		c := &s.Clients[i]
 		pr.status += statusRank[c.Status]
+		if zombieRead(c) {
+			pr.status-- // its end (endRead) raises it again
+		}
 		pr.changes += 3*int(c.Changes) + changeRank[c.Change]
 		for _, op := range c.PendingList() {
 			if c.NumFragments > 0 && !c.needsResend(op) {

@@ -19,7 +19,7 @@ func TestValidateCLI(t *testing.T) {
 	good := filepath.Join(dir, "good.jsonl")
 	write(t, good, out)
 	code, out, errOut = runArgs(t, "validate", "--witness", filepath.Join(dir, "w"), good)
-	if code != exitValidateValid || !strings.Contains(out, "good.jsonl: VALID (14 groups") || !strings.Contains(out, "1 of 1 records VALID; the valid records took 12 actions of the models' 23") || !strings.Contains(out, "BookieSendsAddFencedResponse") {
+	if code != exitValidateValid || !strings.Contains(out, "good.jsonl: VALID (14 groups") || !strings.Contains(out, "1 of 1 records VALID; the valid records took 12 actions of the models' 24") || !strings.Contains(out, "BookieSendsAddFencedResponse") {
 		t.Fatalf("valid record: exit %d\n%s%s", code, out, errOut)
 	}
 
