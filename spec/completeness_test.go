@@ -747,10 +747,10 @@ func complSample(t testing.TB, m *spec.Model, nBFS, nWalk int, seed uint64) []sp
 func TestEncodeCompleteness(t *testing.T) {
 	// The default tier samples 600 states of each configuration (300 put
 	// every conditional leaf in use when this was set); the long tier
-	// 12,000.
+	// 6,000.
 	nBFS, nWalk := 300, 300
 	if testtier.IsLong() {
-		nBFS, nWalk = 6000, 6000
+		nBFS, nWalk = 3000, 3000
 	}
 	start := time.Now()
 	totalStates, totalFlips := 0, 0
