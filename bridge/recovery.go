@@ -358,12 +358,18 @@ func (r *run) fencingFails(ctx context.Context, s step) error {
 		r.px.CloseLinks(s.client, m.Bookie)
 		r.linkClosed[link] = r.cur
 	}
-	e, err := r.outcome(ctx, s.client, "recovered", "fail its recovery when its fencing ends without coverage")
+	return r.recoveryFails(ctx, s.client, "its fencing ends without coverage")
+}
+
+// recoveryFails awaits the client's recovery callback, which must fail,
+// as the model's recovery does when (why).
+func (r *run) recoveryFails(ctx context.Context, client, why string) error {
+	e, err := r.outcome(ctx, client, "recovered", "fail its recovery when "+why)
 	if err != nil {
 		return err
 	}
 	if e.RC == 0 {
-		return diverged(s.client+"'s recovery succeeded", s.client+"'s fencing ends without coverage and its recovery fails", "the recovery completed")
+		return diverged(client+"'s recovery succeeded", client+"'s recovery fails when "+why, "the recovery completed")
 	}
 	return nil
 }
@@ -380,12 +386,20 @@ func (r *run) readFails(ctx context.Context, s step) error {
 	if c["status"] != "STATUS_IN_RECOVERY" {
 		return nil
 	}
-	e, err := r.outcome(ctx, s.client, "recovered", "fail its recovery when its read fails at every replica")
-	if err != nil {
+	return r.recoveryFails(ctx, s.client, "its read fails at every replica")
+}
+
+// writeBackFenced is RecoveryClientReceivesAddFencedResponse: the EFENCED
+// answer of a bookie that collected the ledger delivered to the recovery;
+// where the model's recovery fails (the op had no Qa acks yet), Java's
+// does (handleUnrecoverableErrorDuringAdd), which the step awaits.
+func (r *run) writeBackFenced(ctx context.Context, s step) error {
+	if _, err := r.deliver(ctx, s.prev, s.next, "AddEntryResponseMessage"); err != nil {
 		return err
 	}
-	if e.RC == 0 {
-		return diverged(s.client+"'s recovery succeeded", s.client+"'s read fails at every replica and its recovery fails", "the recovery completed")
+	c, _ := mapOf(s.next["clients"])[s.client].(map[string]any)
+	if c["status"] != "RECOVERY_ABORTED" {
+		return nil
 	}
-	return nil
+	return r.recoveryFails(ctx, s.client, "a write-back is refused EFENCED")
 }

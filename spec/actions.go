@@ -87,12 +87,15 @@ const (
 	// A recovery's sequence read that failed at its last replica
 	// (--recovery-read sequence).
 	RecoveryClientReadFails
+	// A write-back refused by a bookie that collected the fenced ledger
+	// (--delete-ledger).
+	RecoveryClientReceivesAddFencedResponse
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = RecoveryClientReadFails + 1
+const numActionKinds = RecoveryClientReceivesAddFencedResponse + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -246,6 +249,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		g.RecoveryClientReadFails(cid)
 		g.ClientWritesBackEntry(cid)
 		g.RecoveryClientReceivesAddConfirmedResponse(cid)
+		g.RecoveryClientReceivesAddFencedResponse(cid)
 		g.RecoveryClientReceivesAddTimeout(cid)
 		g.RecoveryClientChangesEnsemble(cid)
 		g.RecoveryClientSendsPendingAddOp(cid)
@@ -419,7 +423,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 			continue
 		}
 		b := k.Bookie()
-		if !k.Recovery() && !g.mayStore(b, k) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) || !g.isEarliest(k) {
+		if !k.Recovery() && !g.mayStore(b, k) || k.Recovery() && g.refusesEveryAdd(b) || g.s.BDown.Has(b) || g.rejectsAdd(b, k) || !g.isEarliest(k) {
 			continue
 		}
 		resp := addResponse(k, true)
@@ -444,7 +448,9 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 	}
 }
 
-// BookieSendsAddFencedResponse: a fenced bookie rejects a non-recovery add.
+// BookieSendsAddFencedResponse: a fenced bookie rejects a non-recovery add,
+// and a bookie that remembers the ledger fenced and deleted
+// (refusesEveryAdd) a recovery add too.
 // The same loop emits BookieSendsAddReadOnlyResponse (faults.go), so the
 // two kinds of rejection come out in message order; a read-only bookie
 // answers EREADONLY before it looks at the fence, as BookKeeper's
@@ -461,7 +467,8 @@ func (g *gen) BookieSendsAddFencedResponse() {
 		case readOnly:
 			resp, kind = ro, BookieSendsAddReadOnlyResponse
 		case !k.Recovery() && g.s.BFenced.Has(k.Bookie()) && !g.s.BChecked[k.Bookie()].Has(k.Entry()),
-			!k.Recovery() && g.metadataRefusesAdd(k.Bookie()):
+			!k.Recovery() && g.metadataRefusesAdd(k.Bookie()),
+			k.Recovery() && g.refusesEveryAdd(k.Bookie()):
 			resp = addResponse(k, false)
 		default:
 			continue
@@ -1586,6 +1593,60 @@ func (g *gen) ClientWritesBackEntry(cid int) {
 		g.sendToBookies(a, g.p.WriteSet(op.Entry.ID, cf), func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
 			g.begin(-1)
 		})
+	}
+}
+
+// refusesEveryAdd: bookie b collected the deleted ledger and remembers it
+// fenced (BookieCollectsLedger: recentlyFencedAndDeletedLedgers, in
+// memory, or the collect-keeps-fence variant's tombstone), so
+// HandleFactoryImpl.getHandle (read at release-4.18.0) throws
+// LedgerFencedAndDeletedException for every add, a recovery's write-back
+// too, and WriteEntryProcessor answers EFENCED. A bookie that forgot it
+// (a crash, a handle not loaded at the collection) creates a new handle
+// and stores the write-back.
+func (g *gen) refusesEveryAdd(b int) bool {
+	return g.s.BVolatileFence.Has(b) || g.m.V.CollectKeepsFence && g.s.BCollected.Has(b) && g.s.BFenced.Has(b)
+}
+
+// RecoveryClientReceivesAddFencedResponse (--delete-ledger): a write-back
+// refused EFENCED by a bookie that collected the ledger
+// (refusesEveryAdd). PendingAddOp.writeComplete (release-4.18.0) sends a
+// LedgerFencedException of an op not yet completed to
+// handleUnrecoverableErrorDuringAdd, which ReadOnlyLedgerHandle makes
+// errorOutPendingAdds: the recovery fails (LedgerRecoveryOp.addComplete,
+// RECOVERY_ABORTED). An op already completed (Qa acks) takes it as
+// notifyWriteFailed, as a timeout: with the Java add path and no spare,
+// the next write-back fails the recovery (delayed_failed,
+// ClientWritesBackEntry); otherwise nothing follows in the model (with a
+// spare, Java's next write-back would change the ensemble: not modelled,
+// as for a completed write-back's timeout). Found by bkcheck validate: a
+// 4.18.2 record in which the writer deleted the ledger during a recovery
+// and a collected bookie refused its write-back.
+func (g *gen) RecoveryClientReceivesAddFencedResponse(cid int) {
+	c := &g.s.Clients[cid]
+	if c.Status != StatusInRecovery {
+		return
+	}
+	cf, _ := c.CurrFragment()
+	for m := range g.live {
+		k := m.Key
+		if !k.Recovery() || k.Success() || !g.receivableAddResponse(m, cid) {
+			continue
+		}
+		f := k.Fields()
+		if f.Code == CodeReadOnly || !cf.Ensemble.Has(f.Bookie) {
+			continue
+		}
+		nc := g.begin(cid)
+		switch {
+		case !g.recoveryOpCompleted(c, f.Entry.ID):
+			g.abortRecovery(nc)
+		case g.m.has.javaAddPath && !g.m.has.spare:
+			if i := cf.Layout.Index(f.Bookie, g.p.Ensemble); i >= 0 {
+				nc.DelayedFailed = nc.DelayedFailed.Put(i, f.Bookie)
+			}
+		}
+		g.processed(msgAction(RecoveryClientReceivesAddFencedResponse, k), k)
 	}
 }
 

@@ -35,6 +35,9 @@ func fpBookieAnswersAdd(x fp, a Action) {
 		return // EREADONLY before the fence is looked at
 	}
 	x.read(f.Fence(b))
+	if p.DeleteLedger {
+		x.read(f.Store(b)) // refusesEveryAdd: the collection
+	}
 	if v.AddChecksMetadata || v.SplitAddCheck {
 		x.read(f.Store(b)) // split-add-check: the adds checked
 	}
@@ -529,7 +532,13 @@ func necBookieSendsAddFencedResponse(n necView, a Action) (varList, bool) {
 	f := n.f
 	s := n.s
 	b := n.b
-	// It answers only non-recovery adds, and only once fenced.
+	// With --delete-ledger it answers a recovery add too, once the bookie
+	// collected the ledger and remembers it fenced (refusesEveryAdd):
+	// its reads are the set.
+	if f.p.DeleteLedger {
+		return n.vs, false
+	}
+	// Otherwise it answers only non-recovery adds, and only once fenced.
 	if n.noLive(AddEntryRequest, false) {
 		return n.vs, true
 	}
@@ -681,7 +690,10 @@ func fpRecoveryClientReadFails(x fp, a Action) {
 	e := int(a.Entry)
 	// Every read of the entry answered or lost.
 	for b := 0; b < f.p.Bookies; b++ {
-		x.read(f.inflight(c, b, e), f.lost(ReadRequest, false, c, b, e), f.lost(ReadResponse, false, c, b, e))
+		x.read(f.inflight(c, b, e))
+		for _, t := range []MsgType{ReadRequest, ReadResponse} {
+			x.read(f.live(t, false, c, b, e), f.lost(t, false, c, b, e))
+		}
 	}
 }
 
@@ -702,13 +714,35 @@ func necRecoveryClientReadFails(n necView, a Action) (varList, bool) {
 	c := n.c
 	e := int(a.Entry)
 	// Its guard on the client's own: reading entry e, every member of
-	// the write set asked; then no read of e still deliverable.
+	// the write set asked; then no read of e still deliverable, and the
+	// answers and losses all in (a loss or an answer enables it).
 	ok := cl.RecoveryPhase == ReadWritePhase && cl.CurrReadEntry == a.Entry && int(cl.ReadNext) >= f.p.WriteQuorum
 	if n.status(StatusInRecovery, RecoveryAborted) || !n.is(ok, f.ClientRecovery(c)) {
 		return n.vs, true
 	}
+	n.vs.add(f.ClientRecovery(c))
 	for b := 0; b < f.p.Bookies; b++ {
 		n.vs.add(f.inflight(c, b, e))
+		for _, t := range []MsgType{ReadRequest, ReadResponse} {
+			n.vs.add(f.live(t, false, c, b, e))
+			n.vs.add(f.lost(t, false, c, b, e))
+		}
 	}
 	return n.vs, true
+}
+
+// fpRecoveryClientReceivesAddFencedResponse is the own footprint (Footprints.Of) of RecoveryClientReceivesAddFencedResponse.
+func fpRecoveryClientReceivesAddFencedResponse(x fp, a Action) {
+	c := int(a.Client)
+	b := int(a.Bookie)
+	e := int(a.Entry)
+	x.receivedResponse(true, true, c, b, e)
+}
+
+// necRecoveryClientReceivesAddFencedResponse is the necessary enabling set (Footprints.NecessaryInto) of RecoveryClientReceivesAddFencedResponse.
+func necRecoveryClientReceivesAddFencedResponse(n necView, a Action) (varList, bool) {
+	if n.status(StatusInRecovery) || n.noLive(addRejected, true) {
+		return n.vs, true
+	}
+	return n.vs, false
 }

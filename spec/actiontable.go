@@ -213,6 +213,12 @@ var actionTable = []actionDecl{
 		{"a recovery read that can fail (a lost message, a bookie down)", func(p Params) bool {
 			return !p.ReliableNetwork || lostBookie(p)
 		}}}, footprint: true, fp: fpRecoveryClientReadFails, dead: deadRecoveryClientReadFails, necessary: necRecoveryClientReadFails},
+
+	// A write-back refused by a bookie that collected the fenced ledger
+	// (actions.go).
+	{kind: RecoveryClientReceivesAddFencedResponse, enabledBy: "--delete-ledger", on: Params.HasDeletion, room: []need{needRecovery,
+		{"the writer's close over a recovery, so that it deletes the ledger while the recovery writes back (--close-rereads)", func(p Params) bool { return p.CloseRereads }}}, footprint: true,
+		fp: fpRecoveryClientReceivesAddFencedResponse, dead: deadRecoveryGone, necessary: necRecoveryClientReceivesAddFencedResponse},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

@@ -509,7 +509,7 @@ func (f *Footprints) Of(a Action) Footprint {
 		if w&wStatus != 0 {
 			x.write(f.ClientStatus(c))
 			if a.Kind != ClientStartsRecovery && a.Kind != WorkerGraceExpires && a.Kind != ClientReceivesRecoveryReadResponse && a.Kind != RecoveryClientReceivesAddTimeout &&
-				a.Kind != RecoveryClientFencingFails && a.Kind != RecoveryClientReadFails {
+				a.Kind != RecoveryClientFencingFails && a.Kind != RecoveryClientReadFails && a.Kind != RecoveryClientReceivesAddFencedResponse {
 				x.write(f.ClientClass(c))
 			}
 		}
@@ -591,6 +591,7 @@ var clientWrites = [numActionKinds]uint8{
 	RecoveryClientReceivesAddTimeout:           wCore | wStatus | wRecovery,
 	RecoveryClientFencingFails:                 wCore | wStatus | wRecovery,
 	RecoveryClientReadFails:                    wCore | wStatus | wRecovery,
+	RecoveryClientReceivesAddFencedResponse:    wCore | wStatus | wRecovery,
 }
 
 // Dead reports whether transition a is disabled in s and in every state
@@ -863,7 +864,7 @@ func (f *Footprints) Universe() []Action {
 						}
 					}
 				}
-			case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, RecoveryClientReceivesAddConfirmedResponse,
+			case ClientReceivesAddConfirmedResponse, ClientReceivesAddFencedResponse, RecoveryClientReceivesAddConfirmedResponse, RecoveryClientReceivesAddFencedResponse,
 				ClientReceivesFencingReadLacResponse, ClientReceivesRecoveryReadResponse, ClientReceivesAddErrorResponse:
 				if k == ClientReceivesAddErrorResponse && !rejectsWrites(p) {
 					continue
