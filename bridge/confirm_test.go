@@ -95,21 +95,35 @@ func TestRealFenceLost(t *testing.T) {
 	}
 }
 
-// TestRealUnasked executes a trace whose property is a probe on a
-// client's status (testdata/write-back-fails.itf.json: the shortest
-// recovery failed by its write-back's timeout with no spare bookie, of
-// bkcheck check --bookkeeper 4.18.2 --bookies 2 --ensemble 2
-// --write-quorum 2 --ack-quorum 1 --entries 1 --probe
-// 'WriteBackFails=...'): every step agrees, and the verdict says the
-// property was not asked, not that BookKeeper keeps it.
+// TestRealUnasked executes traces whose property is a probe on a
+// client's status, each the shortest of its model: every step agrees,
+// and the verdict says the property was not asked, not that BookKeeper
+// keeps it.
+//   - testdata/write-back-fails.itf.json: a recovery failed by its
+//     write-back's timeout with no spare bookie (bkcheck check
+//     --bookkeeper 4.18.2 --bookies 2 --ensemble 2 --write-quorum 2
+//     --ack-quorum 1 --entries 1 --probe 'WriteBackFails=...');
+//   - testdata/write-back-refused-after-collection.itf.json: a recovery
+//     failed by a write-back that a bookie which collected the deleted
+//     ledger refuses EFENCED (the same with --delete-ledger
+//     --reliable-network --exclude-actions RecoveryClientClosesLedger
+//     --probe 'Fenced=clients.exists(id, c, c.status == "RECOVERY_ABORTED")').
 func TestRealUnasked(t *testing.T) {
 	testtier.Real(t)
-	res, err := Confirm(context.Background(), filepath.Join("testdata", "write-back-fails.itf.json"), Options{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != Unasked || res.Steps != 14 || !strings.Contains(res.Evidence, "WriteBackFails is not a property the harness asks") {
-		t.Errorf("%s", res.Text())
+	for _, c := range []struct {
+		trace, probe string
+		steps        int
+	}{
+		{"write-back-fails.itf.json", "WriteBackFails", 14},
+		{"write-back-refused-after-collection.itf.json", "Fenced", 18},
+	} {
+		res, err := Confirm(context.Background(), filepath.Join("testdata", c.trace), Options{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != Unasked || res.Steps != c.steps || !strings.Contains(res.Evidence, c.probe+" is not a property the harness asks") {
+			t.Errorf("%s", res.Text())
+		}
 	}
 }
 
