@@ -48,8 +48,7 @@ type spentFence struct {
 // last fence answer client takes before its fencing phase ends.
 func spentFences(states []itfState, cur int, client string) []spentFence {
 	phase := func(s itfState) int {
-		c, _ := mapOf(s["clients"])[client].(map[string]any)
-		return toInt(c["recovery_phase"])
+		return toInt(s.client(client)["recovery_phase"])
 	}
 	if phase(states[cur]) != int(spec.FencingPhase) {
 		return nil

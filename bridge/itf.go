@@ -38,6 +38,12 @@ func (s itfState) str(name string) string { v, _ := s[name].(string); return v }
 
 func (s itfState) num(name string) int { return toInt(s[name]) }
 
+// client is the named client's record in the state (nil if none).
+func (s itfState) client(name string) map[string]any {
+	c, _ := mapOf(s["clients"])[name].(map[string]any)
+	return c
+}
+
 func toInt(v any) int {
 	f, _ := v.(float64)
 	return int(f)

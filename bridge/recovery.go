@@ -382,8 +382,7 @@ func (r *run) recoveryFails(ctx context.Context, client, why string) error {
 // awaits that failure. A zombie read (the recovery failed before, at a
 // write-back) ends with nothing to show.
 func (r *run) readFails(ctx context.Context, s step) error {
-	c, _ := mapOf(s.prev["clients"])[s.client].(map[string]any)
-	if c["status"] != "STATUS_IN_RECOVERY" {
+	if s.prev.client(s.client)["status"] != "STATUS_IN_RECOVERY" {
 		return nil
 	}
 	return r.recoveryFails(ctx, s.client, "its read fails at every replica")
@@ -397,8 +396,7 @@ func (r *run) writeBackFenced(ctx context.Context, s step) error {
 	if _, err := r.deliver(ctx, s.prev, s.next, "AddEntryResponseMessage"); err != nil {
 		return err
 	}
-	c, _ := mapOf(s.next["clients"])[s.client].(map[string]any)
-	if c["status"] != "RECOVERY_ABORTED" {
+	if s.next.client(s.client)["status"] != "RECOVERY_ABORTED" {
 		return nil
 	}
 	return r.recoveryFails(ctx, s.client, "a write-back is refused EFENCED")
