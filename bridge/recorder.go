@@ -290,31 +290,20 @@ func (rec *Recorder) Close() {
 func (rec *Recorder) awaitRegistered(ctx context.Context) error {
 	tctx, cancel := context.WithTimeout(ctx, rec.opts.Wait)
 	defer cancel()
-	for {
-		var w struct {
-			Bookies []string `json:"bookies"`
-		}
-		if err := rec.r.drv.call(tctx, &w, "writable"); err != nil {
-			return err
-		}
-		var missing []string
+	var missing []string
+	_, ok, err := rec.r.awaitWritable(ctx, tctx, func(ids []string) bool {
+		missing = missing[:0]
 		for _, b := range rec.cl.Bookies() {
-			if !slices.Contains(w.Bookies, b.ID()) {
+			if !slices.Contains(ids, b.ID()) {
 				missing = append(missing, b.Name)
 			}
 		}
-		if len(missing) == 0 {
-			return nil
-		}
-		select {
-		case <-tctx.Done():
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("bookies %v not registered as writable within %v", missing, rec.opts.Wait)
-		case <-time.After(50 * time.Millisecond): // polling for the registration, not deciding a step
-		}
+		return len(missing) == 0
+	})
+	if err != nil || ok {
+		return err
 	}
+	return fmt.Errorf("bookies %v not registered as writable within %v", missing, rec.opts.Wait)
 }
 
 // Record records one run with the given seed.

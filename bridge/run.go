@@ -269,27 +269,38 @@ func newcomers(before, after map[string]any) []string {
 func (r *run) awaitUnregistered(ctx context.Context) error {
 	tctx, cancel := r.timeout(ctx)
 	defer cancel()
+	ids, ok, err := r.awaitWritable(ctx, tctx, func(ids []string) bool {
+		for _, id := range ids {
+			if r.crashed[r.bookieName(id)] {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil || ok {
+		return err
+	}
+	return diverged("a crashed bookie stayed registered", "fewer than E bookies are up", fmt.Sprintf("writable: %v", ids))
+}
+
+// awaitWritable polls the bookies ZooKeeper has registered as writable
+// until done holds of them or tctx ends (ctx's end is returned as its
+// error); it gives the last list and whether done held.
+func (r *run) awaitWritable(ctx, tctx context.Context, done func(ids []string) bool) ([]string, bool, error) {
 	for {
 		var w struct {
 			Bookies []string `json:"bookies"`
 		}
 		if err := r.drv.call(tctx, &w, "writable"); err != nil {
-			return err
+			return nil, false, err
 		}
-		still := false
-		for _, id := range w.Bookies {
-			still = still || r.crashed[r.bookieName(id)]
-		}
-		if !still {
-			return nil
+		if done(w.Bookies) {
+			return w.Bookies, true, nil
 		}
 		select {
 		case <-tctx.Done():
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return diverged("a crashed bookie stayed registered", "fewer than E bookies are up", fmt.Sprintf("writable: %v", w.Bookies))
-		case <-time.After(50 * time.Millisecond): // polling for the registration to expire
+			return w.Bookies, false, ctx.Err()
+		case <-time.After(50 * time.Millisecond): // polling for the registrations, not deciding a step
 		}
 	}
 }
