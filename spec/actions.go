@@ -907,7 +907,7 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 	cf, _ := c.CurrFragment()
 	var timedOut Bookies
 	for b := 0; b < g.p.Bookies; b++ {
-		if cf.Ensemble.Has(b) && g.s.WriteTimeoutForBookie(cid, b, recovery) {
+		if cf.Ensemble.Has(b) && g.s.changeTimeout(g.p, cid, b, recovery) {
 			timedOut |= 1 << uint(b)
 		}
 	}
@@ -1578,6 +1578,10 @@ func (g *gen) ClientWritesBackEntry(cid int) {
 		}
 		a := clientAction(ClientWritesBackEntry, cid)
 		a.Entry = op.Entry.ID
+		if g.m.has.javaAddPath && g.m.has.spare && c.DelayedFailed != 0 {
+			g.writeBackAfterDelayedFailure(a, cid, op)
+			continue
+		}
 		if g.m.has.javaAddPath && !g.m.has.spare && c.DelayedFailed != 0 {
 			// PendingAddOp.initiate hands a completed write-back's
 			// failure to handleBookieFailure first

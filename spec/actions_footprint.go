@@ -146,10 +146,25 @@ func fpClientWritesBackEntry(x fp, a Action) {
 		}
 	}
 	x.sentToAny(AddEntryRequest, true, c, e, a.Lost)
-	if p.JavaAddPath() && !needSpare.ok(p) {
+	if p.JavaAddPath() {
 		// A completed write-back's failure, handled at this one's
-		// initiate, fails the recovery (abortRecovery).
+		// initiate, fails the recovery (abortRecovery) or, with a
+		// spare, replaces the bookie (writeBackAfterDelayedFailure):
+		// among the writable bookies, a new fragment, acks unset, its
+		// lost messages cleared.
 		x.write(f.Client(c), f.ClientStatus(c), f.ClientRecovery(c))
+		if needSpare.ok(p) {
+			x.readWritable()
+			x.write(f.ClientFragments(c))
+			for b := 0; b < p.Bookies; b++ {
+				for e2 := 1; e2 <= p.Entries; e2++ {
+					for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {
+						x.read(f.lost(t, true, c, b, e2))
+						x.write(f.lost(t, true, c, b, e2))
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -631,10 +646,16 @@ func necSpecEnsembleChange(n necView, a Action) (varList, bool) {
 	cf, _ := cl.CurrFragment()
 	timedOut := false
 	for b := 0; b < f.p.Bookies; b++ {
-		timedOut = timedOut || cf.Ensemble.Has(b) && s.WriteTimeoutForBookie(c, b, rec)
+		timedOut = timedOut || cf.Ensemble.Has(b) && s.changeTimeout(f.p, c, b, rec)
 	}
 	if !timedOut {
 		n.vs.add(f.ClientFragments(c))
+		if rec && f.p.JavaAddPath() {
+			// A lost write-back of an op not yet completed: the
+			// ops and their acks (changeTimeout).
+			n.vs.add(f.Client(c))
+			n.vs.add(f.ClientPending(c))
+		}
 		for b := 0; b < f.p.Bookies; b++ {
 			for e := 1; cf.Ensemble.Has(b) && e <= f.p.Entries; e++ {
 				for _, t := range []MsgType{AddEntryRequest, AddEntryResponse, addRejected} {

@@ -195,11 +195,14 @@ var actionTable = []actionDecl{
 		{"a second add while the first is pending (--entries 2 --inflight 2)", func(p Params) bool { return p.Entries > 1 && p.Inflight > 1 }}}, footprint: true,
 		fp: fpClientCreatesAddOp, dead: deadClientCreatesAddOp},
 
-	// A write-back's timeout where no bookie can replace one (javaclient.go):
-	// with a spare, RecoveryClientChangesEnsemble takes it.
-	{kind: RecoveryClientReceivesAddTimeout, enabledBy: "--add-path java without a spare bookie", writer: javaPath, on: func(p Params) bool { return !needSpare.ok(p) },
+	// A write-back's timeout (javaclient.go): with a spare only a
+	// completed op's (notifyWriteFailed), RecoveryClientChangesEnsemble
+	// taking the others.
+	{kind: RecoveryClientReceivesAddTimeout, enabledBy: "--add-path java", writer: javaPath,
 		room: []need{needRecovery, {"a lost message (no --reliable-network, or --crashes or --disk-loss)", func(p Params) bool {
 			return !p.ReliableNetwork || lostBookie(p)
+		}}, {"with a spare, an op completed before all its writes answer (--write-quorum above --ack-quorum)", func(p Params) bool {
+			return !needSpare.ok(p) || p.WriteQuorum > p.AckQuorum
 		}}}, footprint: true, fp: fpRecoveryClientReceivesAddTimeout, dead: deadRecoveryGone, necessary: necRecoveryClientReceivesAddTimeout},
 
 	// A recovery's fencing that ends without coverage (actions.go).

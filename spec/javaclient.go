@@ -623,23 +623,23 @@ func (g *gen) sendKeys(a Action, keys []MsgKey) {
 	}
 }
 
-// RecoveryClientReceivesAddTimeout (--add-path java, no spare bookie): a
-// lost write-back request or reply reaches the recovery's op, in the
-// channel's order, as a writer's does (ClientReceivesAddTimeout). The
-// recovery's handle is a ReadOnlyLedgerHandle, whose PendingAddOps are
-// the writer's: PendingAddOp.writeComplete sends an error for an op not
-// yet completed to handleBookieFailure, which ReadOnlyLedgerHandle
-// overrides: EnsembleUtils.replaceBookiesInEnsemble finds no bookie
+// RecoveryClientReceivesAddTimeout (--add-path java): a lost write-back
+// request or reply reaches the recovery's op, in the channel's order, as
+// a writer's does (ClientReceivesAddTimeout). The recovery's handle is a
+// ReadOnlyLedgerHandle, whose PendingAddOps are the writer's:
+// PendingAddOp.writeComplete sends an error for an op not yet completed
+// to handleBookieFailure, which ReadOnlyLedgerHandle overrides: with no
+// spare EnsembleUtils.replaceBookiesInEnsemble finds no bookie
 // (BKNotEnoughBookiesException), handleUnrecoverableErrorDuringAdd is
 // errorOutPendingAdds, and the op's callback, LedgerRecoveryOp.addComplete,
-// fails the recovery (submitCallback: RECOVERY_ABORTED). An error for a
-// completed op goes to notifyWriteFailed (delayedWriteFailedBookies),
-// handled at the next write-back (ClientWritesBackEntry). With a spare
-// the TLA+ spec's RecoveryClientChangesEnsemble takes a write-back's
-// failure, as before (the action table's needSpare).
+// fails the recovery (submitCallback: RECOVERY_ABORTED); with a spare the
+// TLA+ spec's RecoveryClientChangesEnsemble takes the failure, as before
+// (changeTimeout). An error for a completed op goes to notifyWriteFailed
+// (delayedWriteFailedBookies), spare or not, handled at the next
+// write-back (ClientWritesBackEntry), and by nothing if none follows.
 func (g *gen) RecoveryClientReceivesAddTimeout(cid int) {
 	c := &g.s.Clients[cid]
-	if c.Status != StatusInRecovery || !g.m.has.javaAddPath || g.m.has.spare {
+	if c.Status != StatusInRecovery || !g.m.has.javaAddPath {
 		return
 	}
 	cf, _ := c.CurrFragment()
@@ -648,9 +648,12 @@ func (g *gen) RecoveryClientReceivesAddTimeout(cid int) {
 		if m.Count != -1 || !isRecoveryAdd(k, cid) || g.olderAddInFlight(k) {
 			continue
 		}
+		id := k.Entry().ID
+		if g.m.has.spare && !g.recoveryOpCompleted(c, id) {
+			continue // handleBookieFailure at once: RecoveryClientChangesEnsemble
+		}
 		nc := g.begin(cid)
 		g.n.setCount(k, 0)
-		id := k.Entry().ID
 		if g.recoveryOpCompleted(c, id) {
 			if i := cf.Layout.Index(k.Bookie(), g.p.Ensemble); i >= 0 {
 				nc.DelayedFailed = nc.DelayedFailed.Put(i, k.Bookie())
@@ -664,10 +667,14 @@ func (g *gen) RecoveryClientReceivesAddTimeout(cid int) {
 
 // recoveryOpCompleted: the recovery's write-back of entry id has its Qa
 // acks (PendingAddOp.completed), or is no longer pending.
-func (g *gen) recoveryOpCompleted(c *Client, id int8) bool {
+func (g *gen) recoveryOpCompleted(c *Client, id int8) bool { return opCompleted(g.p, c, id) }
+
+// opCompleted: client c's op of entry id has its Qa acks
+// (PendingAddOp.completed), or is no longer pending.
+func opCompleted(p Params, c *Client, id int8) bool {
 	for _, op := range c.PendingList() {
 		if op.Entry.ID == id {
-			return c.Confirmed[id-1].Len() >= g.p.AckQuorum
+			return c.Confirmed[id-1].Len() >= p.AckQuorum
 		}
 	}
 	return true
@@ -705,3 +712,55 @@ func zombieRead(c *Client) bool {
 // isRecoveryAdd: k is a write-back (a recovery add request or response)
 // of client cid.
 func isRecoveryAdd(k MsgKey, cid int) bool { return isAdd(k, cid, true) }
+
+// writeBackAfterDelayedFailure is a write-back's PendingAddOp.initiate
+// (--add-path java, a spare) while a completed write-back's failure waits
+// in delayedWriteFailedBookies: maybeHandleDelayedWriteBookieFailure hands
+// it to ReadOnlyLedgerHandle.handleBookieFailure (release-4.18.0), which
+// replaces the failed bookies still at their index in the handle's
+// ensemble (EnsembleUtils.replaceBookiesInEnsemble, keeping the
+// replacements it found) in a new ensemble from LAC+1, in memory only
+// (newEnsemblesFromRecovery), and unsets and re-sends the pending ops'
+// writes to the replaced indexes (RecoveryClientSendsPendingAddOp takes
+// the older ops' re-sends, as after RecoveryClientChangesEnsemble); then
+// the op sends its writes to the new ensemble. No bookie to replace with
+// fails the recovery (handleUnrecoverableErrorDuringAdd), and the op,
+// failed with the others, sends nothing. Failures no longer at their
+// index (already replaced) change nothing.
+func (g *gen) writeBackAfterDelayedFailure(a Action, cid int, op PendingAddOp) {
+	c := &g.s.Clients[cid]
+	cf, _ := c.CurrFragment()
+	failed := c.DelayedFailed.Matching(cf.Layout)
+	send := func(f Fragment, replaced Bookies, install func(nc *Client)) bool {
+		return g.sendToBookies(a, g.p.WriteSet(op.Entry.ID, f), func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
+			nc := g.begin(cid)
+			nc.DelayedFailed = 0
+			install(nc)
+			for id := int(c.LAC) + 1; id <= g.p.Entries; id++ {
+				if id >= 1 {
+					nc.Confirmed[id-1] &^= replaced
+				}
+			}
+			g.n.ClearWriteTimeout(cid, replaced, true)
+		})
+	}
+	if failed == 0 {
+		send(cf, 0, func(*Client) {})
+		return
+	}
+	exclude := c.DelayedFailed.Bookies()
+	try := func(sub Bookies) bool {
+		ens, lay, ok := g.replaceFailed(cf, sub, exclude)
+		if !ok {
+			return false
+		}
+		nf := Fragment{ID: cf.ID, Ensemble: ens, First: c.LAC + 1, Layout: lay}
+		return send(nf, sub, func(nc *Client) { g.installFragment(nc, cf, c.LAC+1, ens, lay, false) })
+	}
+	if g.p.PartialReplacement && g.replaceSomeOf(cf, failed, try) || !g.p.PartialReplacement && try(failed) {
+		return
+	}
+	g.abortRecovery(g.begin(cid))
+	a.Lost = 0
+	g.out(a)
+}

@@ -99,6 +99,12 @@ func necRecoveryClientReceivesAddTimeout(n necView, a Action) (varList, bool) {
 	if n.status(StatusInRecovery) {
 		return n.vs, true
 	}
+	if needSpare.ok(n.f.p) {
+		// With a spare only a completed op's failure: its acks or its
+		// leaving the queue.
+		n.vs.add(n.f.Client(n.c))
+		n.vs.add(n.f.ClientPending(n.c))
+	}
 	return n.lostAdd(true), true
 }
 

@@ -158,6 +158,31 @@ func (s *State) WriteTimeoutForBookie(cid, b int, recovery bool) bool {
 	return false
 }
 
+// changeTimeout: bookie b has a lost add request or reply of client cid
+// (recovery: a write-back) that an ensemble change takes
+// (WriteTimeoutForBookie). With the Java add path a write-back's failure
+// starts the change only for an op not yet completed: PendingAddOp.
+// writeComplete (release-4.18.0) hands a completed op's to
+// notifyWriteFailed, which ReadOnlyLedgerHandle acts on at the next
+// write-back's initiate (RecoveryClientReceivesAddTimeout, then
+// ClientWritesBackEntry), never at once. Found by bkcheck validate: 4
+// records of 4.18.2 (4 bookies, a spare) whose recovery closed the
+// ledger with the bookie of a completed write-back's timeout still in
+// its ensemble.
+func (s *State) changeTimeout(p Params, cid, b int, recovery bool) bool {
+	if !recovery || !p.JavaAddPath() {
+		return s.WriteTimeoutForBookie(cid, b, recovery)
+	}
+	c := &s.Clients[cid]
+	for _, m := range s.Msgs {
+		k := m.Key
+		if m.Count == -1 && k.Bookie() == b && isRecoveryAdd(k, cid) && !opCompleted(p, c, k.Entry().ID) {
+			return true
+		}
+	}
+	return false
+}
+
 // ReadTimeoutForBookie: some lost read request or response of client cid
 // to/from bookie b exists.
 func (s *State) ReadTimeoutForBookie(cid, b int) bool {
