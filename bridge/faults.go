@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // The faults' handlers (mapping.go): what happens to a bookie's process
@@ -27,6 +28,19 @@ func (r *run) restart(ctx context.Context, s step) error {
 		return err
 	}
 	return r.serving(ctx, b)
+}
+
+// registrationExpires awaits the event a stopped bookie's registration
+// ending is: its ZooKeeper session expiring, bounded by the step's time.
+func (r *run) registrationExpires(ctx context.Context, s step) error {
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	id := r.bookieID(s.bookie)
+	ids, ok, err := r.awaitWritable(ctx, tctx, func(ids []string) bool { return !slices.Contains(ids, id) })
+	if err != nil || ok {
+		return err
+	}
+	return diverged("the stopped bookie stayed registered", "its registration expires with its ZooKeeper session", fmt.Sprintf("writable: %v", ids))
 }
 
 func (r *run) loseDisk(ctx context.Context, s step) error {

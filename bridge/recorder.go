@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -259,11 +260,18 @@ func StartRecorder(ctx context.Context, opts RecordOptions) (_ *Recorder, err er
 
 func (rec *Recorder) spawnDriver(ctx context.Context, log string) (*driver, error) {
 	cmd, in, out, err := rec.cl.Spawn(ctx, "the client driver", filepath.Join(rec.dir, log),
-		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", rec.cl.MetadataURI())
+		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", rec.cl.MetadataURI(), rec.maxEnsembleChanges())
 	if err != nil {
 		return nil, err
 	}
 	return newDriver(cmd, in, out), nil
+}
+
+// maxEnsembleChanges is the driver's maxNumEnsembleChanges: the model's
+// bound for the recorded settings.
+func (rec *Recorder) maxEnsembleChanges() string {
+	p, _, _ := rec.opts.Params()
+	return strconv.Itoa(p.MaxEnsembleChanges)
 }
 
 func quit(d *driver) {

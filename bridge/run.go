@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -98,6 +99,17 @@ type javaClients interface {
 	pending() []Event
 }
 
+// maxEnsembleChanges is the driver's maxNumEnsembleChanges: the trace's
+// bound on a writer's ensemble changes (--max-ensemble-changes, given by
+// the model to every trace of the Java add path), unlimited as
+// BookKeeper's default without one.
+func maxEnsembleChanges(params map[string]any) string {
+	if n := toInt(params["max-ensemble-changes"]); n > 0 {
+		return strconv.Itoa(n)
+	}
+	return strconv.Itoa(math.MaxInt32)
+}
+
 // newState is a run with no parts yet.
 func newState(states []itfState, params map[string]any, opts Options) *run {
 	return &run{states: states, opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
@@ -118,7 +130,7 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 	}
 	r.cl = cl
 	cmd, in, out, err := cl.Spawn(ctx, "the client driver", filepath.Join(dir, "driver.log"),
-		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", cl.MetadataURI())
+		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", cl.MetadataURI(), maxEnsembleChanges(params))
 	if err != nil {
 		return nil, err
 	}

@@ -83,13 +83,14 @@ var settingUses = map[string]use{
 	"close-rereads":                   {kind: compared, how: "LedgerHandle's close is a MetadataUpdateLoop"},
 	"add-path":                        {kind: compared, how: "the Java client's add path; the spec's ensemble change is refused at its step"},
 	"create-window":                   {kind: steps, how: "ClientCreatesAddOp"},
+	"registration-expiry":             {kind: steps, how: "BookieRegistrationExpires: the session's expiry awaited"},
 	"checkpoints":                     {kind: compared, how: "the bookies checkpoint only on demand, which no step asks yet: a crash keeps what the journal replays"},
 	"recovery-read":                   {kind: compared, how: "Java's sequence read; a trace of the parallel read is mapped onto it"},
 	"autorecovery":                    {kind: driven, how: "autoRecoveryDaemonEnabled=false", refuse: refuseBut("the harness runs no Auditor or ReplicationWorker yet", false)},
 	"auditor-verification-percentage": {kind: bound, how: "only with --autorecovery, which is refused"},
 	"auditor-periodic-check":          {kind: bound, how: "only with --autorecovery, which is refused"},
 	"decommission":                    {kind: steps, how: "AdminDecommissionsBookie, AdminFinishesDecommission"},
-	"max-ensemble-changes":            {kind: bound, how: "the writer's ensemble changes are the trace's"},
+	"max-ensemble-changes":            {kind: driven, how: "maxNumEnsembleChanges=N on the driver's clients (BookKeeper's default is unlimited): LedgerHandle.ensembleChangeLoop gives the ledger up beyond the model's bound, as the model does"},
 }
 
 // refuseBut refuses every value but those given, saying why.

@@ -30,16 +30,17 @@ func TestReleaseSpelledOut(t *testing.T) {
 		spelled          func(spec.Params) spec.Params
 		invariants       []string
 	}{
-		// 4.18.2 with a crash: checkpoints too (full space, no property).
+		// 4.18.2 with a crash: checkpoints and the registration's expiry too
+		// (full space, no property).
 		{"4.18.2", "", with(small, func(p *spec.Params) { p.Crashes, p.ReliableNetwork = 1, true }), func(p spec.Params) spec.Params {
 			p = java(p)
-			p.Checkpoints = true
+			p.Checkpoints, p.RegistrationExpiry = true, true
 			return p
 		}, []string{"TypeOK"}},
 		// The same with the data loss it allows: the counterexample.
 		{"master", "", with(small, func(p *spec.Params) { p.Crashes = 1 }), func(p spec.Params) spec.Params {
 			p = java(p)
-			p.Checkpoints = true
+			p.Checkpoints, p.RegistrationExpiry = true, true
 			return p
 		}, nil},
 		// 4.16.3: split-add-check and delete-forgets-fence.
@@ -57,7 +58,7 @@ func TestReleaseSpelledOut(t *testing.T) {
 		// A candidate fix asked of a release that has a bug besides.
 		{"4.17.3", spec.VariantDurableFenceReply, with(small, func(p *spec.Params) { p.Crashes, p.ReliableNetwork = 1, true }), func(p spec.Params) spec.Params {
 			p = java(p)
-			p.Checkpoints = true
+			p.Checkpoints, p.RegistrationExpiry = true, true
 			p.Variant = spec.VariantSplitAddCheck + spec.VariantJoin + spec.VariantDurableFenceReply
 			return p
 		}, []string{"TypeOK"}},

@@ -90,12 +90,15 @@ const (
 	// A write-back refused by a bookie that collected the fenced ledger
 	// (--delete-ledger).
 	RecoveryClientReceivesAddFencedResponse
+	// A stopped bookie's ZooKeeper registration expires
+	// (--registration-expiry).
+	BookieRegistrationExpires
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = RecoveryClientReceivesAddFencedResponse + 1
+const numActionKinds = BookieRegistrationExpires + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -214,6 +217,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 		for b := 0; b < p.Bookies; b++ {
 			g.BookieCrashes(b)
 			g.BookieRestarts(b)
+			g.BookieRegistrationExpires(b)
 			g.BookieRunsPreBootCheck(b)
 			g.BookieLosesDisk(b)
 			g.BookieRejoinsEmpty(b)
@@ -554,7 +558,7 @@ func (g *gen) BookieSendsReadResponse() {
 // (incl) stay whatever their state, as EnsembleUtils.replaceBookiesInEnsemble
 // replaces the failed positions alone.
 func (g *gen) SelectEnsemble(incl, excl Bookies) (Bookies, bool) {
-	excl |= (g.s.BDown | g.s.BReadOnly) &^ incl
+	excl |= (g.s.unregistered() | g.s.BReadOnly) &^ incl
 	for _, e := range g.m.ensembles {
 		if e&excl != 0 || e&incl != incl {
 			continue
@@ -633,7 +637,7 @@ func (p Params) sortedLayout(ens Bookies) Layout {
 // the first whose ensemble differs from every fragment in the metadata wins,
 // mirroring SelectEnsemble's CHOOSE.
 func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies) (Bookies, Layout, bool) {
-	avail := Bookies(1<<uint(g.p.Bookies)-1) &^ (cf.Ensemble | exclude | g.s.BDown | g.s.BReadOnly)
+	avail := Bookies(1<<uint(g.p.Bookies)-1) &^ (cf.Ensemble | exclude | g.s.unregistered() | g.s.BReadOnly)
 	k := failed.Len()
 	var cands []int
 	for b := 0; b < g.p.Bookies; b++ {

@@ -222,6 +222,10 @@ var actionTable = []actionDecl{
 	{kind: RecoveryClientReceivesAddFencedResponse, enabledBy: "--delete-ledger", on: Params.HasDeletion, room: []need{needRecovery,
 		{"the writer's close over a recovery, so that it deletes the ledger while the recovery writes back (--close-rereads)", func(p Params) bool { return p.CloseRereads }}}, footprint: true,
 		fp: fpRecoveryClientReceivesAddFencedResponse, dead: deadRecoveryGone, necessary: necRecoveryClientReceivesAddFencedResponse},
+
+	// A stopped bookie's registration expires (faults.go).
+	{kind: BookieRegistrationExpires, enabledBy: "--registration-expiry", on: func(p Params) bool { return p.RegistrationExpiry }, footprint: true,
+		fp: fpBookieRegistrationExpires, dead: deadBookieRegistrationExpires},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

@@ -227,7 +227,7 @@ func (g *gen) AuditorMarksLedgerUnderreplicated() {
 	if !g.ledgerExists() {
 		return
 	}
-	g.mark(AuditorMarksLedgerUnderreplicated, g.named()&g.s.BDown)
+	g.mark(AuditorMarksLedgerUnderreplicated, g.named()&g.s.unregistered())
 }
 
 // AuditorChecksLedger: AuditorCheckAllLedgersTask opens the ledger
@@ -307,7 +307,7 @@ func (g *gen) WorkerReplicatesFragment() {
 			g.out(a)
 			continue
 		}
-		eligible := g.p.allBookies() &^ g.s.BDown &^ g.s.BReadOnly &^ g.s.BDiskFull &^ f.Ensemble
+		eligible := g.p.allBookies() &^ g.s.unregistered() &^ g.s.BReadOnly &^ g.s.BDiskFull &^ f.Ensemble
 		k := cf.bad.Len()
 		if eligible.Len() < k {
 			// BookKeeperAdmin.replicateLedgerFragment picks the new

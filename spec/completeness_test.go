@@ -60,6 +60,7 @@ func javaOnly(m *spec.Model) bool         { return m.P.JavaAddPath() }
 func sequenceOnly(m *spec.Model) bool     { return m.P.SequenceReads() }
 func createOnly(m *spec.Model) bool       { return m.P.JavaAddPath() && m.P.CreateWindow }
 func checkpointsOnly(m *spec.Model) bool  { return m.P.Checkpoints }
+func registrationOnly(m *spec.Model) bool { return m.P.RegistrationExpiry }
 func autoRecoveryOnly(m *spec.Model) bool { return m.P.AutoRecovery }
 func decommissionOnly(m *spec.Model) bool { return m.P.Decommission }
 
@@ -229,6 +230,7 @@ var complFields = map[string]complField{
 	"BReadOnly":                      {present: faultyOnly, flip: flipBookies},
 	"BDiskFull":                      {present: faultyOnly, flip: flipBookies},
 	"BLimbo":                         {present: faultyOnly, flip: flipBookies},
+	"BStale":                         {present: registrationOnly, flip: flipBookies},
 	"CrashesUsed":                    {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.Crashes })},
 	"DiskLossUsed":                   {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.DiskLoss })},
 	"ReformatUsed":                   {present: faultyOnly, flip: flipInt(fixed(0), func(p spec.Params) int { return p.Reformat })},
@@ -556,6 +558,7 @@ func complConfigs() []complConfig {
 		with("close-rereads-delete", func(p *spec.Params) { p.CloseRereads, p.DeleteLedger = true, true }),
 		with("sequence-reads", func(p *spec.Params) { p.RecoveryRead = spec.RecoveryReadSequence }),
 		with("checkpoints", func(p *spec.Params) { p.Crashes, p.Checkpoints = 1, true }),
+		with("registration-expiry-spare", func(p *spec.Params) { p.Bookies, p.Crashes, p.RegistrationExpiry = 3, 1, true }),
 		with("checkpoints-delete-flushes", func(p *spec.Params) {
 			p.Crashes, p.Checkpoints, p.DeleteLedger, p.Variant = 1, true, true, spec.VariantDurableReplayFlushed
 		}),

@@ -135,6 +135,9 @@ func (m *Model) encode(dst []byte, s *State, rl *relabeller) []byte {
 	if m.has.faulty {
 		dst = append(dst, byte(rl.set(s.BDown)), byte(rl.set(s.BWiped)), byte(rl.set(s.BReadOnly)), byte(rl.set(s.BDiskFull)), byte(rl.set(s.BLimbo)),
 			byte(s.CrashesUsed), byte(s.DiskLossUsed), byte(s.ReformatUsed), byte(s.ReadOnlyUsed), byte(s.DiskFullUsed), byte(s.CorruptUsed))
+		if p.RegistrationExpiry {
+			dst = append(dst, byte(rl.set(s.BStale)))
+		}
 	}
 	if m.has.deferredCheck {
 		dst = append(dst, byte(rl.set(s.BCheckPending)))
@@ -360,6 +363,9 @@ func (m *Model) Decode(enc []byte, s *State) error {
 		s.ReadOnlyUsed = r.small("read-only faults used", 0, p.ReadOnly)
 		s.DiskFullUsed = r.small("disk-full faults used", 0, p.DiskFull)
 		s.CorruptUsed = r.small("corrupt reads used", 0, p.CorruptReads)
+		if p.RegistrationExpiry {
+			s.BStale = r.bookies("stale registrations", p.Bookies)
+		}
 	}
 	if m.has.deferredCheck {
 		s.BCheckPending = r.bookies("pending pre-boot checks", p.Bookies)

@@ -67,6 +67,9 @@ func (p Params) StepEvents(a Action, prev, cur *State) []vocab.Event {
 		if mine && a.Kind == BookieSyncsJournal {
 			notes = append(notes, "journal synced")
 		}
+		if mine && a.Kind == BookieRegistrationExpires {
+			notes = append(notes, "registration expired: no longer chosen by placement")
+		}
 		if !prev.BLimbo.Has(bk) && cur.BLimbo.Has(bk) {
 			notes = append(notes, "in limbo (data-integrity check)")
 		}

@@ -30,6 +30,7 @@ func (g *gen) BookieCrashes(b int) {
 	g.begin(-1)
 	bit := Bookies(1) << uint(b)
 	g.n.BDown |= bit
+	g.stale(b)
 	g.n.CrashesUsed++
 	g.n.BChecked[b] = 0       // in memory
 	g.n.BCheckPending &^= bit // the next restart starts the check again
@@ -57,6 +58,34 @@ func (g *gen) BookieCrashes(b int) {
 	g.out(Action{Kind: BookieCrashes, Client: -1, Bookie: int8(b)})
 }
 
+// stale: bookie b, stopping, stays registered until its ZooKeeper session
+// expires (--registration-expiry; BookieRegistrationExpires).
+func (g *gen) stale(b int) {
+	if g.p.RegistrationExpiry && !g.s.BDown.Has(b) {
+		g.n.BStale |= 1 << uint(b)
+	}
+}
+
+// BookieRegistrationExpires (--registration-expiry): the ZooKeeper session
+// of a stopped bookie expires, its ephemeral registration under
+// /ledgers/available goes, and the clients' BookieWatcherImpl, told by the
+// registration client's watch, drops it from the writable bookies
+// (processWritableBookiesChanged → placementPolicy.onClusterChanged):
+// from now on no placement chooses it. Until then a new ledger or an
+// ensemble change may choose the stopped bookie (SelectEnsemble,
+// replaceFailed), whose writes then fail at once, and the Auditor does
+// not count it lost. BookKeeper's client also quarantines a bookie that
+// fails often (BookieWatcherImpl.quarantineBookie, from the periodic
+// health check, off unless configured), not modelled.
+func (g *gen) BookieRegistrationExpires(b int) {
+	if !g.s.BStale.Has(b) {
+		return
+	}
+	g.begin(-1)
+	g.n.BStale &^= 1 << uint(b)
+	g.out(Action{Kind: BookieRegistrationExpires, Client: -1, Bookie: int8(b)})
+}
+
 // BookieRestarts: a crashed bookie comes back with what its journal kept.
 // With the journal disabled the shutdown was unclean and data may be
 // missing: with --data-integrity, EmbeddedServer starts the pre-boot check
@@ -71,6 +100,7 @@ func (g *gen) BookieRestarts(b int) {
 	}
 	g.begin(-1)
 	g.n.BDown &^= 1 << uint(b)
+	g.n.BStale &^= 1 << uint(b) // registered again
 	if g.p.DeferredCheck() && g.n.MetaStatus != StatusNil {
 		// With no ledger in the metadata yet the check has nothing to
 		// walk (MetadataAsyncIterator starts from the ledgers there are).
@@ -144,6 +174,7 @@ func (g *gen) BookieLosesDisk(b int) {
 	g.n.DiskLossUsed++
 	g.wipe(b)
 	g.n.BDown |= bit
+	g.stale(b)
 	g.n.BWiped |= bit
 	g.lose(b)
 	g.out(Action{Kind: BookieLosesDisk, Client: -1, Bookie: int8(b)})
@@ -170,6 +201,7 @@ func (g *gen) BookieRejoinsEmpty(b int) {
 	g.n.ReformatUsed++
 	g.wipe(b)
 	g.n.BDown &^= bit
+	g.n.BStale &^= bit
 	g.n.BWiped &^= bit
 	if g.p.ReformatCookie == CookieKept {
 		g.dataIntegrityCheck(b)

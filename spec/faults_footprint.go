@@ -65,6 +65,21 @@ func fpBookieRestarts(x fp, a Action) {
 	}
 }
 
+// fpBookieRegistrationExpires is the own footprint (Footprints.Of) of BookieRegistrationExpires.
+func fpBookieRegistrationExpires(x fp, a Action) {
+	b := int(a.Bookie)
+	x.read(x.f.Down(b))
+	x.write(x.f.Down(b))
+}
+
+// deadBookieRegistrationExpires is the deadness (Footprints.Dead) of BookieRegistrationExpires.
+func deadBookieRegistrationExpires(d deadView, a Action) bool {
+	f := d.f
+	s := d.s
+	// Registered or gone, a bookie is stale again only by another stop.
+	return !s.BStale.Has(int(a.Bookie)) && int(s.CrashesUsed) >= f.p.Crashes && int(s.DiskLossUsed) >= f.p.DiskLoss
+}
+
 // fpBookieCheckpoints is the own footprint (Footprints.Of) of BookieCheckpoints, BookieCheckpointsIdle.
 func fpBookieCheckpoints(x fp, a Action) {
 	f := x.f

@@ -165,10 +165,12 @@ func (f *Footprints) faultBase() int {
 	return f.msgBase() + 3*f.slots + f.p.Clients*f.p.Bookies*f.entries
 }
 
-// Down is whether bookie b is down (BDown), and whether its disk is
-// wiped (BWiped: cookie validation keeps it down), one variable for both:
-// a crash or a disk loss writes it, a restart or a re-format clears it; a bookie's steps, a send (a message to a down bookie is
-// lost) and an ensemble choice read it.
+// Down is whether bookie b is down (BDown), whether its disk is wiped
+// (BWiped: cookie validation keeps it down) and whether it is still
+// registered (BStale, --registration-expiry), one variable for all: a
+// crash or a disk loss writes it, a restart, a re-format or the
+// registration's expiry clears it; a bookie's steps, a send (a message
+// to a down bookie is lost) and an ensemble choice read it.
 func (f *Footprints) Down(b int) int { return f.faultBase() + b }
 
 // CrashBudget is the crashes spent (CrashesUsed).
@@ -942,6 +944,9 @@ func (f *Footprints) Universe() []Action {
 			out = append(out, Action{Kind: k, Client: -1, Bookie: int8(b)})
 		}
 	}
+	for b := 0; b < p.Bookies && p.RegistrationExpiry; b++ {
+		out = append(out, Action{Kind: BookieRegistrationExpires, Client: -1, Bookie: int8(b)})
+	}
 	for b := 0; b < p.Bookies && p.Reformat > 0; b++ {
 		out = append(out, Action{Kind: BookieRejoinsEmpty, Client: -1, Bookie: int8(b)})
 	}
@@ -1068,7 +1073,7 @@ var statusRank = [numStatuses]int{StatusNil: 0, StatusOpen: 1, StatusInRecovery:
 // ProgressOf returns s's measure.
 func ProgressOf(s *State) Progress {
 	var pr Progress
-	pr.faults = 4*(int(s.CrashesUsed)+int(s.ReformatUsed)+int(s.DiskLossUsed)) - 2*s.BDown.Len() +
+	pr.faults = 4*(int(s.CrashesUsed)+int(s.ReformatUsed)+int(s.DiskLossUsed)) - 2*s.BDown.Len() - s.BStale.Len() +
 		2*(int(s.ReadOnlyUsed)+int(s.DiskFullUsed)+int(s.CorruptUsed)) - s.BCheckPending.Len()
 	for b := range s.BUnflushed {
 		pr.durable -= bits.OnesCount64(uint64(s.BUnflushed[b]))

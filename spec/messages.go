@@ -158,6 +158,11 @@ func (s *State) WriteTimeoutForBookie(cid, b int, recovery bool) bool {
 	return false
 }
 
+// unregistered are the bookies no placement chooses: those down whose
+// registration is gone (with --registration-expiry a stopped bookie stays
+// registered until BookieRegistrationExpires; without it, every one down).
+func (s *State) unregistered() Bookies { return s.BDown &^ s.BStale }
+
 // changeTimeout: bookie b has a lost add request or reply of client cid
 // (recovery: a write-back) that an ensemble change takes
 // (WriteTimeoutForBookie). With the Java add path a write-back's failure

@@ -110,6 +110,15 @@ type Params struct {
 	// (BookieImpl's journal replay). Without it a journalled fence is kept.
 	Checkpoints bool `name:"checkpoints" omitzero:"true" help:"with --crashes: bookies checkpoint as DbLedgerStorage does (BookieCheckpoints: the ledger index, master key and fenced flag, becomes durable only at a checkpoint, and not at all when the write cache is empty, while the journal's mark moves past the fence record; BookieImpl's replay skips a fence record of a ledger it has no key for); what survives a crash is the index at its last effective checkpoint and the journal after the mark (not given: a journalled fence survives)"`
 
+	// RegistrationExpiry: a bookie that stops (kill -9, a lost disk)
+	// stays registered in ZooKeeper until its session expires, and the
+	// clients' BookieWatcherImpl keeps it writable until the registration
+	// client's watch tells them (processWritableBookiesChanged): placement
+	// can choose it for a new ledger or as a replacement meanwhile
+	// (BookieRegistrationExpires ends that). Without it a stopped bookie
+	// leaves the writable set at once.
+	RegistrationExpiry bool `name:"registration-expiry" omitzero:"true" help:"with --crashes or --disk-loss: a stopped bookie stays registered, and placement can choose it for a new ledger or as a replacement, until its ZooKeeper session expires (BookieRegistrationExpires), as BookieWatcherImpl sees the registration (on with --bookkeeper; not given: a stopped bookie leaves the writable set at once)"`
+
 	// RecoveryRead: how the recovery client reads an entry. The spec
 	// reads every member of the write set at once (PendingReadOp's
 	// parallel read), which no release since 4.10 does for recovery
@@ -263,6 +272,9 @@ func (p *Params) EnsureDefaults() {
 			p.Journal = JournalSynced
 		}
 		p.Checkpoints = false
+	}
+	if p.Crashes == 0 && p.DiskLoss == 0 {
+		p.RegistrationExpiry = false
 	}
 	if !p.AutoRecovery {
 		if p.AuditorPeriodicCheck == "off" {

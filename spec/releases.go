@@ -171,6 +171,7 @@ var ReleaseBehaviours = []ReleaseBehaviour{
 	{"--recovery-from-lac", "LedgerRecoveryOp: write-backs counted from the fenced LAC"},
 	{"--create-window", "LedgerHandle.asyncAddEntry: PendingAddOp.create takes getCurrentEnsemble() before doAsyncAddEntry adds the op to pendingAddOps"},
 	{"--partial-replacement", "EnsembleUtils.replaceBookiesInEnsemble: keeps the replacements it found"},
+	{"--registration-expiry (with --crashes or --disk-loss)", "BookieWatcherImpl.processWritableBookiesChanged: a stopped bookie is writable to the clients until its ZooKeeper registration expires with its session"},
 	{"--checkpoints (with --crashes and a synced journal)", "DbLedgerStorage (SingleDirectoryDbLedgerStorage.checkpoint, SyncThread.checkpoint, BookieImpl's journal replay): what a crash keeps"},
 }
 
@@ -189,6 +190,9 @@ func (p *Params) applyRelease() {
 		p.RecoveryRead = RecoveryReadSequence
 	}
 	p.CloseRereads, p.RecoveryFromLAC, p.PartialReplacement, p.CreateWindow = true, true, true, true
+	if p.Crashes > 0 || p.DiskLoss > 0 {
+		p.RegistrationExpiry = true
+	}
 	if p.Crashes > 0 && (p.Journal == JournalSynced || p.Journal == "synced") {
 		p.Checkpoints = true
 	}

@@ -354,6 +354,7 @@ type State struct {
 	BReadOnly    Bookies // read-only: rejects normal adds
 	BDiskFull    Bookies // read-only with disks below the high-priority threshold: rejects recovery adds too
 	BLimbo       Bookies // in limbo after the data-integrity check: answers Unknown for what it lacks
+	BStale       Bookies // down, still registered: placement can choose it (--registration-expiry)
 	CrashesUsed  int8
 	DiskLossUsed int8
 	ReformatUsed int8

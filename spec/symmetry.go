@@ -183,6 +183,7 @@ func (m *Model) permute(dst, s *State, pm *permutation) {
 	dst.BReadOnly = pm.bookies(s.BReadOnly)
 	dst.BDiskFull = pm.bookies(s.BDiskFull)
 	dst.BLimbo = pm.bookies(s.BLimbo)
+	dst.BStale = pm.bookies(s.BStale)
 	dst.BCheckPending = pm.bookies(s.BCheckPending)
 	dst.BHandle = pm.bookies(s.BHandle)
 	dst.BUnflushedFence = pm.bookies(s.BUnflushedFence)
@@ -526,7 +527,7 @@ func (c *Canonicalizer) signatures(s *State) {
 		mask &^= 3 << shCid
 	}
 	var flags [MaxBookies]uint64
-	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle, s.BIndexKey, s.BIndexFenced, s.BKeyRecord, s.BFenceRecord, s.BCacheDirty, s.URMissing, s.DecomBookie} {
+	for i, set := range [...]Bookies{s.BFenced, s.BDown, s.BReadOnly, s.BLimbo, s.BWiped, s.BDiskFull, s.BUnflushedFence, s.BCollected, s.BVolatileFence, s.BCheckPending, s.BHandle, s.BIndexKey, s.BIndexFenced, s.BKeyRecord, s.BFenceRecord, s.BCacheDirty, s.URMissing, s.DecomBookie, s.BStale} {
 		for x := set; x != 0; x &= x - 1 {
 			flags[bits.TrailingZeros8(uint8(x))] += 1 << (24 + uint(i))
 		}

@@ -34,6 +34,9 @@ func (p Params) Rows(s *State) []vocab.Row {
 		add("b_read_only", "%s", FormatBookies(s.BReadOnly))
 		add("b_disk_full", "%s", FormatBookies(s.BDiskFull))
 		add("b_limbo", "%s", FormatBookies(s.BLimbo))
+		if p.RegistrationExpiry {
+			add("b_stale_registration", "%s", FormatBookies(s.BStale))
+		}
 		add("faults_used", "crashes %d, disk losses %d, re-formats %d, read-only %d, disk full %d, corrupt reads %d",
 			s.CrashesUsed, s.DiskLossUsed, s.ReformatUsed, s.ReadOnlyUsed, s.DiskFullUsed, s.CorruptUsed)
 	}

@@ -65,6 +65,8 @@ public final class Driver {
 
     private final PrintStream out;
     private final String metadataUri;
+    /** maxNumEnsembleChanges: the model's bound on a writer's ensemble changes. */
+    private final int maxEnsembleChanges;
     private final Map<String, Client> clients = new LinkedHashMap<>();
     private BookKeeper observer;
     private BookieClientImpl bookieObserver;
@@ -88,15 +90,16 @@ public final class Driver {
         }
     }
 
-    Driver(PrintStream out, String metadataUri) {
+    Driver(PrintStream out, String metadataUri, int maxEnsembleChanges) {
         this.out = out;
         this.metadataUri = metadataUri;
+        this.maxEnsembleChanges = maxEnsembleChanges;
     }
 
     public static void main(String[] args) throws Exception {
         PrintStream protocol = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         System.setOut(System.err);
-        Driver d = new Driver(protocol, args[0]);
+        Driver d = new Driver(protocol, args[0], args.length > 1 ? Integer.parseInt(args[1]) : Integer.MAX_VALUE);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
@@ -232,6 +235,9 @@ public final class Driver {
         conf.setSpeculativeReadTimeout(0);
         conf.setEnsemblePlacementPolicy(ScriptedPlacementPolicy.class);
         conf.setProperty("enableParallelRecoveryRead", false);
+        // The model bounds a writer's ensemble changes (--max-ensemble-changes);
+        // LedgerHandle.ensembleChangeLoop fails the handle beyond the same bound.
+        conf.setMaxAllowedEnsembleChanges(maxEnsembleChanges);
         return conf;
     }
 
