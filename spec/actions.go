@@ -558,7 +558,21 @@ func (g *gen) BookieSendsReadResponse() {
 // (incl) stay whatever their state, as EnsembleUtils.replaceBookiesInEnsemble
 // replaces the failed positions alone.
 func (g *gen) SelectEnsemble(incl, excl Bookies) (Bookies, bool) {
+	var first Bookies
+	ok := g.selectEnsembles(incl, excl, func(e Bookies) bool { first = e; return false })
+	return first, ok
+}
+
+// selectEnsembles calls emit with the valid ensembles in CHOOSE's order
+// until it returns false, and reports whether there was one. A bookie
+// down but still registered (--registration-expiry) is a candidate the
+// placement policy may or may not pick (BookKeeper picks at random among
+// the registered bookies): where one is, every valid ensemble is a choice
+// (the first alone would depend on the bookies' names, which symmetry
+// must not); otherwise the first stands for all, the spec's CHOOSE.
+func (g *gen) selectEnsembles(incl, excl Bookies, emit func(Bookies) bool) bool {
 	excl |= (g.s.unregistered() | g.s.BReadOnly) &^ incl
+	any, all := false, g.s.BStale&^excl&^incl != 0
 	for _, e := range g.m.ensembles {
 		if e&excl != 0 || e&incl != incl {
 			continue
@@ -570,11 +584,15 @@ func (g *gen) SelectEnsemble(incl, excl Bookies) (Bookies, bool) {
 				break
 			}
 		}
-		if !used {
-			return e, true
+		if used {
+			continue
+		}
+		any = true
+		if !emit(e) || !all {
+			break
 		}
 	}
-	return 0, false
+	return any
 }
 
 // ensembles lists every set of E bookies in TLC's CHOOSE order (E = Qw in
@@ -636,9 +654,15 @@ func (p Params) sortedLayout(ens Bookies) Layout {
 // lexicographic order of the replacement set (assigned in position order);
 // the first whose ensemble differs from every fragment in the metadata wins,
 // mirroring SelectEnsemble's CHOOSE.
-func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies) (Bookies, Layout, bool) {
+//
+// A bookie down but still registered (--registration-expiry) is a
+// candidate BookKeeper's random placement may or may not pick: where one
+// is among more candidates than failed positions, every valid choice is
+// tried (as selectEnsembles), the first alone otherwise.
+func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies, emit func(Bookies, Layout) bool) bool {
 	avail := Bookies(1<<uint(g.p.Bookies)-1) &^ (cf.Ensemble | exclude | g.s.unregistered() | g.s.BReadOnly)
 	k := failed.Len()
+	all := avail&g.s.BStale != 0 && avail.Len() > k
 	var cands []int
 	for b := 0; b < g.p.Bookies; b++ {
 		if avail.Has(b) {
@@ -646,12 +670,10 @@ func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies) (Bookies, Layo
 		}
 	}
 	var pick [MaxBookies]int
-	var found bool
-	var ens Bookies
-	var lay Layout
+	found, stop := false, false
 	var rec func(start, depth int)
 	rec = func(start, depth int) {
-		if found {
+		if stop {
 			return
 		}
 		if depth == k {
@@ -669,7 +691,8 @@ func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies) (Bookies, Layo
 					return
 				}
 			}
-			found, ens, lay = true, set, l
+			found = true
+			stop = !emit(set, l) || !all
 			return
 		}
 		for i := start; i < len(cands); i++ {
@@ -678,7 +701,7 @@ func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies) (Bookies, Layo
 		}
 	}
 	rec(0, 0)
-	return ens, lay, found
+	return found
 }
 
 // fenceCovered: no ack quorum of any write set of the recovery ensemble
@@ -723,11 +746,52 @@ func (g *gen) ClientCreatesLedger(cid int) {
 	if g.s.MetaStatus != StatusNil || g.s.Clients[cid].MetaVersion != Nil || g.s.Clients[cid].Status != StatusNil || cid == g.p.AdminClient() {
 		return
 	}
-	ens, ok := g.SelectEnsemble(0, 0)
-	if !ok {
-		return
+	g.selectEnsembles(0, 0, func(ens Bookies) bool {
+		for _, lay := range g.creationLayouts(ens) {
+			g.createLedger(cid, ens, lay)
+		}
+		return true
+	})
+}
+
+// creationLayouts are the orders in which a new ledger's ensemble ens may
+// be laid out: in bookie order (the placement's order stands for every
+// order of interchangeable bookies, none of which holds anything of a
+// ledger yet), but where ens holds a bookie down and still registered
+// (--registration-expiry), each choice of the positions it takes, the
+// bookies up and those down each in bookie order: which index the
+// stopped bookie gets matters to the add path and the recovery reads,
+// and BookKeeper's placement shuffles.
+func (g *gen) creationLayouts(ens Bookies) []Layout {
+	stale := ens & g.s.BStale
+	if stale == 0 || !g.p.Ordered() {
+		return []Layout{g.p.sortedLayout(ens)}
 	}
-	f := Fragment{ID: 1, Ensemble: ens, First: 1, Layout: g.p.sortedLayout(ens)}
+	up := ens &^ stale
+	var out []Layout
+	for pos := 0; pos < 1<<uint(g.p.Ensemble); pos++ {
+		if bits.OnesCount(uint(pos)) != stale.Len() {
+			continue
+		}
+		var l Layout
+		sb, ub := stale, up
+		for i := 0; i < g.p.Ensemble; i++ {
+			from := &ub
+			if pos&(1<<uint(i)) != 0 {
+				from = &sb
+			}
+			b := bits.TrailingZeros8(uint8(*from))
+			*from &^= 1 << uint(b)
+			l = l.With(i, b)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// createLedger is ClientCreatesLedger with the ensemble ens laid out as lay.
+func (g *gen) createLedger(cid int, ens Bookies, lay Layout) {
+	f := Fragment{ID: 1, Ensemble: ens, First: 1, Layout: lay}
 	c := g.begin(cid)
 	c.Status = StatusOpen
 	c.MetaVersion = 1
@@ -997,10 +1061,6 @@ func (g *gen) replaceSomeOf(cf Fragment, failed Bookies, try func(Bookies) bool)
 func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) bool {
 	c := &g.s.Clients[cid]
 	cf, _ := c.CurrFragment()
-	newEns, newLay, ok := g.newEnsemble(cf, failed)
-	if !ok {
-		return false
-	}
 	first := c.LAC + 1
 	if g.m.V.GuaranteedWriteQuorum {
 		// gwq: the new fragment starts after the last fully replicated
@@ -1013,18 +1073,20 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) b
 			}
 		}
 	}
-	nc := g.begin(cid)
-	g.installFragment(nc, cf, first, newEns, newLay, !recovery)
-	for id := int(first); id <= g.p.Entries; id++ {
-		if id >= 1 {
-			nc.Confirmed[id-1] &^= failed
+	return g.newEnsembles(cf, failed, func(newEns Bookies, newLay Layout) bool {
+		nc := g.begin(cid)
+		g.installFragment(nc, cf, first, newEns, newLay, !recovery)
+		for id := int(first); id <= g.p.Entries; id++ {
+			if id >= 1 {
+				nc.Confirmed[id-1] &^= failed
+			}
 		}
-	}
-	g.n.ClearWriteTimeout(cid, failed, recovery)
-	a := clientAction(kind, cid)
-	a.Lost = failed
-	g.out(a)
-	return true
+		g.n.ClearWriteTimeout(cid, failed, recovery)
+		a := clientAction(kind, cid)
+		a.Lost = failed
+		g.out(a)
+		return true
+	})
 }
 
 // installFragment is UpdatedFragments on the successor's client nc: the
@@ -1068,14 +1130,14 @@ func (g *gen) keepStoreFragments(nc *Client, n int) {
 	nc.Fragments = g.n.MetaFragments
 }
 
-// newEnsemble is cf's ensemble with the failed bookies replaced, and its
-// layout with striping; ok is false when no replacement exists.
-func (g *gen) newEnsemble(cf Fragment, failed Bookies) (Bookies, Layout, bool) {
+// newEnsembles calls emit with cf's ensemble with the failed bookies
+// replaced, and its layout with striping, for each choice of replacement
+// (replaceFailed, selectEnsembles); it reports whether one exists.
+func (g *gen) newEnsembles(cf Fragment, failed Bookies, emit func(Bookies, Layout) bool) bool {
 	if g.m.has.ordered {
-		return g.replaceFailed(cf, failed, failed)
+		return g.replaceFailed(cf, failed, failed, emit)
 	}
-	ens, ok := g.SelectEnsemble(cf.Ensemble&^failed, failed)
-	return ens, 0, ok
+	return g.selectEnsembles(cf.Ensemble&^failed, failed, func(e Bookies) bool { return emit(e, 0) })
 }
 
 // ClientChangesEnsemble: the writer replaces bookies that timed out.

@@ -454,16 +454,14 @@ func (g *gen) ClientUpdatesEnsembleMetadata(cid int) {
 	}
 	exclude := c.ChangeFailed.Bookies()
 	try := func(sub Bookies) bool {
-		ens, lay, ok := g.replaceFailed(cf, sub, exclude)
-		if !ok {
-			return false
-		}
-		nc := g.begin(cid)
-		g.installFragment(nc, cf, c.LAC+1, ens, lay, true)
-		nc.Change = ChangeCompleting
-		a.Lost = sub
-		g.out(a)
-		return true
+		return g.replaceFailed(cf, sub, exclude, func(ens Bookies, lay Layout) bool {
+			nc := g.begin(cid)
+			g.installFragment(nc, cf, c.LAC+1, ens, lay, true)
+			nc.Change = ChangeCompleting
+			a.Lost = sub
+			g.out(a)
+			return true
+		})
 	}
 	done := false
 	if g.p.PartialReplacement {
@@ -750,12 +748,11 @@ func (g *gen) writeBackAfterDelayedFailure(a Action, cid int, op PendingAddOp) {
 	}
 	exclude := c.DelayedFailed.Bookies()
 	try := func(sub Bookies) bool {
-		ens, lay, ok := g.replaceFailed(cf, sub, exclude)
-		if !ok {
-			return false
-		}
-		nf := Fragment{ID: cf.ID, Ensemble: ens, First: c.LAC + 1, Layout: lay}
-		return send(nf, sub, func(nc *Client) { g.installFragment(nc, cf, c.LAC+1, ens, lay, false) })
+		return g.replaceFailed(cf, sub, exclude, func(ens Bookies, lay Layout) bool {
+			nf := Fragment{ID: cf.ID, Ensemble: ens, First: c.LAC + 1, Layout: lay}
+			send(nf, sub, func(nc *Client) { g.installFragment(nc, cf, c.LAC+1, ens, lay, false) })
+			return true
+		})
 	}
 	if g.p.PartialReplacement && g.replaceSomeOf(cf, failed, try) || !g.p.PartialReplacement && try(failed) {
 		return
