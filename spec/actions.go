@@ -1728,9 +1728,15 @@ func (g *gen) RecoveryClientReceivesAddConfirmedResponse(cid int) {
 }
 
 // RecoveryClientChangesEnsemble: the recovery client replaces bookies that
-// timed out on write-backs, without touching the metadata yet.
+// timed out on write-backs, without touching the metadata yet. The spec
+// requires the metadata still IN_RECOVERY; with the Java add path the
+// change is ReadOnlyLedgerHandle.handleBookieFailure (release-4.18.0), on
+// the handle's own copy of the ensemble (newEnsemblesFromRecovery), which
+// no metadata the writer wrote meanwhile stops: found by bkcheck validate,
+// 2 records of 4.18.2 in which the fenced writer closed the ledger during
+// the recovery and a write-back's timeout then replaced its bookie.
 func (g *gen) RecoveryClientChangesEnsemble(cid int) {
-	if g.s.Clients[cid].Status == StatusInRecovery && g.s.MetaStatus == StatusInRecovery {
+	if g.s.Clients[cid].Status == StatusInRecovery && (g.s.MetaStatus == StatusInRecovery || g.m.has.javaAddPath) {
 		g.changeEnsemble(RecoveryClientChangesEnsemble, cid, true)
 	}
 }

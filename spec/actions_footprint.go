@@ -371,6 +371,9 @@ func deadRecoveryOrClosed(d deadView, a Action) bool {
 	if a.Kind == RecoveryClientClosesLedger && d.f.p.CloseRereads {
 		return d.recoveryDead() // a ledger closed meanwhile lets it succeed
 	}
+	if a.Kind == RecoveryClientChangesEnsemble && d.f.p.JavaAddPath() {
+		return d.recoveryDead() // the handle's own ensemble (ReadOnlyLedgerHandle.handleBookieFailure)
+	}
 	return d.recoveryDead() || s.MetaStatus == StatusClosed
 }
 
