@@ -289,9 +289,23 @@ func declaredModels() []spec.Params {
 		// about 40,000 states.
 		java(with(params(1, 1, 1, false), func(p *spec.Params) {
 			p.Entries, p.Inflight, p.RecoveryRead = 2, 2, spec.RecoveryReadSequence
+		})),
+		// A stopped bookie still registered (--registration-expiry): a
+		// creation or a change may choose it until its expiry; a spare.
+		java(with(params(3, 1, 1, true), func(p *spec.Params) {
+			p.Ensemble, p.Crashes, p.RegistrationExpiry, p.MaxEnsembleChanges = 2, 1, true, 1
 		})))
+
 	if testtier.IsLong() {
 		ms = append(ms, java(with(params(2, 2, 2, true), func(p *spec.Params) { p.Crashes = 1 })),
+			// A spare and Qw > Qa: a completed write-back's failure (to the
+			// crashed bookie) waits for the next write-back's initiate
+			// (writeBackAfterDelayedFailure); the writer's timeouts, closes
+			// and the restart left out (about 500,000 states).
+			java(with(params(3, 2, 1, true), func(p *spec.Params) {
+				p.Ensemble, p.Entries, p.Crashes, p.MaxEnsembleChanges = 2, 2, 1, 1
+				p.Exclude = []string{"ClientReceivesAddTimeout", "ClientClosesLedgerSuccess", "ClientClosesLedgerFail", "BookieRestarts", "BookieSyncsJournal"}
+			})),
 			// BookKeeper as released (the Java client, sequence reads,
 			// the writer's close, the create window; about 40,000 states).
 			with(params(2, 2, 1, true), func(p *spec.Params) { p.BookKeeper = spec.DefaultRelease }))
