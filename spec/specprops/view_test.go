@@ -27,6 +27,8 @@ func TestViewMatchesITF(t *testing.T) {
 	deferred.Crashes, deferred.Journal, deferred.DataIntegrity = 1, spec.JournalDisabled, true
 	checkpointed := spec.DefaultParams() // b_index_key and the other checkpoint sets
 	checkpointed.Crashes, checkpointed.Checkpoints = 1, true
+	registered := spec.DefaultParams() // b_stale_registration
+	registered.Crashes, registered.RegistrationExpiry = 1, true
 	// ur_missing and the worker's variables; decom_bookie, decom_done.
 	recovering := spec.DefaultParams()
 	recovering.Bookies, recovering.Crashes, recovering.AutoRecovery, recovering.Decommission = 3, 1, true, true
@@ -44,7 +46,7 @@ func TestViewMatchesITF(t *testing.T) {
 			fields[rt][k] = true
 		}
 	}
-	for _, p := range []spec.Params{striped, faulty, deleting, split, deferred, checkpointed, recovering} {
+	for _, p := range []spec.Params{striped, faulty, deleting, split, deferred, checkpointed, registered, recovering} {
 		p.EnsureDefaults()
 		// The states of random walks, as the steps of one trace (the
 		// actions do not matter to the encoding of states).
