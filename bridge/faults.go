@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"fmt"
-	"slices"
 )
 
 // The faults' handlers (mapping.go): what happens to a bookie's process
@@ -33,14 +32,9 @@ func (r *run) restart(ctx context.Context, s step) error {
 // registrationExpires awaits the event a stopped bookie's registration
 // ending is: its ZooKeeper session expiring, bounded by the step's time.
 func (r *run) registrationExpires(ctx context.Context, s step) error {
-	tctx, cancel := r.timeout(ctx)
-	defer cancel()
 	id := r.bookieID(s.bookie)
-	ids, ok, err := r.awaitWritable(ctx, tctx, func(ids []string) bool { return !slices.Contains(ids, id) })
-	if err != nil || ok {
-		return err
-	}
-	return diverged("the stopped bookie stayed registered", "its registration expires with its ZooKeeper session", fmt.Sprintf("writable: %v", ids))
+	return r.awaitGone(ctx, func(w string) bool { return w == id },
+		"the stopped bookie stayed registered", "its registration expires with its ZooKeeper session")
 }
 
 func (r *run) loseDisk(ctx context.Context, s step) error {

@@ -1021,6 +1021,17 @@ func (g *gen) replacePartially(kind ActionKind, cid int, recovery bool, cf Fragm
 	g.replaceSomeOf(cf, failed, func(sub Bookies) bool { return g.replace(kind, cid, recovery, sub) })
 }
 
+// replaceWhatCan is EnsembleUtils.replaceBookiesInEnsemble's outcome for
+// the failed bookies: with --partial-replacement the largest replaceable
+// sets (replaceSomeOf), else all of them or nothing; try emits a
+// replacement of a set and reports whether one existed.
+func (g *gen) replaceWhatCan(cf Fragment, failed Bookies, try func(Bookies) bool) bool {
+	if g.p.PartialReplacement {
+		return g.replaceSomeOf(cf, failed, try)
+	}
+	return try(failed)
+}
+
 // replaceSomeOf calls try with the sets of failed bookies that
 // replaceBookiesInEnsemble may end up replacing, largest first, until a
 // size at which try succeeds for some set; it reports whether one did.
@@ -1074,19 +1085,27 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) b
 		}
 	}
 	return g.newEnsembles(cf, failed, func(newEns Bookies, newLay Layout) bool {
-		nc := g.begin(cid)
-		g.installFragment(nc, cf, first, newEns, newLay, !recovery)
-		for id := int(first); id <= g.p.Entries; id++ {
-			if id >= 1 {
-				nc.Confirmed[id-1] &^= failed
-			}
-		}
-		g.n.ClearWriteTimeout(cid, failed, recovery)
+		g.replaced(g.begin(cid), cid, cf, first, newEns, newLay, failed, recovery)
 		a := clientAction(kind, cid)
 		a.Lost = failed
 		g.out(a)
 		return true
 	})
+}
+
+// replaced is a change of client cid (recovery: its write-backs') on the
+// successor's client nc: the new ensemble from entry first
+// (installFragment; a writer's goes to the store), the failed bookies'
+// acks of the entries from first unset, and their lost adds taken
+// (ClearWriteTimeout).
+func (g *gen) replaced(nc *Client, cid int, cf Fragment, first int8, ens Bookies, lay Layout, failed Bookies, recovery bool) {
+	g.installFragment(nc, cf, first, ens, lay, !recovery)
+	for id := int(first); id <= g.p.Entries; id++ {
+		if id >= 1 {
+			nc.Confirmed[id-1] &^= failed
+		}
+	}
+	g.n.ClearWriteTimeout(cid, failed, recovery)
 }
 
 // installFragment is UpdatedFragments on the successor's client nc: the
@@ -1709,7 +1728,7 @@ func (g *gen) RecoveryClientReceivesAddFencedResponse(cid int) {
 		}
 		nc := g.begin(cid)
 		switch {
-		case !g.recoveryOpCompleted(c, f.Entry.ID):
+		case !opCompleted(g.p, c, f.Entry.ID):
 			g.abortRecovery(nc)
 		case g.m.has.javaAddPath && !g.m.has.spare:
 			if i := cf.Layout.Index(f.Bookie, g.p.Ensemble); i >= 0 {

@@ -463,13 +463,7 @@ func (g *gen) ClientUpdatesEnsembleMetadata(cid int) {
 			return true
 		})
 	}
-	done := false
-	if g.p.PartialReplacement {
-		done = g.replaceSomeOf(cf, failed, try)
-	} else {
-		done = try(failed)
-	}
-	if !done {
+	if !g.replaceWhatCan(cf, failed, try) {
 		// BKNotEnoughBookiesException fails the MetadataUpdateLoop.
 		g.unrecoverable(g.begin(cid), false)
 		a.Lost = 0
@@ -646,13 +640,13 @@ func (g *gen) RecoveryClientReceivesAddTimeout(cid int) {
 		if m.Count != -1 || !isRecoveryAdd(k, cid) || g.olderAddInFlight(k) {
 			continue
 		}
-		id := k.Entry().ID
-		if g.m.has.spare && !g.recoveryOpCompleted(c, id) {
+		completed := opCompleted(g.p, c, k.Entry().ID)
+		if g.m.has.spare && !completed {
 			continue // handleBookieFailure at once: RecoveryClientChangesEnsemble
 		}
 		nc := g.begin(cid)
 		g.n.setCount(k, 0)
-		if g.recoveryOpCompleted(c, id) {
+		if completed {
 			if i := cf.Layout.Index(k.Bookie(), g.p.Ensemble); i >= 0 {
 				nc.DelayedFailed = nc.DelayedFailed.Put(i, k.Bookie())
 			}
@@ -663,11 +657,7 @@ func (g *gen) RecoveryClientReceivesAddTimeout(cid int) {
 	}
 }
 
-// recoveryOpCompleted: the recovery's write-back of entry id has its Qa
-// acks (PendingAddOp.completed), or is no longer pending.
-func (g *gen) recoveryOpCompleted(c *Client, id int8) bool { return opCompleted(g.p, c, id) }
-
-// opCompleted: client c's op of entry id has its Qa acks
+// opCompleted: client c's op of entry id (a recovery's: its write-back) has its Qa acks
 // (PendingAddOp.completed), or is no longer pending.
 func opCompleted(p Params, c *Client, id int8) bool {
 	for _, op := range c.PendingList() {
@@ -729,32 +719,27 @@ func (g *gen) writeBackAfterDelayedFailure(a Action, cid int, op PendingAddOp) {
 	c := &g.s.Clients[cid]
 	cf, _ := c.CurrFragment()
 	failed := c.DelayedFailed.Matching(cf.Layout)
-	send := func(f Fragment, replaced Bookies, install func(nc *Client)) bool {
-		return g.sendToBookies(a, g.p.WriteSet(op.Entry.ID, f), func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
+	send := func(f Fragment, change func(nc *Client)) {
+		g.sendToBookies(a, g.p.WriteSet(op.Entry.ID, f), func(b int) MsgKey { return addRequest(cid, b, op.Entry, c.LAC, c.LAFR, true) }, func() {
 			nc := g.begin(cid)
 			nc.DelayedFailed = 0
-			install(nc)
-			for id := int(c.LAC) + 1; id <= g.p.Entries; id++ {
-				if id >= 1 {
-					nc.Confirmed[id-1] &^= replaced
-				}
-			}
-			g.n.ClearWriteTimeout(cid, replaced, true)
+			change(nc)
 		})
 	}
 	if failed == 0 {
-		send(cf, 0, func(*Client) {})
+		send(cf, func(*Client) {})
 		return
 	}
 	exclude := c.DelayedFailed.Bookies()
 	try := func(sub Bookies) bool {
 		return g.replaceFailed(cf, sub, exclude, func(ens Bookies, lay Layout) bool {
-			nf := Fragment{ID: cf.ID, Ensemble: ens, First: c.LAC + 1, Layout: lay}
-			send(nf, sub, func(nc *Client) { g.installFragment(nc, cf, c.LAC+1, ens, lay, false) })
+			send(Fragment{ID: cf.ID, Ensemble: ens, First: c.LAC + 1, Layout: lay}, func(nc *Client) {
+				g.replaced(nc, cid, cf, c.LAC+1, ens, lay, sub, true)
+			})
 			return true
 		})
 	}
-	if g.p.PartialReplacement && g.replaceSomeOf(cf, failed, try) || !g.p.PartialReplacement && try(failed) {
+	if g.replaceWhatCan(cf, failed, try) {
 		return
 	}
 	g.abortRecovery(g.begin(cid))
