@@ -49,6 +49,7 @@ var actionGrid = []struct {
 	{"split add check", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, ReliableNetwork: true, Variant: spec.VariantSplitAddCheck}},
 	{"data integrity", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, ReliableNetwork: true, Crashes: 1, Journal: spec.JournalDisabled, DataIntegrity: true}},
 	{"sequence reads", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, ReliableNetwork: true, RecoveryRead: spec.RecoveryReadSequence}},
+	{"registration expiry, a spare", false, spec.Params{Bookies: 3, Clients: 1, Ensemble: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1, ReliableNetwork: true, Crashes: 1, RegistrationExpiry: true}},
 	{"checkpoints", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, ReliableNetwork: true, Crashes: 1, Checkpoints: true}},
 	{"autorecovery, E 1 and a disk lost for good", false, spec.Params{Bookies: 2, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 1, Inflight: 1, DiskLoss: 1, AutoRecovery: true}},
 	{"autorecovery, an empty last fragment", true, spec.Params{Bookies: 3, Clients: 2, WriteQuorum: 1, AckQuorum: 1, Entries: 2, Inflight: 2, Crashes: 1, DiskLoss: 1, ReliableNetwork: true, AutoRecovery: true}},
