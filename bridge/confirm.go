@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,13 @@ type Options struct {
 	// pause: a step that agrees ends as soon as BookKeeper shows it.
 	StepTimeout time.Duration
 	Progress    func(format string, args ...any)
+	// Fix names a variant of the model whose rules the bookies' agent
+	// weaves into the release's classes (weave.go), beside the trace's
+	// own: a finding's trace run with a candidate fix.
+	Fix string
+	// fixes are the agent's fixes the run weaves: the trace's variant's
+	// and Fix's (preflight).
+	fixes []string
 }
 
 // Result is a confirmation's outcome.
@@ -69,6 +77,10 @@ type Result struct {
 	Evidence   string `json:"evidence,omitempty"` // what BookKeeper showed of the property
 	Steps      int    `json:"steps"`
 	Dir        string `json:"dir,omitempty"`
+	// Fix is the variant --fix named; Fixes are the rules the bookies'
+	// agent wove into the release's classes for the run (weave.go).
+	Fix   string   `json:"fix,omitempty"`
+	Fixes []string `json:"fixes,omitempty"`
 	// Skipped are the model's steps BookKeeper does not take at all (a
 	// replica Java's sequence read never asks), with why.
 	Skipped []string `json:"skipped,omitempty"`
@@ -93,6 +105,9 @@ type StepTime struct {
 func (r *Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on BookKeeper %s: %s\n", r.Verdict, r.Version, r.Trace)
+	if len(r.Fixes) > 0 {
+		fmt.Fprintf(&b, "  with the bookies' agent weaving %s into the release's classes\n", strings.Join(r.Fixes, ", "))
+	}
 	switch r.Verdict {
 	case Reproduced, Agreed, Unasked:
 		taken := ""
@@ -181,9 +196,12 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	}
 	defer r.close()
 	res.StartMS = time.Since(start).Milliseconds()
-	if done, err := r.takeSteps(ctx, res, progress); err != nil {
+	done, err := r.takeSteps(ctx, res, progress)
+	if err != nil {
 		return nil, err
-	} else if done {
+	}
+	res.Notes = append(res.Notes, r.agentNotes()...)
+	if done {
 		return res, nil
 	}
 	violated, evidence, err := r.property(ctx, tr.Invariant, states[len(states)-1])
@@ -342,7 +360,23 @@ func preflight(path string, opts Options) (pf preflighted, err error) {
 	if modelRelease != "" && modelRelease != opts.Version {
 		notes = append(notes, fmt.Sprintf("the trace's model is BookKeeper %s; it runs on %s (master has no released artifact; with --bookkeeper, the one asked for)", modelRelease, opts.Version))
 	}
-	res := &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes}
+	res := &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes, Fix: opts.Fix}
+	if opts.Fix != "" {
+		if err := CheckFix(opts.Fix); err != nil {
+			return pf, fmt.Errorf("%w: --fix %s: %v", ErrTrace, opts.Fix, err)
+		}
+		opts.fixes, _ = fixesOf(opts.Fix)
+	}
+	if v, _ := params["variant"].(string); v != "" {
+		if fixes, err := fixesOf(v); err == nil {
+			for _, f := range fixes {
+				if !slices.Contains(opts.fixes, f) {
+					opts.fixes = append(opts.fixes, f)
+				}
+			}
+		}
+	}
+	res.Fixes = opts.fixes
 	pf = preflighted{tr: tr, states: states, params: params, res: res, opts: opts}
 	if step, why := unsupported(params, states); step >= 0 {
 		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why

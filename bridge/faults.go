@@ -68,6 +68,17 @@ func (r *run) becomeReadOnly(ctx context.Context, s step) error {
 // by itself, and the harness does not hold it (docs/conformance.md).
 func (r *run) syncJournal(context.Context, step) error { return nil }
 
+// checkpointStep returns the handler of a bookie's checkpoint, with a
+// non-empty write cache (flush) or an empty one.
+func checkpointStep(flush bool) func(r *run, ctx context.Context, s step) error {
+	return func(r *run, ctx context.Context, s step) error {
+		if err := r.cl.Checkpoint(ctx, r.cl.Bookie(s.bookie), flush); err != nil {
+			return diverged("the bookie did not checkpoint as the model's step does", "a checkpoint", err.Error())
+		}
+		return nil
+	}
+}
+
 // queueAllReplacements queues, for every client, the replacements of its
 // next ensemble change: a fault that closes a bookie's connections fails
 // every client's outstanding writes to it at once.

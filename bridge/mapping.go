@@ -52,7 +52,6 @@ const (
 		"the Java client changes its ensemble as --add-path java models it (ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange)"
 	noAutoRecovery = "a step of AutoRecovery: the harness runs no Auditor or ReplicationWorker yet"
 	noDecommission = "a step of an operator's decommission: the harness has no decommission yet"
-	noCheckpoint   = "the harness's bookies never checkpoint by the clock (flushInterval a day), and it has no checkpoint on demand yet"
 	notControlled  = "which the harness does not control (it controls messages, crashes and flushes)"
 )
 
@@ -218,6 +217,15 @@ var mappings = []mapping{
 			"so a crash the model places before the sync finds the record already durable in BookKeeper",
 		awaits: "—",
 		code:   "`Journal`"},
+	{action: "BookieCheckpoints", take: checkpointStep(true),
+		drive: "the bookie's SyncThread checkpoints now, through the bkcheck agent (`doCheckpoint(checkpointSource.newCheckpoint())` on its executor, as its flushInterval timer would; the timer is set to a day): " +
+			"with a non-empty write cache, the agent adding an entry of a ledger of its own where this ledger has none waiting (the model's other ledgers)",
+		awaits: "the checkpoint's end (a task queued after it on SyncThread's executor); the write cache empty after it",
+		code:   "`SyncThread.checkpoint`, `SingleDirectoryDbLedgerStorage.checkpoint` (entries, locations and `LedgerMetadataIndex.flush`), `Journal.checkpointComplete`"},
+	{action: "BookieCheckpointsIdle", take: checkpointStep(false),
+		drive:  "as BookieCheckpoints, with the write cache empty (the agent refuses the step otherwise)",
+		awaits: "the checkpoint's end: DbLedgerStorage returns at once with nothing flushed, and the journal's mark moves all the same",
+		code:   "`SyncThread.checkpoint`, `SingleDirectoryDbLedgerStorage.checkpoint`'s empty-write-cache return, `Journal.checkpointComplete`"},
 
 	{action: "ClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},
 	{action: "ClientResendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
@@ -225,8 +233,6 @@ var mappings = []mapping{
 	{action: "RecoveryClientSendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
 	{action: "BookieFillsDisk", notDriven: "a full disk (read-only with no high-priority writes either): the harness cannot fill a bookie's disks yet"},
 	{action: "BookieRunsPreBootCheck", notDriven: "the pre-boot data-integrity check: the harness runs its bookies without dataIntegrityChecking yet"},
-	{action: "BookieCheckpoints", notDriven: "a checkpoint of a bookie's ledger storage: " + noCheckpoint},
-	{action: "BookieCheckpointsIdle", notDriven: "an idle checkpoint (the journal mark moved with nothing to flush): " + noCheckpoint},
 	{action: "BookieFailsRead", byDesign: true, notDriven: "a read of a corrupt entry log: the harness does not corrupt a bookie's files"},
 	{action: "ClientCreatesAddOp", byDesign: true, notDriven: "the application's thread held between PendingAddOp.create and pendingAddOps.add: a window inside the client's process, " + notControlled},
 	{action: "AuditorMarksLedgerUnderreplicated", notDriven: noAutoRecovery},

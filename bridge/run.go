@@ -82,6 +82,7 @@ type bookies interface {
 	Reformat(ctx context.Context, b *cluster.Bookie, deleteCookie bool) error
 	CollectGarbage(ctx context.Context, b *cluster.Bookie) error
 	ReadOnly(ctx context.Context, b *cluster.Bookie) error
+	Checkpoint(ctx context.Context, b *cluster.Bookie, flush bool) error
 	Close()
 }
 
@@ -125,7 +126,14 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 			r.close()
 		}
 	}()
-	cl, err := cluster.Start(ctx, cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir})
+	copts := cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir}
+	if needsAgent(states, opts) {
+		if copts.Agent, err = agentJar(cp); err != nil {
+			return nil, err
+		}
+		copts.Fixes = opts.fixes
+	}
+	cl, err := cluster.Start(ctx, copts)
 	if err != nil {
 		return nil, err
 	}

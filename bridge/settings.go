@@ -56,9 +56,10 @@ var settingUses = map[string]use{
 	"ack-quorum":   {kind: driven, how: "the ledger's Qa"},
 	"entries":      {kind: bound, how: "the writer's adds are the trace's"},
 	"inflight":     {kind: bound, how: "the writer adds when the trace does"},
-	"variant": {kind: driven, how: "a release bug's variant runs on any release, and the verdict says which behaviour the release has", refuse: func(v any) string {
-		if s, _ := v.(string); s != "" && s != "reference" && !releaseVariant(s) {
-			return "a protocol change no release of BookKeeper has; the harness runs releases"
+	"variant": {kind: driven, how: "a release bug's variant runs on any release, and the verdict says which behaviour the release has; a candidate fix runs with its rules woven into the release's classes by the bookies' agent (weave.go)", refuse: func(v any) string {
+		s, _ := v.(string)
+		if _, err := fixesOf(s); err != nil {
+			return err.Error()
 		}
 		return ""
 	}},
@@ -84,7 +85,7 @@ var settingUses = map[string]use{
 	"add-path":                        {kind: compared, how: "the Java client's add path; the spec's ensemble change is refused at its step"},
 	"create-window":                   {kind: steps, how: "ClientCreatesAddOp"},
 	"registration-expiry":             {kind: steps, how: "BookieRegistrationExpires: the session's expiry awaited"},
-	"checkpoints":                     {kind: compared, how: "the bookies checkpoint only on demand, which no step asks yet: a crash keeps what the journal replays"},
+	"checkpoints":                     {kind: compared, how: "DbLedgerStorage's crash rule (a fence or a key survives only where the ledger index or a replayed journal record keeps it), the model's with --checkpoints; the bookies checkpoint only on demand (flushInterval a day), at BookieCheckpoints and BookieCheckpointsIdle, through the agent"},
 	"recovery-read":                   {kind: compared, how: "Java's sequence read; a trace of the parallel read is mapped onto it"},
 	"autorecovery":                    {kind: driven, how: "autoRecoveryDaemonEnabled=false", refuse: refuseBut("the harness runs no Auditor or ReplicationWorker yet", false)},
 	"auditor-verification-percentage": {kind: bound, how: "only with --autorecovery, which is refused"},

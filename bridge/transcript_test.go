@@ -197,6 +197,10 @@ func (j *fakeJava) ReadOnly(_ context.Context, b *cluster.Bookie) error {
 	j.record("read-only %s", b.Name)
 	return nil
 }
+func (j *fakeJava) Checkpoint(_ context.Context, b *cluster.Bookie, flush bool) error {
+	j.record("checkpoint %s (flush: %v)", b.Name, flush)
+	return nil
+}
 func (j *fakeJava) Close() {}
 
 // The proxy.

@@ -585,6 +585,9 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 			if on := onBookKeeper(path); on != "" {
 				fmt.Fprintf(&sections, "  %s\n", on)
 			}
+			if on := withFix(trace, x.Config.Variant); on != "" {
+				fmt.Fprintf(&sections, "  %s\n", on)
+			}
 			if opt.Report != nil {
 				opt.Report(fmt.Sprintf("%-16s %s: %s", f.ID, x.Name, res.short()))
 			}

@@ -21,6 +21,10 @@ type Run struct {
 	Verdict string
 	Step    int
 	Says    string // what it means, in a sentence or two
+	// Fix, if not empty, is the variant whose rules the bookies' agent
+	// wove into the release's classes for the run (bkcheck confirm --fix):
+	// a finding's trace run with a candidate fix, printed under the fix.
+	Fix string
 }
 
 // The verdicts of bkcheck confirm, as the pages print them.
@@ -47,14 +51,20 @@ var Runs = []Run{
 		Says: "--journal disabled loses what a bookie acknowledged only on a power loss; kill -9 leaves the page cache to the kernel, so the harness cannot make the crash the trace needs"},
 	{Trace: "traces/findings/f-preboot-fix2.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
 		Says: "a candidate fix (await-preboot-check) is a change to BookKeeper's code, which the harness does not build; and --journal disabled as above"},
-	{Trace: "traces/findings/f-fence-lost-fix2.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
-		Says: "a candidate fix (durable-fence-reply) is a change to BookKeeper's code, which the harness does not build; and the harness has no checkpoint on demand (--checkpoints)"},
-	{Trace: "traces/findings/f-fence-lost-fix3.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
-		Says: "candidate fixes (durable-fence-replayable) are changes to BookKeeper's code, which the harness does not build; and the harness has no checkpoint on demand (--checkpoints)"},
-	{Trace: "traces/findings/f-4843.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
-		Says: "the question assumes the lost-fence section's fixes (durable-fence-replayable), changes to BookKeeper's code; and the harness has no checkpoint on demand (--checkpoints)"},
-	{Trace: "traces/findings/f-4843-fix2.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
-		Says: "a candidate fix (checkpoint-flushes-index, PR #4843) is a change to BookKeeper's code; and the harness has no checkpoint on demand (--checkpoints)"},
+	{Trace: "traces/findings/f-fence-lost.itf.json", Release: "4.18.2", Fix: "durable-fence-reply", Verdict: Reproduced,
+		Says: "every step as the model took it, the durable reply woven into ReadEntryProcessor (the agent's log: b2's fencing read and its recovery read each answered only once the fence record was journalled): the record is durable before the kill -9 and the restarted bookie is unfenced all the same, replay having no key for a ledger it holds nothing of; the durable reply alone does not close it, as the model says"},
+	{Trace: "traces/findings/f-fence-lost.itf.json", Release: "4.18.2", Fix: "durable-fence-replayable", Verdict: Diverged, Step: 13,
+		Says: "the fix acts: with the key record journalled before the fence record (the agent's log), the restarted b2 replays both and answers the old writer's add EFENCED"},
+	{Trace: "traces/findings/f-fence-lost-fix2.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, the durable reply woven in: the same run as the finding's trace with this fix, the fence journalled before each answer and lost at the restart"},
+	{Trace: "traces/findings/f-fence-lost-fix3.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, the durable and replayable fence woven in (the agent's log: the key record, then the fence record, journalled before b2 answered) and b2's checkpoint with an empty write cache taken on demand through the agent: SyncThread moves the journal's mark past both records with nothing flushed, and after kill -9 b2 has the fence in neither its index nor a replayed record; it accepts the old writer's add"},
+	{Trace: "traces/findings/f-4843.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, with the lost-fence section's two fixes woven in (durable-fence-replayable) and b1's empty-cache checkpoint taken on demand through the agent: the restarted b1 is unfenced and accepts the old writer's add, as on the page's BookKeeper-model trace of that section's third fix"},
+	{Trace: "traces/findings/f-4843.itf.json", Release: "4.18.2", Fix: "durable-fence-replayable-flushed", Verdict: Diverged, Step: 13,
+		Says: "the fix acts: PR #4843's flush at the empty-cache checkpoint (the agent's log) keeps b1's fenced flag in the index past the journal's mark, and the restarted b1 answers the old writer's add EFENCED"},
+	{Trace: "traces/findings/f-4843-fix2.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step as the model took it, PR #4843's change woven into SingleDirectoryDbLedgerStorage.checkpoint: b1, fenced while it holds nothing of the ledger, answers at once and is unfenced after kill -9 (replay has no key for its fence record); PR #4843 alone leaves the lost-fence section's case"},
 	{Trace: "traces/findings/f-4872.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery), and a lasso's endless retry is not a finite run to execute"},
 	{Trace: "traces/findings/f-3887.itf.json", Release: "4.18.2", Verdict: NotExecutable, Step: 1,
@@ -104,11 +114,12 @@ var Runs = []Run{
 		Says: "every step of the BookKeeper model's trace (sequence recovery reads, the crash rule of --checkpoints) as the model took it: the restarted bookie, fenced while it held nothing of the ledger, accepts the writer's add, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
 }
 
-// RunsOf returns the runs of the trace named (under docs/).
-func RunsOf(trace string) []Run {
+// RunsOf returns the runs of the trace named (under docs/) with the fix
+// named ("": the release as it is).
+func RunsOf(trace, fix string) []Run {
 	var out []Run
 	for _, r := range Runs {
-		if r.Trace == trace {
+		if r.Trace == trace && r.Fix == fix {
 			out = append(out, r)
 		}
 	}
@@ -117,13 +128,26 @@ func RunsOf(trace string) []Run {
 
 // Command is the command line that executes the run.
 func (r Run) Command() string {
-	return fmt.Sprintf("bkcheck confirm --bookkeeper %s docs/%s", r.Release, r.Trace)
+	fix := ""
+	if r.Fix != "" {
+		fix = " --fix " + r.Fix
+	}
+	return fmt.Sprintf("bkcheck confirm --bookkeeper %s%s docs/%s", r.Release, fix, r.Trace)
 }
 
 // onBookKeeper says, for a page, what the trace's runs on real bookies
 // showed ("" when it has none).
 func onBookKeeper(trace string) string {
-	runs := RunsOf(trace)
+	return said(RunsOf(trace, ""), "On BookKeeper (real bookies, [conformance.md](conformance.md)): ")
+}
+
+// withFix says what the runs of a finding's trace with a candidate fix
+// woven in showed ("" when it has none).
+func withFix(trace, fix string) string {
+	return said(RunsOf(trace, fix), "The finding's trace on BookKeeper with this fix woven into the release's classes (the bookies' agent, [conformance.md](conformance.md)): ")
+}
+
+func said(runs []Run, lead string) string {
 	if len(runs) == 0 {
 		return ""
 	}
@@ -139,5 +163,5 @@ func onBookKeeper(trace string) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s on %s (`%s`): %s", v, r.Release, r.Command(), r.Says))
 	}
-	return "On BookKeeper (real bookies, [conformance.md](conformance.md)): " + strings.Join(parts, "; ") + "."
+	return lead + strings.Join(parts, "; ") + "."
 }

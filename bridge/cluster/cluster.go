@@ -36,6 +36,12 @@ type Options struct {
 	// StartTimeout bounds the wait for a process to serve; it is a bound on
 	// failure, not a pause: starting waits for the port, not for the clock.
 	StartTimeout time.Duration
+	// Agent, if not empty, is the bkcheck agent's jar (bridge.AgentJar),
+	// loaded into every bookie's JVM with a control port of its own
+	// (Checkpoint); Fixes are the candidate fixes it weaves, by the
+	// agent's names. A bookie whose weave does not take exits at its start.
+	Agent string
+	Fixes []string
 }
 
 // Cluster is a running ZooKeeper and its bookies.
@@ -55,9 +61,11 @@ type Bookie struct {
 	Name string
 	Port int
 	HTTP int // the admin HTTP server's port (httpServerPort)
-	dir  string
-	conf string
-	p    *proc
+	// Control is the agent's control port (0 without the agent).
+	Control int
+	dir     string
+	conf    string
+	p       *proc
 }
 
 // ID is the bookie's BookieId as BookKeeper names it.
@@ -89,7 +97,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	ports, err := reservePorts(1 + 2*opts.Bookies)
+	perBookie := 2
+	if opts.Agent != "" {
+		perBookie = 3
+	}
+	ports, err := reservePorts(1 + perBookie*opts.Bookies)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +126,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	for i := 0; i < opts.Bookies; i++ {
-		b := &Bookie{Name: fmt.Sprintf("b%d", i+1), Port: ports.ports[1+2*i], HTTP: ports.ports[2+2*i], dir: filepath.Join(opts.Dir, fmt.Sprintf("b%d", i+1))}
+		at := 1 + perBookie*i
+		b := &Bookie{Name: fmt.Sprintf("b%d", i+1), Port: ports.ports[at], HTTP: ports.ports[at+1], dir: filepath.Join(opts.Dir, fmt.Sprintf("b%d", i+1))}
+		if opts.Agent != "" {
+			b.Control = ports.ports[at+2]
+		}
 		b.conf = filepath.Join(b.dir, "bk_server.conf")
 		if err := os.MkdirAll(b.dir, 0o755); err != nil {
 			return nil, err
@@ -167,13 +183,59 @@ func (c *Cluster) StartBookies(ctx context.Context) error {
 }
 
 func (c *Cluster) launch(ctx context.Context, b *Bookie) error {
-	p, err := c.spawn(ctx, "bookie "+b.Name, filepath.Join(b.dir, "bookie.log"),
-		[]string{"-Xmx192m", "-XX:MaxDirectMemorySize=192m"},
+	jvm := []string{"-Xmx192m", "-XX:MaxDirectMemorySize=192m"}
+	if c.opts.Agent != "" {
+		jvm = append(jvm, fmt.Sprintf("-javaagent:%s=control=%d;fixes=%s", c.opts.Agent, b.Control, strings.Join(c.opts.Fixes, "+")))
+	}
+	p, err := c.spawn(ctx, "bookie "+b.Name, filepath.Join(b.dir, "bookie.log"), jvm,
 		"org.apache.bookkeeper.server.Main", "--conf", b.conf)
 	if err != nil {
 		return err
 	}
 	b.p = p
+	return nil
+}
+
+// Checkpoint has the bookie's SyncThread checkpoint its ledger storage now,
+// through the agent's control port, and waits for the checkpoint's end:
+// with flush, one with a non-empty write cache (the agent adds an entry
+// of a ledger of its own if this ledger has none waiting), which flushes
+// the entries and the ledger index; without, one with an empty write
+// cache, which flushes nothing (the agent refuses it if the cache holds
+// entries). Either way the journal's mark moves (SyncThread.checkpoint).
+func (c *Cluster) Checkpoint(ctx context.Context, b *Bookie, flush bool) error {
+	if b.Control == 0 {
+		return fmt.Errorf("bookie %s runs without the bkcheck agent: no checkpoint on demand", b.Name)
+	}
+	if b.p == nil {
+		return fmt.Errorf("bookie %s is not running", b.Name)
+	}
+	cmd := "checkpoint"
+	if !flush {
+		cmd = "checkpoint idle"
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", b.Control))
+	if err != nil {
+		return fmt.Errorf("the agent of bookie %s: %w", b.Name, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if _, err := fmt.Fprintln(conn, cmd); err != nil {
+		return fmt.Errorf("the agent of bookie %s: %w", b.Name, err)
+	}
+	answer, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("the agent of bookie %s, asked %q: %w; %v", b.Name, cmd, err, c.Alive(b))
+	}
+	answer = strings.TrimSpace(answer)
+	if answer != "ok" {
+		return fmt.Errorf("the agent of bookie %s, asked %q: %s", b.Name, cmd, strings.TrimPrefix(answer, "error "))
+	}
 	return nil
 }
 

@@ -47,6 +47,7 @@ type confirmSettings struct {
 	clusterSettings
 	BookKeeper string `name:"bookkeeper" unit:"RELEASE" help:"the BookKeeper release to run (a version of org.apache.bookkeeper:bookkeeper-server that Maven resolves; not given: the release the trace's model is, else the default)"`
 	Dir        string `name:"dir" unit:"DIR" help:"keep the cluster's data and logs in DIR (not given: a temporary directory, kept only when the trace diverges)"`
+	Fix        string `name:"fix" unit:"VARIANT" help:"run the trace with a candidate fix: the variant's rules woven into the release's classes by the bookies' agent (a fix the model says is clean should make a finding's trace diverge where it changes a step)"`
 }
 
 var confirmSchema = schema.MustOf(confirmSettings{})
@@ -74,7 +75,12 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 		cl.probs.Add("", "give one trace file (got %d arguments)", len(cl.args))
 	}
 	opts := s.check(cl)
-	opts.Version, opts.Dir = s.BookKeeper, s.Dir
+	opts.Version, opts.Dir, opts.Fix = s.BookKeeper, s.Dir, s.Fix
+	if s.Fix != "" {
+		if err := bridge.CheckFix(s.Fix); err != nil {
+			cl.probs.Add("fix", "%v", err)
+		}
+	}
 	cl.notEmpty("bookkeeper", s.BookKeeper == "", "give a release (such as "+bridge.DefaultVersion+"), or leave it out for the trace's own")
 	cl.notEmpty("dir", s.Dir == "", "give a directory, or leave it out for a temporary one")
 	cl.directory("dir", s.Dir)

@@ -43,6 +43,11 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", "--bookkeeper", "4.x", "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"a release is three numbers"}},
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
 		{[]string{"confirm", "../../docs/traces/findings/f-preboot.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--journal disabled"}},
+		// --fix names a variant the agent weaves whole, checked with the rest.
+		{[]string{"confirm", "--fix", "add-checks-metadata", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
+			[]string{"--fix: the agent weaves no advice for add-checks-metadata (AddChecksMetadata)", "--step-timeout: must be > 0"}},
+		{[]string{"confirm", "--fix", "split-add-check", "x.itf.json"}, exitUsage, []string{"--fix: split-add-check is no change to BookKeeper's code"}},
+		{[]string{"confirm", "--fix", "no-such", "x.itf.json"}, exitUsage, []string{`--fix: unknown variant "no-such"`}},
 	} {
 		code, out, errs := runArgs(t, tc.args...)
 		if code != tc.code {
@@ -91,7 +96,7 @@ func TestOnBookKeeperRecords(t *testing.T) {
 		var pre *bridge.Result
 		if !real {
 			var err error
-			if pre, err = bridge.Preflight(path, bridge.Options{Version: r.Release}); err != nil {
+			if pre, err = bridge.Preflight(path, bridge.Options{Version: r.Release, Fix: r.Fix}); err != nil {
 				t.Errorf("%s: %v", r.Command(), err)
 				continue
 			}
@@ -105,12 +110,12 @@ func TestOnBookKeeperRecords(t *testing.T) {
 		// Two clusters at a time (-parallel, GOMAXPROCS by default): a
 		// run mostly waits on its cluster (a start is about 15 s of 25),
 		// and each cluster claims its own ports.
-		t.Run(r.Trace, func(t *testing.T) {
+		t.Run(r.Trace+r.Fix, func(t *testing.T) {
 			t.Parallel()
 			res := pre
 			if res == nil {
 				var err error
-				if res, err = bridge.Confirm(context.Background(), path, bridge.Options{Version: r.Release, TempDir: t.TempDir()}); err != nil {
+				if res, err = bridge.Confirm(context.Background(), path, bridge.Options{Version: r.Release, Fix: r.Fix, TempDir: t.TempDir()}); err != nil {
 					t.Fatalf("%s: %v", r.Command(), err)
 				}
 			}

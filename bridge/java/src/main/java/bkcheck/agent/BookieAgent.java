@@ -1,0 +1,119 @@
+package bkcheck.agent;
+
+import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
+import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
+
+import java.lang.instrument.Instrumentation;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.type.TypeDescription;
+import net.bytebuddy.dynamic.DynamicType;
+import net.bytebuddy.matcher.ElementMatcher;
+import net.bytebuddy.utility.JavaModule;
+
+/**
+ * bkcheck's agent for a bookie's JVM ({@code -javaagent:bkcheck-agent.jar=ARGS}).
+ * It weaves the project's own advice into the released classes as they load;
+ * the release's jars are never changed. ARGS are {@code control=PORT} (the
+ * harness's control connection, {@link Control}) and, optionally,
+ * {@code fixes=A+B}: the candidate fixes to weave, by the names of
+ * {@link Fixes#WEAVES}. Every class a weave changes is loaded before the
+ * bookie starts, and a weave that did not take stops the JVM (exit 70), so
+ * that a run "with the fix" never runs without it.
+ */
+public final class BookieAgent {
+    private BookieAgent() {}
+
+    /** One piece of advice on one method of one released class. */
+    record Weave(String type, ElementMatcher<? super MethodDescription> method, Class<?> advice) {}
+
+    public static void premain(String args, Instrumentation inst) {
+        Map<String, String> opts = parse(args);
+        List<Weave> weaves = new ArrayList<>();
+        weaves.add(new Weave("org.apache.bookkeeper.bookie.SyncThread", isConstructor(), Control.SyncThreadCreated.class));
+        String fixes = opts.getOrDefault("fixes", "");
+        for (String fix : fixes.isEmpty() ? new String[0] : fixes.split("\\+")) {
+            List<Weave> w = Fixes.WEAVES.get(fix);
+            if (w == null) {
+                fail("unknown fix " + fix + " (the agent weaves " + String.join(", ", Fixes.WEAVES.keySet()) + ")");
+            }
+            weaves.addAll(w);
+        }
+        Set<String> woven = ConcurrentHashMap.newKeySet();
+        Map<String, Throwable> failed = new ConcurrentHashMap<>();
+        AgentBuilder builder = new AgentBuilder.Default().with(new AgentBuilder.Listener.Adapter() {
+            @Override
+            public void onTransformation(TypeDescription type, ClassLoader loader, JavaModule module,
+                                         boolean loaded, DynamicType dynamicType) {
+                woven.add(type.getName());
+            }
+
+            @Override
+            public void onError(String type, ClassLoader loader, JavaModule module, boolean loaded, Throwable t) {
+                failed.put(type, t);
+            }
+        });
+        Map<String, List<Weave>> byType = new LinkedHashMap<>();
+        for (Weave w : weaves) {
+            byType.computeIfAbsent(w.type(), k -> new ArrayList<>()).add(w);
+        }
+        for (Map.Entry<String, List<Weave>> e : byType.entrySet()) {
+            List<Weave> ws = e.getValue();
+            builder = builder.type(named(e.getKey())).transform((b, type, loader, module, domain) -> {
+                for (Weave w : ws) {
+                    b = b.visit(Advice.to(w.advice()).on(w.method()));
+                }
+                return b;
+            });
+        }
+        builder.installOn(inst);
+        for (String type : byType.keySet()) {
+            try {
+                Class.forName(type, false, ClassLoader.getSystemClassLoader());
+            } catch (ClassNotFoundException e) {
+                fail("the release has no class " + type);
+            }
+            if (failed.containsKey(type)) {
+                fail("weaving " + type + ": " + failed.get(type));
+            }
+            if (!woven.contains(type)) {
+                fail("weaving " + type + ": ByteBuddy did not transform it");
+            }
+        }
+        Control.start(Integer.parseInt(opts.getOrDefault("control", "0")));
+        System.err.println("bkcheck agent: woven " + String.join(", ", byType.keySet())
+                + (fixes.isEmpty() ? "" : " (fixes " + fixes + ")"));
+    }
+
+    static ElementMatcher<? super MethodDescription> method(String name, int args) {
+        return named(name).and(takesArguments(args));
+    }
+
+    private static Map<String, String> parse(String args) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (args == null) {
+            return out;
+        }
+        for (String kv : args.split(";")) {
+            int i = kv.indexOf('=');
+            if (i > 0) {
+                out.put(kv.substring(0, i), kv.substring(i + 1));
+            }
+        }
+        return out;
+    }
+
+    static void fail(String why) {
+        System.err.println("bkcheck agent: " + why);
+        System.err.flush();
+        Runtime.getRuntime().halt(70);
+    }
+}

@@ -1,0 +1,207 @@
+package bkcheck.agent;
+
+import static bkcheck.agent.BookieAgent.method;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCountUtil;
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import net.bytebuddy.asm.Advice;
+import org.apache.bookkeeper.bookie.Bookie;
+import org.apache.bookkeeper.bookie.CheckpointSource;
+import org.apache.bookkeeper.bookie.Journal;
+import org.apache.bookkeeper.util.collections.ConcurrentLongHashMap;
+
+/**
+ * The candidate fixes the pages check, written as the project's own advice
+ * on the release's classes (read at apache/bookkeeper release-4.18.0;
+ * nothing here is copied from BookKeeper's source). Each is one rule of a
+ * variant of the model (spec/variants.go), named as the harness names it
+ * (bridge/weave.go). The advice calls a static method here, which reaches
+ * the classes' package-private members by reflection.
+ */
+public final class Fixes {
+    private Fixes() {}
+
+    /** The weaves of each fix, by name. */
+    static final Map<String, List<BookieAgent.Weave>> WEAVES = new LinkedHashMap<>();
+
+    static {
+        WEAVES.put("durable-fence-reply", List.of(new BookieAgent.Weave(
+                "org.apache.bookkeeper.proto.ReadEntryProcessor", method("processPacket", 0), DurableFenceReply.class)));
+        WEAVES.put("fence-journals-key", List.of(new BookieAgent.Weave(
+                "org.apache.bookkeeper.bookie.BookieImpl", method("fenceLedger", 2), FenceJournalsKey.class)));
+        WEAVES.put("checkpoint-flushes-index", List.of(new BookieAgent.Weave(
+                "org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage", method("checkpoint", 1),
+                CheckpointFlushesIndex.class)));
+    }
+
+    /**
+     * durable-fence-reply: a fencing read is answered only once its fence
+     * record is in the journal, whatever the read finds. Today
+     * ReadEntryProcessor.processPacket waits on fenceLedger's future only
+     * when it read data (handleReadResultForFenceRead); a NoSuchEntry or
+     * NoSuchLedger answer goes at once. The advice fences first and waits
+     * for the record (the v2 protocol, which the harness's clients speak);
+     * the processor's own fenceLedger then finds the ledger fenced and its
+     * record persisted (LedgerDescriptorImpl.fenceAndLogInJournal).
+     */
+    public static final class DurableFenceReply {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.FieldValue("request") Object request,
+                          @Advice.FieldValue("requestProcessor") Object processor) {
+            Fixes.awaitFenceRecord(request, processor);
+        }
+    }
+
+    public static void awaitFenceRecord(Object request, Object processor) {
+        try {
+            if (!(Boolean) call(request, "isFencing") || !(Boolean) call(request, "hasMasterKey")) {
+                return;
+            }
+            Bookie bookie = (Bookie) Control.field(processor, "bookie");
+            long ledgerId = (Long) call(request, "getLedgerId");
+            byte[] key = (byte[]) call(request, "getMasterKey");
+            bookie.fenceLedger(ledgerId, key).get(30, TimeUnit.SECONDS);
+            acted("durable-fence-reply", "ledger " + ledgerId + ": the fence record journalled before the read is answered");
+        } catch (Exception e) {
+            // the processor's own path answers as it would (an unknown key,
+            // a failed journal write): the fix changes only when it answers
+            System.err.println("bkcheck agent: durable-fence-reply: " + e);
+        }
+    }
+
+    /**
+     * fence-journals-key: a fence record that replay can apply without the
+     * ledger's index entry. BookieImpl's replay of METAENTRY_ID_FENCE_KEY
+     * takes the master key from masterKeyCache (filled by key records
+     * replayed before it) or the ledger storage, and skips the record as a
+     * deleted ledger's without one; a bookie fenced while it holds nothing
+     * of the ledger journals no key record (only addEntryInternal does).
+     * The advice journals the key record, as addEntryInternal does, before
+     * fenceLedger journals the fence record to the same journal: the
+     * ledger's handle first (its key in the storage), then the record.
+     */
+    public static final class FenceJournalsKey {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object bookie, @Advice.Argument(0) long ledgerId,
+                          @Advice.Argument(1) byte[] key) throws Exception {
+            Fixes.journalKey(bookie, ledgerId, key);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    public static void journalKey(Object bookie, long ledgerId, byte[] key) throws Exception {
+        ConcurrentLongHashMap<byte[]> cache = (ConcurrentLongHashMap<byte[]>) Control.field(bookie, "masterKeyCache");
+        if (cache.get(ledgerId) != null) {
+            return;
+        }
+        call(Control.field(bookie, "handles"), "getHandle", ledgerId, key, false);
+        if (cache.putIfAbsent(ledgerId, key) != null) {
+            return;
+        }
+        ByteBuf record = (ByteBuf) call(bookie, "createMasterKeyEntry", ledgerId, key);
+        try {
+            Journal journal = (Journal) call(bookie, "getJournal", ledgerId);
+            journal.logAddEntry(record, false, (rc, ledger, entry, addr, ctx) -> { }, null);
+            acted("fence-journals-key", "ledger " + ledgerId + ": its key record journalled before the fence record");
+        } finally {
+            ReferenceCountUtil.release(record);
+        }
+    }
+
+    /**
+     * checkpoint-flushes-index, PR #4843 (its diff: refs/pull/4843/merge
+     * 9b4f81f4): SingleDirectoryDbLedgerStorage.checkpoint with an empty
+     * write cache flushes the ledger index (fenced flags, master keys) and
+     * records the checkpoint, where the release returns at once; SyncThread
+     * then moves the journal's mark past records the index now holds. The
+     * advice does it before the method, under the same flushMutex and after
+     * the same check of lastCheckpoint; the method then finds the cache
+     * empty and returns.
+     */
+    public static final class CheckpointFlushesIndex {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object storage, @Advice.Argument(0) Object checkpoint) throws Exception {
+            Fixes.flushIndexIfCacheEmpty(storage, checkpoint);
+        }
+    }
+
+    public static void flushIndexIfCacheEmpty(Object storage, Object checkpoint) throws Exception {
+        CheckpointSource source = (CheckpointSource) Control.field(storage, "checkpointSource");
+        CheckpointSource.Checkpoint thisCheckpoint = source.newCheckpoint();
+        CheckpointSource.Checkpoint last = (CheckpointSource.Checkpoint) Control.field(storage, "lastCheckpoint");
+        if (last.compareTo((CheckpointSource.Checkpoint) checkpoint) > 0) {
+            return;
+        }
+        ReentrantLock mutex = (ReentrantLock) Control.field(storage, "flushMutex");
+        mutex.lock();
+        try {
+            if (!(Boolean) call(Control.field(storage, "writeCache"), "isEmpty")) {
+                return;
+            }
+            call(Control.field(storage, "ledgerIndex"), "flush");
+            setField(storage, "lastCheckpoint", thisCheckpoint);
+            acted("checkpoint-flushes-index", "the ledger index flushed at a checkpoint with an empty write cache");
+        } finally {
+            mutex.unlock();
+        }
+    }
+
+    /**
+     * Logs, in the bookie's log, that a fix changed what the release does:
+     * the harness reports it (a run with a fix that never acted proves
+     * nothing of the fix).
+     */
+    static void acted(String fix, String what) {
+        System.err.println("bkcheck agent: " + fix + ": " + what);
+    }
+
+    /** Calls the named method of o (declared by its class or a superclass) with args. */
+    static Object call(Object o, String name, Object... args) throws Exception {
+        for (Class<?> c = o.getClass(); c != null; c = c.getSuperclass()) {
+            for (Method m : c.getDeclaredMethods()) {
+                if (m.getName().equals(name) && m.getParameterCount() == args.length) {
+                    m.setAccessible(true);
+                    try {
+                        return m.invoke(o, args);
+                    } catch (InvocationTargetException e) {
+                        if (e.getCause() instanceof Exception) {
+                            throw (Exception) e.getCause();
+                        }
+                        throw e;
+                    }
+                }
+            }
+            for (Class<?> i : c.getInterfaces()) {
+                for (Method m : i.getMethods()) {
+                    if (m.getName().equals(name) && m.getParameterCount() == args.length) {
+                        m.setAccessible(true);
+                        return m.invoke(o, args);
+                    }
+                }
+            }
+        }
+        throw new NoSuchMethodException(o.getClass().getName() + "." + name);
+    }
+
+    private static void setField(Object o, String name, Object value) throws ReflectiveOperationException {
+        for (Class<?> c = o.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                Field f = c.getDeclaredField(name);
+                f.setAccessible(true);
+                f.set(o, value);
+                return;
+            } catch (NoSuchFieldException e) {
+                // look in the superclass
+            }
+        }
+        throw new NoSuchFieldException(o.getClass().getName() + "." + name);
+    }
+}

@@ -1,0 +1,189 @@
+package bridge
+
+import (
+	"archive/zip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/internal/atomicfile"
+	"github.com/bkcheck/bkcheck/spec"
+)
+
+// This file is what the bookies' agent (java/.../bkcheck/agent) weaves
+// into the release's classes: each rule of a variant of the model that
+// is a change to BookKeeper's code, by the agent's name for its advice.
+// A candidate fix runs on real bookies when every rule its variant
+// changes is here.
+
+// A weave is one rule of spec.Variant that the agent's advice makes the
+// release's classes follow.
+type weave struct {
+	rule string // spec.Variant's field
+	fix  string // the agent's name for it (Fixes.WEAVES)
+	code string // what the advice changes, read at release-4.18.0
+}
+
+// weaves is the agent's repertoire, one row per rule.
+var weaves = []weave{
+	{rule: "DurableFenceReply", fix: "durable-fence-reply",
+		code: "`ReadEntryProcessor.processPacket`: a fencing read fences and waits for its fence record in the journal before it reads, so that a NoSuchEntry or NoSuchLedger answer waits too (`handleReadResultForFenceRead` waits only where data was read)"},
+	{rule: "FenceJournalsKey", fix: "fence-journals-key",
+		code: "`BookieImpl.fenceLedger`: the ledger's master key record journalled (as `addEntryInternal` journals it) before the fence record, so that replay finds the key for a ledger the index does not hold"},
+	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",
+		code: "`SingleDirectoryDbLedgerStorage.checkpoint`: with an empty write cache the ledger index is flushed and the checkpoint recorded before the method returns (PR #4843's diff, refs/pull/4843/merge 9b4f81f4)"},
+}
+
+// fixesOf returns the agent's fixes that make the bookies run the variant
+// (a name or a composition; a release bug or the reference needs none),
+// or why they cannot: the rules of it the agent does not weave.
+func fixesOf(variant string) ([]string, error) {
+	if variant == "" || releaseVariant(variant) {
+		return nil, nil
+	}
+	if _, err := spec.VariantByName(variant); err != nil {
+		return nil, err
+	}
+	var fixes, missing []string
+	for _, part := range strings.Split(variant, spec.VariantJoin) {
+		if releaseVariant(part) {
+			continue
+		}
+		pv, _ := spec.VariantByName(part)
+		for _, rule := range changedRules(pv) {
+			i := slices.IndexFunc(weaves, func(w weave) bool { return w.rule == rule })
+			if i < 0 {
+				missing = append(missing, part+" ("+rule+")")
+				continue
+			}
+			if !slices.Contains(fixes, weaves[i].fix) {
+				fixes = append(fixes, weaves[i].fix)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the agent weaves no advice for %s: a change to BookKeeper's code the harness does not run yet", strings.Join(missing, ", "))
+	}
+	return fixes, nil
+}
+
+// CheckFix says why confirm cannot run a trace with the named variant as
+// a fix (--fix), or nil if it can: the variant must be a change to
+// BookKeeper's code that the agent weaves whole.
+func CheckFix(variant string) error {
+	fixes, err := fixesOf(variant)
+	if err != nil {
+		return err
+	}
+	if len(fixes) == 0 {
+		return fmt.Errorf("%s is no change to BookKeeper's code (a release's behaviour, or the reference)", variant)
+	}
+	return nil
+}
+
+// needsAgent reports whether a run needs the bookies' agent: fixes to
+// weave, or a checkpoint among the trace's steps.
+func needsAgent(states []itfState, opts Options) bool {
+	if len(opts.fixes) > 0 {
+		return true
+	}
+	for _, s := range states {
+		if a := s.action(); a == "BookieCheckpoints" || a == "BookieCheckpointsIdle" {
+			return true
+		}
+	}
+	return false
+}
+
+// agentNotes says, for each bookie, what the agent's advice changed in
+// the run (the lines it logs when a fix or a checkpoint acts), so that a
+// verdict with a fix shows the fix at work: one note per bookie and kind,
+// with how many times and the first occasion.
+func (r *run) agentNotes() []string {
+	var notes []string
+	for _, b := range r.cl.Bookies() {
+		data, err := os.ReadFile(b.Log())
+		if err != nil {
+			continue
+		}
+		var kinds []string
+		count, first := map[string]int{}, map[string]string{}
+		for _, line := range strings.Split(string(data), "\n") {
+			_, rest, ok := strings.Cut(line, "bkcheck agent: ")
+			if !ok || strings.HasPrefix(rest, "woven ") {
+				continue
+			}
+			kind, what, _ := strings.Cut(rest, ": ")
+			if count[kind] == 0 {
+				kinds = append(kinds, kind)
+				first[kind] = what
+			}
+			count[kind]++
+		}
+		for _, k := range kinds {
+			notes = append(notes, fmt.Sprintf("the agent in %s: %s acted %s (first: %s)", b.Name, k, times(count[k]), first[k]))
+		}
+	}
+	return notes
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// changedRules names the rules (bool fields of spec.Variant) the variant
+// sets otherwise than the reference does.
+func changedRules(v spec.Variant) []string {
+	ref := reflect.ValueOf(spec.Variants[0])
+	rv := reflect.ValueOf(v)
+	var out []string
+	for i := 0; i < rv.NumField(); i++ {
+		if f := rv.Field(i); f.Kind() == reflect.Bool && f.Bool() != ref.Field(i).Bool() {
+			out = append(out, rv.Type().Field(i).Name)
+		}
+	}
+	return out
+}
+
+// agentJar returns the agent's jar for a built harness (its classpath's
+// first entry is the harness's classes), writing it beside them once: a
+// manifest only, whose Premain-Class the JVM loads from the classpath.
+func agentJar(cp string) (string, error) {
+	classes, _, _ := strings.Cut(cp, string(os.PathListSeparator))
+	path := filepath.Join(filepath.Dir(classes), "bkcheck-agent.jar")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		z := zip.NewWriter(w)
+		m, err := z.Create("META-INF/MANIFEST.MF")
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(m, "Manifest-Version: 1.0\r\nPremain-Class: bkcheck.agent.BookieAgent\r\nCreated-By: bkcheck\r\n\r\n"); err != nil {
+			return err
+		}
+		return z.Close()
+	})
+	if err != nil {
+		return "", fmt.Errorf("writing the bookies' agent jar: %w", err)
+	}
+	return path, nil
+}
+
+// weavesTable is docs/conformance.md's table of what the agent weaves.
+func weavesTable() string {
+	var b strings.Builder
+	b.WriteString("| rule of the model (spec.Variant) | the agent's fix | what the advice changes (release-4.18.0) |\n|---|---|---|\n")
+	for _, w := range weaves {
+		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", w.rule, w.fix, strings.ReplaceAll(w.code, "|", `\|`))
+	}
+	return b.String()
+}
