@@ -139,7 +139,7 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 	}
 	r.cl = cl
 	cmd, in, out, err := cl.Spawn(ctx, "the client driver", filepath.Join(dir, "driver.log"),
-		[]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, "bkcheck.bridge.Driver", cl.MetadataURI(), maxEnsembleChanges(params))
+		append([]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, cl.AgentFlags(0)...), "bkcheck.bridge.Driver", cl.MetadataURI(), maxEnsembleChanges(params))
 	if err != nil {
 		return nil, err
 	}

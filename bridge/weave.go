@@ -26,6 +26,10 @@ type weave struct {
 	rule string // spec.Variant's field
 	fix  string // the agent's name for it (Fixes.WEAVES)
 	code string // what the advice changes, read at release-4.18.0
+	// only, if not empty, names the variants whose code this is: two
+	// upstream changes can be one rule of the model (PR #3041 and PR
+	// #4194 on the ledger's ordered thread) and different code.
+	only []string
 }
 
 // weaves is the agent's repertoire, one row per rule.
@@ -34,6 +38,8 @@ var weaves = []weave{
 		code: "`ReadEntryProcessor.processPacket`: a fencing read fences and waits for its fence record in the journal before it reads, so that a NoSuchEntry or NoSuchLedger answer waits too (`handleReadResultForFenceRead` waits only where data was read)"},
 	{rule: "FenceJournalsKey", fix: "fence-journals-key",
 		code: "`BookieImpl.fenceLedger`: the ledger's master key record journalled (as `addEntryInternal` journals it) before the fence record, so that replay finds the key for a ledger the index does not hold"},
+	{rule: "CallbacksAfterUnset", fix: "callbacks-after-unset", only: []string{spec.VariantCallbacksAfterUnset},
+		code: "`PendingAddOp.unsetSuccessAndSendWriteRequest`: its call of `lh.sendAddSuccessCallbacks()` for an op whose write set lacks the index removed (a substitution of that call only); `LedgerHandle.unsetSuccessAndSendWriteRequest`: `sendAddSuccessCallbacks()` once after the loop (PR #3041's diff, refs/pull/3041/merge 333f9536); in the client driver's JVM"},
 	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",
 		code: "`SingleDirectoryDbLedgerStorage.checkpoint`: with an empty write cache the ledger index is flushed and the checkpoint recorded before the method returns (PR #4843's diff, refs/pull/4843/merge 9b4f81f4)"},
 }
@@ -55,7 +61,9 @@ func fixesOf(variant string) ([]string, error) {
 		}
 		pv, _ := spec.VariantByName(part)
 		for _, rule := range changedRules(pv) {
-			i := slices.IndexFunc(weaves, func(w weave) bool { return w.rule == rule })
+			i := slices.IndexFunc(weaves, func(w weave) bool {
+				return w.rule == rule && (len(w.only) == 0 || slices.Contains(w.only, part))
+			})
 			if i < 0 {
 				missing = append(missing, part+" ("+rule+")")
 				continue
@@ -183,7 +191,11 @@ func weavesTable() string {
 	var b strings.Builder
 	b.WriteString("| rule of the model (spec.Variant) | the agent's fix | what the advice changes (release-4.18.0) |\n|---|---|---|\n")
 	for _, w := range weaves {
-		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", w.rule, w.fix, strings.ReplaceAll(w.code, "|", `\|`))
+		rule := w.rule
+		if len(w.only) > 0 {
+			rule += " (as " + strings.Join(w.only, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", rule, w.fix, strings.ReplaceAll(w.code, "|", `\|`))
 	}
 	return b.String()
 }

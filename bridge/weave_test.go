@@ -36,6 +36,8 @@ func TestFixesOf(t *testing.T) {
 		{variant: spec.VariantDurableReplayFlushed, want: []string{"durable-fence-reply", "checkpoint-flushes-index", "fence-journals-key"}},
 		{variant: join(spec.VariantSplitAddCheck, spec.VariantDurableFenceReply), want: []string{"durable-fence-reply"}},
 		{variant: join(spec.VariantDurableFenceReply, spec.VariantCheckpointFlushes), want: []string{"durable-fence-reply", "checkpoint-flushes-index"}},
+		{variant: spec.VariantCallbacksAfterUnset, want: []string{"callbacks-after-unset"}},
+		{variant: spec.VariantUnsetWhileChanging, err: "unset-while-changing (CallbacksAfterUnset)"},
 		{variant: spec.VariantAwaitPreBootCheck, err: "await-preboot-check (AwaitPreBootCheck)"},
 		{variant: spec.VariantBothFenceFixes, err: "await-preboot-check-durable-fence (AwaitPreBootCheck)"},
 		{variant: "no-such-variant", err: "unknown variant"},

@@ -585,7 +585,7 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 			if on := onBookKeeper(path); on != "" {
 				fmt.Fprintf(&sections, "  %s\n", on)
 			}
-			if on := withFix(trace, x.Config.Variant); on != "" {
+			if on := withFix(trace, x.Config.Variant); on != "" && strings.HasPrefix(suffix, "fix") {
 				fmt.Fprintf(&sections, "  %s\n", on)
 			}
 			if opt.Report != nil {

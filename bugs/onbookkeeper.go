@@ -77,6 +77,8 @@ var Runs = []Run{
 		Says: "the harness runs no Auditor or ReplicationWorker yet (--autorecovery)"},
 	{Trace: "traces/findings/f-stale-acks-also1.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, with no crash at all: the proxy stalls entry 2's request to b1, its timeout is delivered to its op, the ensemble change replaces b1 by b4, and the writer acknowledges entries 0 and 1 while entry 1 is served only by b3 of the {b3,b4} the metadata names for it (Qa = 2)"},
+	{Trace: "traces/findings/f-stale-acks.itf.json", Release: "4.18.2", Fix: "callbacks-after-unset", Verdict: Diverged, Step: 17,
+		Says: "the fix acts where the model's unfixed client acknowledges entry 2 at the ensemble change's completion: with PR #3041's change woven into the driver's client (the agent's log: the callbacks ran once, after the unset loop), the completion unsets entry 2 and re-sends it to b4 first, and c1's LAC stays 1 where the model's reaches 2. With the default step timeout the verdict reads \"BookKeeper's state could not be observed\": the harness's observation of the client takes about 30 s after this step (a read of the ledger's metadata inside the driver's observer waits), and --step-timeout 60s shows the LAC"},
 	{Trace: "traces/findings/f-stale-acks.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, on the Java add path with striping (E = 3, Qw = Qa = 2): after the crash of b1 and the ensemble change that replaces it by b4, the writer acknowledges entries 0 and 1 while entry 1 is served only by b3 of the {b3,b4} the metadata names for it, and no write of entry 1 to b4 is in flight (the completion re-sends only entry 2): one copy where Qa = 2 was promised"},
 

@@ -183,10 +183,7 @@ func (c *Cluster) StartBookies(ctx context.Context) error {
 }
 
 func (c *Cluster) launch(ctx context.Context, b *Bookie) error {
-	jvm := []string{"-Xmx192m", "-XX:MaxDirectMemorySize=192m"}
-	if c.opts.Agent != "" {
-		jvm = append(jvm, fmt.Sprintf("-javaagent:%s=control=%d;fixes=%s", c.opts.Agent, b.Control, strings.Join(c.opts.Fixes, "+")))
-	}
+	jvm := append([]string{"-Xmx192m", "-XX:MaxDirectMemorySize=192m"}, c.AgentFlags(b.Control)...)
 	p, err := c.spawn(ctx, "bookie "+b.Name, filepath.Join(b.dir, "bookie.log"), jvm,
 		"org.apache.bookkeeper.server.Main", "--conf", b.conf)
 	if err != nil {
@@ -194,6 +191,16 @@ func (c *Cluster) launch(ctx context.Context, b *Bookie) error {
 	}
 	b.p = p
 	return nil
+}
+
+// AgentFlags are the JVM flags that load the cluster's agent, with its
+// control port (0: none, as in the client driver, whose classes a
+// client-side fix changes); none without an agent.
+func (c *Cluster) AgentFlags(control int) []string {
+	if c.opts.Agent == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("-javaagent:%s=control=%d;fixes=%s", c.opts.Agent, control, strings.Join(c.opts.Fixes, "+"))}
 }
 
 // Checkpoint has the bookie's SyncThread checkpoint its ledger storage now,

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
+import net.bytebuddy.asm.AsmVisitorWrapper;
 import net.bytebuddy.description.method.MethodDescription;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.DynamicType;
@@ -20,7 +21,8 @@ import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.utility.JavaModule;
 
 /**
- * bkcheck's agent for a bookie's JVM ({@code -javaagent:bkcheck-agent.jar=ARGS}).
+ * bkcheck's agent for a bookie's JVM and the client driver's
+ * ({@code -javaagent:bkcheck-agent.jar=ARGS}).
  * It weaves the project's own advice into the released classes as they load;
  * the release's jars are never changed. ARGS are {@code control=PORT} (the
  * harness's control connection, {@link Control}) and, optionally,
@@ -32,8 +34,12 @@ import net.bytebuddy.utility.JavaModule;
 public final class BookieAgent {
     private BookieAgent() {}
 
-    /** One piece of advice on one method of one released class. */
-    record Weave(String type, ElementMatcher<? super MethodDescription> method, Class<?> advice) {}
+    /** One change to one released class: advice on a method, or a call inside it substituted. */
+    record Weave(String type, AsmVisitorWrapper change) {
+        Weave(String type, ElementMatcher<? super MethodDescription> method, Class<?> advice) {
+            this(type, Advice.to(advice).on(method));
+        }
+    }
 
     public static void premain(String args, Instrumentation inst) {
         Map<String, String> opts = parse(args);
@@ -69,7 +75,7 @@ public final class BookieAgent {
             List<Weave> ws = e.getValue();
             builder = builder.type(named(e.getKey())).transform((b, type, loader, module, domain) -> {
                 for (Weave w : ws) {
-                    b = b.visit(Advice.to(w.advice()).on(w.method()));
+                    b = b.visit(w.change());
                 }
                 return b;
             });

@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import static net.bytebuddy.matcher.ElementMatchers.named;
+
 import net.bytebuddy.asm.Advice;
+import net.bytebuddy.asm.MemberSubstitution;
 import org.apache.bookkeeper.bookie.Bookie;
 import org.apache.bookkeeper.bookie.CheckpointSource;
 import org.apache.bookkeeper.bookie.Journal;
@@ -37,6 +40,12 @@ public final class Fixes {
                 "org.apache.bookkeeper.proto.ReadEntryProcessor", method("processPacket", 0), DurableFenceReply.class)));
         WEAVES.put("fence-journals-key", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.BookieImpl", method("fenceLedger", 2), FenceJournalsKey.class)));
+        WEAVES.put("callbacks-after-unset", List.of(
+                new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp",
+                        MemberSubstitution.relaxed().method(named("sendAddSuccessCallbacks")).stub()
+                                .on(method("unsetSuccessAndSendWriteRequest", 2))),
+                new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle",
+                        method("unsetSuccessAndSendWriteRequest", 2), CallbacksAfterUnset.class)));
         WEAVES.put("checkpoint-flushes-index", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage", method("checkpoint", 1),
                 CheckpointFlushesIndex.class)));
@@ -161,6 +170,29 @@ public final class Fixes {
      */
     static void acted(String fix, String what) {
         System.err.println("bkcheck agent: " + fix + ": " + what);
+    }
+
+    /**
+     * callbacks-after-unset, PR #3041 (its diff: refs/pull/3041/merge
+     * 333f9536 against 6d003367): an ensemble change's completion unsets and
+     * re-sends every pending op first, and calls sendAddSuccessCallbacks
+     * once, after the loop. In the release, PendingAddOp's
+     * unsetSuccessAndSendWriteRequest calls lh.sendAddSuccessCallbacks()
+     * from inside the loop for an op whose write set lacks the index, which
+     * can acknowledge a later op before the loop unsets it. The weave
+     * removes that call (a MemberSubstitution: the call in that method
+     * only) and calls it at the end of LedgerHandle's loop.
+     */
+    public static final class CallbacksAfterUnset {
+        @Advice.OnMethodExit
+        static void exit(@Advice.This Object handle) throws Exception {
+            Fixes.callbacksAfterUnset(handle);
+        }
+    }
+
+    public static void callbacksAfterUnset(Object handle) throws Exception {
+        acted("callbacks-after-unset", "sendAddSuccessCallbacks after the ensemble change's unset loop");
+        call(handle, "sendAddSuccessCallbacks");
     }
 
     /** Calls the named method of o (declared by its class or a superclass) with args. */
