@@ -135,10 +135,10 @@ var mappings = []mapping{
 		awaits: "the read's frame at the proxy (a lost one stalled and timed out at the client, as above)",
 		code:   "`LedgerRecoveryOp`, `PendingReadOp.SequenceReadRequest`"},
 	{action: "ClientSendsNextRecoveryRead", take: (*run).sendNextRecoveryRead,
-		drive: "nothing: Java sends the next replica's read by itself when every replica asked before has failed or missed (`sendNextRead`). With speculative reads off (`speculativeReadTimeout=0`, the driver's) " +
-			"Java never asks the next replica while an earlier read is outstanding; the model allows it (`firstSpeculativeReadTimeout`), and such a step is NOT EXECUTABLE",
-		awaits: "the read's frame at the proxy",
-		code:   "`PendingReadOp.SequenceReadRequest.sendNextRead`"},
+		drive: "nothing where every replica asked before has failed or missed: Java sends the next replica's read by itself (`sendNextRead`). Where an earlier replica's read is outstanding (the model's `firstSpeculativeReadTimeout`), " +
+			"the read's speculative request fired now, as its timer would (`issueSpeculativeRequest` on the ledger's ordered thread; the driver's clients arm the timer for a day, never fired by the clock)",
+		awaits: "the read's frame at the proxy (a speculative request that sends nothing is a divergence)",
+		code:   "`PendingReadOp.SequenceReadRequest.sendNextRead` and `maybeSendSpeculativeRead`, `ReadOpBase.LedgerEntryRequest.issueSpeculativeRequest`"},
 	{action: "BookieSendsReadResponse", take: (*run).sendReadResponse,
 		drive:  "the read delivered to the bookie",
 		awaits: "the response: OK, or NoSuchEntry or NoSuchLedger, as the model's; a lost answer is stalled and timed out at the client (Java's sequence read waits on that replica)",

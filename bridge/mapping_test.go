@@ -90,7 +90,7 @@ func TestRefusedParams(t *testing.T) {
 		{map[string]any{"bookies": 3, "variant": "reference", "journal": "", "checkpoints": true, "recovery-read": "sequence"}, nil},
 		{map[string]any{"variant": spec.VariantSplitAddCheck, "journal": "synced", "ledger-storage": "db"}, nil},
 		{map[string]any{"variant": spec.VariantDurableFenceReply}, nil},
-		{map[string]any{"variant": spec.VariantAddChecksMetadata}, []string{"--variant add-checks-metadata (the agent weaves no advice for add-checks-metadata (AddChecksMetadata)"}},
+		{map[string]any{"variant": spec.VariantAwaitPreBootCheck}, []string{"--variant await-preboot-check (the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)"}},
 		{map[string]any{"journal": "no-sync", "autorecovery": true}, []string{"--journal no-sync (", "--autorecovery true (the harness runs no Auditor"}},
 		{map[string]any{"data-integrity": true, "ledger-storage": "interleaved", "unavailable": 1.0}, []string{"--data-integrity true (", "--ledger-storage interleaved (the harness's bookies run DbLedgerStorage)", "--unavailable 1 ("}},
 		{map[string]any{"unavailable": 0.0, "data-integrity": false}, nil},

@@ -62,7 +62,8 @@ import (
 // The group is closed when a settle round was quiet and no account is
 // open; what is left then waits for the environment. Timers of the client
 // never decide anything: its add and read timeouts are an hour, its
-// speculative reads off. A wait is bounded (Wait, 20 s by default): a
+// speculative reads armed and never fired (the recorder does not fire
+// them). A wait is bounded (Wait, 20 s by default): a
 // bound on failure, after which the record is abandoned, never written in
 // part.
 //

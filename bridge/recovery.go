@@ -219,10 +219,11 @@ func (r *run) sequenceReads() bool {
 // one's (ClientSendsNextRecoveryRead, following). Java's SequenceReadRequest
 // sends it by itself: the first once fencing has its quorum, the next when
 // every replica asked before has failed or missed (sendNextRead), so the
-// step awaits its frame. With speculative reads off (the driver's
-// speculativeReadTimeout 0), Java never asks the next replica while an
-// earlier one's read is still outstanding, which the model allows (the
-// speculative timeout): such a step is not executable.
+// step awaits its frame. Where the model asks the next replica while an
+// earlier one's read is still outstanding (the speculative timeout,
+// firstSpeculativeReadTimeout), the harness fires the read's speculative
+// request now, as BookKeeper's timer would (the driver's clients arm it and
+// never fire it by the clock): Java must send that read.
 func (r *run) sequenceRead(ctx context.Context, prev, next itfState, client string, following bool) error {
 	var m *message
 	for _, s := range sentAt(prev, next) {
@@ -244,11 +245,29 @@ func (r *run) sequenceRead(ctx context.Context, prev, next itfState, client stri
 				break
 			}
 			if !r.answered[m.Entry][b] {
-				return notExecutable(fmt.Sprintf("the model asks %s for entry %d while %s's read is still outstanding: a speculative read (firstSpeculativeReadTimeout), which the harness does not fire on demand", m.Bookie, m.Entry, b))
+				return r.speculate(ctx, *m, b)
 			}
 		}
 	}
 	return r.readSent(ctx, *m)
+}
+
+// speculate fires the speculative request of client's sequence read of
+// m's entry while waiting's read is outstanding: Java sends m now (or
+// nothing, where a replica asked has answered: a divergence).
+func (r *run) speculate(ctx context.Context, m message, waiting string) error {
+	var out struct {
+		Sent bool `json:"sent"`
+	}
+	if err := r.drv.call(ctx, &out, "speculate", m.Client, javaEntry(m.Entry)); err != nil {
+		return err
+	}
+	if !out.Sent {
+		return diverged("the speculative read sent nothing", fmt.Sprintf("%s asks %s for entry %d while %s's read is outstanding", m.Client, m.Bookie, m.Entry, waiting),
+			"maybeSendSpeculativeRead sent no read")
+	}
+	r.notes = append(r.notes, fmt.Sprintf("%s's read of entry %d to %s sent by its speculative request, fired by the harness while %s's read was outstanding (speculativeReadTimeout's timer, armed and never fired by the clock)", m.Client, m.Entry, m.Bookie, waiting))
+	return r.readSent(ctx, m)
 }
 
 // readSent handles a read Java sends now: its frame awaited, or, if the

@@ -396,6 +396,10 @@ func (j *fakeJava) call(_ context.Context, v any, verb string, args ...any) erro
 	}:
 		out.TimedOut = true
 	case *struct {
+		Sent bool `json:"sent"`
+	}:
+		out.Sent = true
+	case *struct {
 		RC      int  `json:"rc"`
 		Serving bool `json:"serving"`
 	}:

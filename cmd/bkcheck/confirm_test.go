@@ -44,8 +44,8 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
 		{[]string{"confirm", "../../docs/traces/findings/f-preboot.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--journal disabled"}},
 		// --fix names a variant the agent weaves whole, checked with the rest.
-		{[]string{"confirm", "--fix", "add-checks-metadata", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
-			[]string{"--fix: the agent weaves no advice for add-checks-metadata (AddChecksMetadata)", "--step-timeout: must be > 0"}},
+		{[]string{"confirm", "--fix", "await-preboot-check", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
+			[]string{"--fix: the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)", "--step-timeout: must be > 0"}},
 		{[]string{"confirm", "--fix", "split-add-check", "x.itf.json"}, exitUsage, []string{"--fix: split-add-check is no change to BookKeeper's code"}},
 		{[]string{"confirm", "--fix", "no-such", "x.itf.json"}, exitUsage, []string{`--fix: unknown variant "no-such"`}},
 	} {

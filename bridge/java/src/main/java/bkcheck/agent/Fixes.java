@@ -17,6 +17,11 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.MemberSubstitution;
 import org.apache.bookkeeper.bookie.Bookie;
+import org.apache.bookkeeper.bookie.BookieException;
+import org.apache.bookkeeper.bookie.LedgerStorage;
+import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
+import org.apache.bookkeeper.client.api.LedgerMetadata;
+import org.apache.bookkeeper.meta.LedgerManager;
 import org.apache.bookkeeper.bookie.CheckpointSource;
 import org.apache.bookkeeper.bookie.Journal;
 import org.apache.bookkeeper.util.collections.ConcurrentLongHashMap;
@@ -40,6 +45,8 @@ public final class Fixes {
                 "org.apache.bookkeeper.proto.ReadEntryProcessor", method("processPacket", 0), DurableFenceReply.class)));
         WEAVES.put("fence-journals-key", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.BookieImpl", method("fenceLedger", 2), FenceJournalsKey.class)));
+        WEAVES.put("add-checks-metadata", List.of(new BookieAgent.Weave(
+                "org.apache.bookkeeper.bookie.BookieImpl", method("addEntry", 5), AddChecksMetadata.class)));
         WEAVES.put("callbacks-after-unset", List.of(
                 new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp",
                         MemberSubstitution.relaxed().method(named("sendAddSuccessCallbacks")).stub()
@@ -170,6 +177,49 @@ public final class Fixes {
      */
     static void acted(String fix, String what) {
         System.err.println("bkcheck agent: " + fix + ": " + what);
+    }
+
+    /**
+     * add-checks-metadata, the project's candidate fix for #4812: a bookie
+     * asked for a normal add to a ledger it holds nothing of (no index
+     * entry: never seen, or re-formatted) reads the ledger's metadata and
+     * refuses the add as fenced where the ledger is CLOSED or IN_RECOVERY,
+     * before HandleFactoryImpl creates a handle for it. BookieImpl has no
+     * ledger manager of its own; the advice uses the one the bookie's
+     * garbage collector holds (DbLedgerStorage's directory storage, its
+     * GarbageCollectorThread, its ScanAndCompareGarbageCollector).
+     * WriteEntryProcessor answers LedgerFencedException with EFENCED.
+     * recoveryAddEntry is another method: a recovery's write-back is not
+     * checked.
+     */
+    public static final class AddChecksMetadata {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object bookie, @Advice.Argument(0) ByteBuf entry) throws Exception {
+            Fixes.checkMetadata(bookie, entry);
+        }
+    }
+
+    public static void checkMetadata(Object bookie, ByteBuf entry) throws Exception {
+        long ledgerId = entry.getLong(entry.readerIndex());
+        LedgerStorage storage = (LedgerStorage) Control.field(bookie, "ledgerStorage");
+        if (storage.ledgerExists(ledgerId)) {
+            return;
+        }
+        Object dir = ((DbLedgerStorage) storage).getLedgerStorageList().get(0);
+        Object collector = Control.field(Control.field(dir, "gcThread"), "garbageCollector");
+        LedgerManager lm = (LedgerManager) Control.field(collector, "ledgerManager");
+        LedgerMetadata md;
+        try {
+            md = lm.readLedgerMetadata(ledgerId).get(30, TimeUnit.SECONDS).getValue();
+        } catch (java.util.concurrent.ExecutionException e) {
+            acted("add-checks-metadata", "ledger " + ledgerId + ": unknown here, its metadata unreadable (" + e.getCause() + "): the add proceeds");
+            return;
+        }
+        if (md.getState() == LedgerMetadata.State.CLOSED || md.getState() == LedgerMetadata.State.IN_RECOVERY) {
+            acted("add-checks-metadata", "ledger " + ledgerId + ": unknown here and " + md.getState() + " in the metadata: the add refused as fenced");
+            throw new BookieException.LedgerFencedException();
+        }
+        acted("add-checks-metadata", "ledger " + ledgerId + ": unknown here and OPEN in the metadata: the add proceeds");
     }
 
     /**

@@ -52,7 +52,9 @@ import org.apache.bookkeeper.stats.NullStatsLogger;
  * chose); add NAME; recover NAME LEDGER (open with recovery); close NAME;
  * delete NAME LEDGER; timeout NAME BOOKIE LEDGER ENTRY (an outstanding
  * write's callback runs with TimeoutException); timeout-read NAME BOOKIE
- * LEDGER ENTRY (likewise a read); release NAME (the oldest held metadata
+ * LEDGER ENTRY (likewise a read); speculate NAME ENTRY (the speculative
+ * request of NAME's sequence read of ENTRY fires now, as its timer would;
+ * whether a read went to the next replica); release NAME (the oldest held metadata
  * write of NAME proceeds); replace ID (the next replacement bookie);
  * observe LEDGER ENTRIES IDS (what each bookie serves, the metadata, each
  * client's LAC and acknowledged entries); probe BOOKIE LEDGER (whether a
@@ -165,6 +167,8 @@ public final class Driver {
                 return delete(client(a[0]), Long.parseLong(a[1]));
             case "timeout":
                 return Map.of("outcome", client(a[0]).bk.timeOut(a[1], Long.parseLong(a[2]), Long.parseLong(a[3])));
+            case "speculate":
+                return Map.of("sent", client(a[0]).bk.speculate(Long.parseLong(a[1])));
             case "timeout-read":
                 return Map.of("timedOut", client(a[0]).bk.timeOutRead(a[1], Long.parseLong(a[2]), Long.parseLong(a[3])));
             case "release": {

@@ -7,6 +7,7 @@ import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.bookkeeper.meta.LedgerManager;
@@ -140,6 +141,70 @@ public final class SteeredBookKeeper extends BookKeeper {
         super(conf);
         this.proxyPorts = proxyPorts;
         this.held = hold.apply(super.getLedgerManager());
+        speculateOnDemand();
+    }
+
+    /**
+     * The speculative reads the client has armed, by entry (the latest
+     * read of each): a sequence read's timer, replaced by the harness's
+     * word ({@link #speculate}).
+     */
+    private final Map<Long, SpeculativeRequestExecutor> speculative = new ConcurrentHashMap<>();
+
+    /**
+     * Replaces the client's speculative read policy (none with the
+     * driver's speculativeReadTimeout 0) by one that arms each sequence
+     * read's speculative request and never fires it by the clock: a
+     * timer of a day, cancelled as BookKeeper cancels its own when the
+     * read completes. The harness fires it at the model's step
+     * (ClientSendsNextRecoveryRead while an earlier replica's read is
+     * outstanding) through {@link #speculate}: ReadOpBase's
+     * issueSpeculativeRequest, as the timer would, on the ledger's ordered
+     * thread.
+     */
+    private void speculateOnDemand() throws ReflectiveOperationException {
+        SpeculativeRequestExecutionPolicy onDemand = new SpeculativeRequestExecutionPolicy() {
+            @Override
+            public java.util.concurrent.ScheduledFuture<?> initiateSpeculativeRequest(
+                    java.util.concurrent.ScheduledExecutorService scheduler, SpeculativeRequestExecutor executor) {
+                try {
+                    speculative.put(entryOf(executor), executor);
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException("a read request without its entry", e);
+                }
+                return scheduler.schedule(() -> { }, 1, TimeUnit.DAYS);
+            }
+        };
+        java.lang.reflect.Field policy = ClientInternalConf.class.getDeclaredField("readSpeculativeRequestPolicy");
+        policy.setAccessible(true);
+        policy.set(internalConf, java.util.Optional.of(onDemand));
+    }
+
+    private static long entryOf(Object request) throws ReflectiveOperationException {
+        for (Class<?> c = request.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                java.lang.reflect.Field f = c.getDeclaredField("eId");
+                f.setAccessible(true);
+                return f.getLong(request);
+            } catch (NoSuchFieldException e) {
+                // look in the superclass
+            }
+        }
+        throw new NoSuchFieldException("eId");
+    }
+
+    /**
+     * Fires the speculative request of the client's latest sequence read of
+     * entry and waits for its outcome: whether BookKeeper sent a read to
+     * the next replica (maybeSendSpeculativeRead: only while no replica
+     * asked has answered).
+     */
+    public boolean speculate(long entry) throws Exception {
+        SpeculativeRequestExecutor e = speculative.get(entry);
+        if (e == null) {
+            return false;
+        }
+        return e.issueSpeculativeRequest().get(30, TimeUnit.SECONDS);
     }
 
     @Override
