@@ -40,6 +40,8 @@ var weaves = []weave{
 		code: "`BookieImpl.fenceLedger`: the ledger's master key record journalled (as `addEntryInternal` journals it) before the fence record, so that replay finds the key for a ledger the index does not hold"},
 	{rule: "AddChecksMetadata", fix: "add-checks-metadata",
 		code: "`BookieImpl.addEntry`: a normal add to a ledger the bookie's storage does not know (`ledgerExists` false) reads the ledger's metadata (through the ledger manager the bookie's garbage collector holds) and throws `LedgerFencedException` (EFENCED) where it is CLOSED or IN_RECOVERY; `recoveryAddEntry` unchanged"},
+	{rule: "CollectKeepsFence", fix: "collect-keeps-fence",
+		code: "`SingleDirectoryDbLedgerStorage.deleteLedger`: a ledger the storage has fenced gets a tombstone, appended to a file in the ledger directory and forced to disk, before it is deleted; `HandleFactoryImpl.getHandle` (not at journal replay) refuses a tombstoned ledger with `LedgerFencedAndDeletedException` (EFENCED to an add), after a restart too"},
 	{rule: "CallbacksAfterUnset", fix: "callbacks-after-unset", only: []string{spec.VariantCallbacksAfterUnset},
 		code: "`PendingAddOp.unsetSuccessAndSendWriteRequest`: its call of `lh.sendAddSuccessCallbacks()` for an op whose write set lacks the index removed (a substitution of that call only); `LedgerHandle.unsetSuccessAndSendWriteRequest`: `sendAddSuccessCallbacks()` once after the loop (PR #3041's diff, refs/pull/3041/merge 333f9536); in the client driver's JVM"},
 	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",

@@ -38,6 +38,7 @@ func TestFixesOf(t *testing.T) {
 		{variant: join(spec.VariantDurableFenceReply, spec.VariantCheckpointFlushes), want: []string{"durable-fence-reply", "checkpoint-flushes-index"}},
 		{variant: spec.VariantCallbacksAfterUnset, want: []string{"callbacks-after-unset"}},
 		{variant: spec.VariantAddChecksMetadata, want: []string{"add-checks-metadata"}},
+		{variant: spec.VariantCollectKeepsFence, want: []string{"collect-keeps-fence"}},
 		{variant: spec.VariantUnsetWhileChanging, err: "unset-while-changing (CallbacksAfterUnset)"},
 		{variant: spec.VariantAwaitPreBootCheck, err: "await-preboot-check (AwaitPreBootCheck)"},
 		{variant: spec.VariantBothFenceFixes, err: "await-preboot-check-durable-fence (AwaitPreBootCheck)"},

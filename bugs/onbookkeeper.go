@@ -43,6 +43,8 @@ var Runs = []Run{
 		Says: "the same window"},
 	{Trace: "traces/findings/f-fence-lost.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step of the BookKeeper model's trace as the model took it, ten runs out of ten (its sequence recovery read included): the restarted bookie accepts the old writer's add after kill -9 (its fence of a ledger it held no entry of is gone), and the writer's entry 0 is acknowledged beyond the closed ledger's last entry -1. The earlier trace of the spec's model, rerun with BookieImpl and LedgerMetadataIndex logging at DEBUG, showed the fence record in the bookie's journal before the kill and replay skipping it (\"Ledger not found\", then \"Skip replaying entries of ledger since it was deleted\"): the mechanism of the second bullet below, not a record lost before the journal wrote it"},
+	{Trace: "traces/findings/f-4462-restart.itf.json", Release: "4.18.2", Fix: "collect-keeps-fence", Verdict: Diverged, Step: 16,
+		Says: "the fix acts: b1 wrote a tombstone for the fenced ledger it collected (the agent's log), and after kill -9 and the restart it refuses the old writer's add EFENCED"},
 	{Trace: "traces/findings/f-4462-restart.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, the deletion and both bookies' garbage collections included: after kill -9 and a restart the bookie accepts the old writer's add to the deleted ledger, and entry 0 is acknowledged beyond the last entry -1 the ledger was closed at"},
 	{Trace: "traces/findings/f-4812.itf.json", Release: "4.18.2", Verdict: Reproduced,

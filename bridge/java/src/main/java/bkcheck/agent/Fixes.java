@@ -47,6 +47,11 @@ public final class Fixes {
                 "org.apache.bookkeeper.bookie.BookieImpl", method("fenceLedger", 2), FenceJournalsKey.class)));
         WEAVES.put("add-checks-metadata", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.BookieImpl", method("addEntry", 5), AddChecksMetadata.class)));
+        WEAVES.put("collect-keeps-fence", List.of(
+                new BookieAgent.Weave("org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage",
+                        method("deleteLedger", 1), TombstoneOnDelete.class),
+                new BookieAgent.Weave("org.apache.bookkeeper.bookie.HandleFactoryImpl",
+                        method("getHandle", 3), TombstoneRefuses.class)));
         WEAVES.put("callbacks-after-unset", List.of(
                 new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp",
                         MemberSubstitution.relaxed().method(named("sendAddSuccessCallbacks")).stub()
@@ -220,6 +225,85 @@ public final class Fixes {
             throw new BookieException.LedgerFencedException();
         }
         acted("add-checks-metadata", "ledger " + ledgerId + ": unknown here and OPEN in the metadata: the add proceeds");
+    }
+
+    /**
+     * collect-keeps-fence, the project's candidate fix for the restart that
+     * forgets PR #4462's marker: a bookie that deletes (garbage-collects) a
+     * ledger its storage has fenced writes a tombstone for it, durably (a
+     * file in the ledger directory, forced to disk), whether or not the
+     * ledger's handle is loaded; HandleFactoryImpl.getHandle refuses a
+     * tombstoned ledger with LedgerFencedAndDeletedException (EFENCED to
+     * an add), after a restart too. PR #4462's recentlyFencedAndDeletedLedgers
+     * lives in memory, and only for a loaded, fenced handle.
+     */
+    public static final class TombstoneOnDelete {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object storage, @Advice.Argument(0) long ledgerId) throws Exception {
+            Fixes.tombstoneIfFenced(storage, ledgerId);
+        }
+    }
+
+    public static final class TombstoneRefuses {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object factory, @Advice.Argument(0) long ledgerId,
+                          @Advice.Argument(2) boolean journalReplay) throws Exception {
+            Fixes.refuseTombstoned(factory, ledgerId, journalReplay);
+        }
+    }
+
+    private static final Map<String, java.util.Set<Long>> TOMBSTONES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static synchronized java.util.Set<Long> tombstones(Object dirStorage) throws Exception {
+        java.nio.file.Path file = java.nio.file.Paths.get((String) Control.field(dirStorage, "ledgerBaseDir"),
+                "bkcheck-fenced-deleted-ledgers");
+        java.util.Set<Long> set = TOMBSTONES.get(file.toString());
+        if (set == null) {
+            set = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            if (java.nio.file.Files.exists(file)) {
+                for (String line : java.nio.file.Files.readAllLines(file)) {
+                    if (!line.isBlank()) {
+                        set.add(Long.parseLong(line.trim()));
+                    }
+                }
+            }
+            TOMBSTONES.put(file.toString(), set);
+        }
+        return set;
+    }
+
+    public static synchronized void tombstoneIfFenced(Object dirStorage, long ledgerId) throws Exception {
+        boolean fenced;
+        try {
+            fenced = (Boolean) call(dirStorage, "isFenced", ledgerId);
+        } catch (Exception e) {
+            return; // the storage does not know the ledger: nothing fenced to keep
+        }
+        if (!fenced) {
+            return;
+        }
+        java.nio.file.Path file = java.nio.file.Paths.get((String) Control.field(dirStorage, "ledgerBaseDir"),
+                "bkcheck-fenced-deleted-ledgers");
+        tombstones(dirStorage).add(ledgerId);
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
+                java.nio.file.StandardOpenOption.APPEND)) {
+            ch.write(java.nio.ByteBuffer.wrap((ledgerId + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            ch.force(true);
+        }
+        acted("collect-keeps-fence", "ledger " + ledgerId + ": fenced and deleted, its tombstone written and forced to disk");
+    }
+
+    public static void refuseTombstoned(Object factory, long ledgerId, boolean journalReplay) throws Exception {
+        if (journalReplay) {
+            return;
+        }
+        LedgerStorage storage = (LedgerStorage) Control.field(factory, "ledgerStorage");
+        Object dir = ((DbLedgerStorage) storage).getLedgerStorageList().get(0);
+        if (tombstones(dir).contains(ledgerId)) {
+            acted("collect-keeps-fence", "ledger " + ledgerId + ": tombstoned, a write handle refused");
+            throw BookieException.create(BookieException.Code.LedgerFencedAndDeletedException);
+        }
     }
 
     /**
