@@ -65,6 +65,12 @@ func (r *run) sendAdd(ctx context.Context, s step) error {
 	return r.expectSent(ctx, s.prev, s.next)
 }
 
+// createAddOp is the first half of the application's add: the op takes
+// the handle's ensemble now; the client's next sendAdd queues it.
+func (r *run) createAddOp(ctx context.Context, s step) error {
+	return r.drv.call(ctx, nil, "create-op", s.client)
+}
+
 // checkAdd: a check apart from its store by no step of the bookie
 // (unsupported checked it) is taken with the store: the bookie checks and
 // stores when the harness delivers the add, at the store's step.
@@ -139,10 +145,15 @@ func (r *run) addTimeout(ctx context.Context, s step) error {
 		return fmt.Errorf("the trace's timeout consumes no lost message")
 	}
 	link := client + "/" + lost.Bookie
-	if !r.crashed[lost.Bookie] {
-		if r.sent == nil {
-			r.sent = addSendSteps(r.states)
-		}
+	if r.sent == nil {
+		r.sent = addSendSteps(r.states)
+	}
+	// A write sent while its bookie was down failed at once (the
+	// connection refused: BookieHandleNotAvailableException), which the
+	// model takes as its timeout whenever it comes, the bookie back or not.
+	sentAt := r.sent[r.cur-1][lost.key()]
+	downAtSend := sentAt > 0 && contains(set(r.states[sentAt]["b_down"]), lost.Bookie)
+	if !r.crashed[lost.Bookie] && !downAtSend {
 		closeLink, older, refused := lostAddFailure(r.states, r.sent, r.cur, *lost)
 		if refused != "" {
 			return notExecutable(refused)
@@ -179,9 +190,10 @@ func (r *run) addTimeout(ctx context.Context, s step) error {
 	switch {
 	case out.Outcome == "timed-out":
 		return nil
-	case strings.HasPrefix(out.Outcome, "failed") && (r.crashed[lost.Bookie] || closedSince):
+	case strings.HasPrefix(out.Outcome, "failed") && (r.crashed[lost.Bookie] || closedSince || downAtSend):
 		// Its connection closed (the bookie crashed, or the harness closed
-		// it to fail a newer write): PerChannelBookieClient failed the
+		// it to fail a newer write) or was refused (the bookie was down
+		// when the write was sent): PerChannelBookieClient failed the
 		// write then, which the model takes as its timeout.
 		return nil
 	}

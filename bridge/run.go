@@ -66,6 +66,9 @@ type run struct {
 	// notes are for the result: how the harness took a step where
 	// BookKeeper has a choice (Result.Notes).
 	notes []string
+	// driverLog is the client driver's log (where the agent in its JVM
+	// says what a client-side fix did).
+	driverLog string
 }
 
 // The run's three parts, behind interfaces so that a fake can stand in
@@ -138,7 +141,8 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 		return nil, err
 	}
 	r.cl = cl
-	cmd, in, out, err := cl.Spawn(ctx, "the client driver", filepath.Join(dir, "driver.log"),
+	r.driverLog = filepath.Join(dir, "driver.log")
+	cmd, in, out, err := cl.Spawn(ctx, "the client driver", r.driverLog,
 		append([]string{"-Xmx256m", "-XX:MaxDirectMemorySize=128m"}, cl.AgentFlags(0)...), "bkcheck.bridge.Driver", cl.MetadataURI(), maxEnsembleChanges(params))
 	if err != nil {
 		return nil, err

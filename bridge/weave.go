@@ -42,6 +42,8 @@ var weaves = []weave{
 		code: "`BookieImpl.addEntry`: a normal add to a ledger the bookie's storage does not know (`ledgerExists` false) reads the ledger's metadata (through the ledger manager the bookie's garbage collector holds) and throws `LedgerFencedException` (EFENCED) where it is CLOSED or IN_RECOVERY; `recoveryAddEntry` unchanged"},
 	{rule: "CollectKeepsFence", fix: "collect-keeps-fence",
 		code: "`SingleDirectoryDbLedgerStorage.deleteLedger`: a ledger the storage has fenced gets a tombstone, appended to a file in the ledger directory and forced to disk, before it is deleted; `HandleFactoryImpl.getHandle` (not at journal replay) refuses a tombstoned ledger with `LedgerFencedAndDeletedException` (EFENCED to an add), after a restart too"},
+	{rule: "EnsembleAtQueue", fix: "ensemble-at-queue",
+		code: "`PendingAddOp.setEntryId`, called inside `LedgerHandle.doAsyncAddEntry`'s `synchronized (this)` block just before `pendingAddOps.add`: the op's ensemble set to the handle's current one there (in `PendingAddOp.create` in the release); in the client driver's JVM"},
 	{rule: "CallbacksAfterUnset", fix: "callbacks-after-unset", only: []string{spec.VariantCallbacksAfterUnset},
 		code: "`PendingAddOp.unsetSuccessAndSendWriteRequest`: its call of `lh.sendAddSuccessCallbacks()` for an op whose write set lacks the index removed (a substitution of that call only); `LedgerHandle.unsetSuccessAndSendWriteRequest`: `sendAddSuccessCallbacks()` once after the loop (PR #3041's diff, refs/pull/3041/merge 333f9536); in the client driver's JVM"},
 	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",
@@ -117,8 +119,15 @@ func needsAgent(states []itfState, opts Options) bool {
 // with how many times and the first occasion.
 func (r *run) agentNotes() []string {
 	var notes []string
+	logs := []struct{ name, path string }{{"the client driver", r.driverLog}}
 	for _, b := range r.cl.Bookies() {
-		data, err := os.ReadFile(b.Log())
+		logs = append(logs, struct{ name, path string }{b.Name, b.Log()})
+	}
+	for _, l := range logs {
+		if l.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(l.path)
 		if err != nil {
 			continue
 		}
@@ -130,6 +139,9 @@ func (r *run) agentNotes() []string {
 				continue
 			}
 			kind, what, _ := strings.Cut(rest, ": ")
+			for _, b := range r.cl.Bookies() {
+				what = strings.ReplaceAll(what, b.ID(), b.Name) // the model's names
+			}
 			if count[kind] == 0 {
 				kinds = append(kinds, kind)
 				first[kind] = what
@@ -137,7 +149,7 @@ func (r *run) agentNotes() []string {
 			count[kind]++
 		}
 		for _, k := range kinds {
-			notes = append(notes, fmt.Sprintf("the agent in %s: %s acted %s (first: %s)", b.Name, k, times(count[k]), first[k]))
+			notes = append(notes, fmt.Sprintf("the agent in %s: %s acted %s (first: %s)", l.name, k, times(count[k]), first[k]))
 		}
 	}
 	return notes

@@ -39,6 +39,7 @@ func TestFixesOf(t *testing.T) {
 		{variant: spec.VariantCallbacksAfterUnset, want: []string{"callbacks-after-unset"}},
 		{variant: spec.VariantAddChecksMetadata, want: []string{"add-checks-metadata"}},
 		{variant: spec.VariantCollectKeepsFence, want: []string{"collect-keeps-fence"}},
+		{variant: spec.VariantEnsembleAtQueue, want: []string{"ensemble-at-queue"}},
 		{variant: spec.VariantUnsetWhileChanging, err: "unset-while-changing (CallbacksAfterUnset)"},
 		{variant: spec.VariantAwaitPreBootCheck, err: "await-preboot-check (AwaitPreBootCheck)"},
 		{variant: spec.VariantBothFenceFixes, err: "await-preboot-check-durable-fence (AwaitPreBootCheck)"},

@@ -52,6 +52,8 @@ public final class Fixes {
                         method("deleteLedger", 1), TombstoneOnDelete.class),
                 new BookieAgent.Weave("org.apache.bookkeeper.bookie.HandleFactoryImpl",
                         method("getHandle", 3), TombstoneRefuses.class)));
+        WEAVES.put("ensemble-at-queue", List.of(new BookieAgent.Weave(
+                "org.apache.bookkeeper.client.PendingAddOp", method("setEntryId", 1), EnsembleAtQueue.class)));
         WEAVES.put("callbacks-after-unset", List.of(
                 new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp",
                         MemberSubstitution.relaxed().method(named("sendAddSuccessCallbacks")).stub()
@@ -304,6 +306,30 @@ public final class Fixes {
             acted("collect-keeps-fence", "ledger " + ledgerId + ": tombstoned, a write handle refused");
             throw BookieException.create(BookieException.Code.LedgerFencedAndDeletedException);
         }
+    }
+
+    /**
+     * ensemble-at-queue, the project's candidate fix for the create window:
+     * an add's op takes the handle's ensemble inside doAsyncAddEntry's
+     * synchronized (this) block, just before pendingAddOps.add, instead of
+     * in PendingAddOp.create on the application's thread. setEntryId is
+     * called there, under the handle's lock, and only there; the advice
+     * sets the op's ensemble to the handle's current one at that call.
+     */
+    public static final class EnsembleAtQueue {
+        @Advice.OnMethodEnter
+        static void enter(@Advice.This Object op) throws Exception {
+            Fixes.ensembleAtQueue(op);
+        }
+    }
+
+    public static void ensembleAtQueue(Object op) throws Exception {
+        Object lh = Control.field(op, "lh");
+        Object now = call(lh, "getCurrentEnsemble");
+        if (!now.equals(Control.field(op, "ensemble"))) {
+            acted("ensemble-at-queue", "an op created on an ensemble since changed takes the current one at its queueing: " + now);
+        }
+        setField(op, "ensemble", now);
     }
 
     /**

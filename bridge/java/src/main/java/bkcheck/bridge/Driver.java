@@ -19,6 +19,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.apache.bookkeeper.client.AddWindow;
+import org.apache.bookkeeper.client.AsyncCallback;
 import org.apache.bookkeeper.client.BKException;
 import org.apache.bookkeeper.client.BookKeeper;
 import org.apache.bookkeeper.client.BookKeeperAdmin;
@@ -49,7 +51,9 @@ import org.apache.bookkeeper.stats.NullStatsLogger;
  * <p>Verbs (bridge/README.md says each with its answer): init (format the
  * metadata store); client NAME REALID=PORT,... (a steered client and its
  * proxy port per bookie); create NAME E QW QA IDS (the ensemble the trace
- * chose); add NAME; recover NAME LEDGER (open with recovery); close NAME;
+ * chose); add NAME (or the second half of an op create-op NAME made);
+ * create-op NAME (the first half of an add: the op takes the ensemble
+ * now); recover NAME LEDGER (open with recovery); close NAME;
  * delete NAME LEDGER; timeout NAME BOOKIE LEDGER ENTRY (an outstanding
  * write's callback runs with TimeoutException); timeout-read NAME BOOKIE
  * LEDGER ENTRY (likewise a read); speculate NAME ENTRY (the speculative
@@ -85,6 +89,8 @@ public final class Driver {
         final TreeSet<Long> completed = new TreeSet<>();
         int requested;
         final List<Map<String, Object>> addResults = new ArrayList<>();
+        /** Ops create-op made, waiting for their second half (add). */
+        final java.util.ArrayDeque<Object> created = new java.util.ArrayDeque<>();
         volatile String phase = "idle";
 
         Client(String name) {
@@ -157,6 +163,8 @@ public final class Driver {
             case "create":
                 return create(client(a[0]), Integer.parseInt(a[1]), Integer.parseInt(a[2]),
                         Integer.parseInt(a[3]), a[4]);
+            case "create-op":
+                return createOp(client(a[0]));
             case "add":
                 return add(client(a[0]));
             case "recover":
@@ -348,16 +356,51 @@ public final class Driver {
         return ev;
     }
 
+    /**
+     * add NAME: the application's add, both halves at once; or, where
+     * create-op NAME made its op before, that op's second half (queued and
+     * initiated with the ensemble it took when it was created).
+     */
     Object add(Client c) {
         LedgerHandle lh = c.lh;
         if (lh == null) {
             throw new IllegalStateException(c.name + " has no ledger");
         }
-        byte[] payload = (c.name + "-" + System.nanoTime()).getBytes(StandardCharsets.UTF_8);
+        Object created = c.created.poll();
+        if (created != null) {
+            AddWindow.queue(lh, created);
+            return Map.of();
+        }
         synchronized (c) {
             c.requested++;
         }
-        lh.asyncAddEntry(payload, (rc, h, entryId, ctx) -> {
+        lh.asyncAddEntry(payload(c), addCallback(c), null);
+        return Map.of();
+    }
+
+    /**
+     * create-op NAME: the first half of the application's add (the model's
+     * ClientCreatesAddOp): the op takes the handle's ensemble now and waits,
+     * outside the queue, for the second half (add NAME).
+     */
+    Object createOp(Client c) {
+        LedgerHandle lh = c.lh;
+        if (lh == null) {
+            throw new IllegalStateException(c.name + " has no ledger");
+        }
+        synchronized (c) {
+            c.requested++;
+        }
+        c.created.add(AddWindow.create(lh, io.netty.buffer.Unpooled.wrappedBuffer(payload(c)), addCallback(c), null));
+        return Map.of();
+    }
+
+    private static byte[] payload(Client c) {
+        return (c.name + "-" + System.nanoTime()).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private AsyncCallback.AddCallback addCallback(Client c) {
+        return (rc, h, entryId, ctx) -> {
             Map<String, Object> ev = newEvent("added", c.name, rc);
             ev.put("entry", entryId);
             synchronized (c) {
@@ -368,8 +411,7 @@ public final class Driver {
                 c.addResults.add(ev);
             }
             event(ev);
-        }, null);
-        return Map.of();
+        };
     }
 
     Object recover(Client c, long ledger) {
