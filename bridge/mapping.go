@@ -216,6 +216,10 @@ var mappings = []mapping{
 		drive:  "the bookie turned read-only through its admin HTTP server, as an operator does (`PUT /api/v1/bookie/state/readonly`)",
 		awaits: "the state change",
 		code:   "`BookieStateReadOnlyService`, `StateManager.transitionToReadOnlyMode`"},
+	{action: "BookieFailsRead", take: (*run).failRead,
+		drive:  "the bookie's next read of the entry from its entry log armed to come back short, through the agent (a checkpoint first moves the entry there from the write cache; the data read returns one byte fewer, as from a damaged log), then the read delivered",
+		awaits: "the response: NoSuchEntry where the trace's model answers so (corrupt-read-nosuch, before PR #2909), EIO otherwise",
+		code:   "`EntryLogger.internalReadEntry` (`DefaultEntryLogger` from 4.16), `readFromLogChannel`; `ReadEntryProcessor`"},
 	{action: "BookieSyncsJournal", take: (*run).syncJournal,
 		drive: "nothing: the bookie's journal writes and fsyncs what it queued within `journalMaxGroupWaitMSec` (2 ms) by itself; the harness does not hold it, " +
 			"so a crash the model places before the sync finds the record already durable in BookKeeper",
@@ -237,7 +241,6 @@ var mappings = []mapping{
 	{action: "RecoveryClientSendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
 	{action: "BookieFillsDisk", notDriven: "a full disk (read-only with no high-priority writes either): the harness cannot fill a bookie's disks yet"},
 	{action: "BookieRunsPreBootCheck", notDriven: "the pre-boot data-integrity check: the harness runs its bookies without dataIntegrityChecking yet"},
-	{action: "BookieFailsRead", byDesign: true, notDriven: "a read of a corrupt entry log: the harness does not corrupt a bookie's files"},
 
 	{action: "AuditorMarksLedgerUnderreplicated", notDriven: noAutoRecovery},
 	{action: "AuditorChecksLedger", notDriven: noAutoRecovery},

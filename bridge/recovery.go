@@ -341,6 +341,34 @@ func (r *run) sendReadResponse(ctx context.Context, s step) error {
 	return nil
 }
 
+// failRead is BookieFailsRead: the bookie's read of an entry it stores
+// fails as a corrupt entry log's (a short read, armed in the bookie), and
+// the answer must be the model's: NoSuchEntry where the model's release
+// has #2908, an I/O error otherwise.
+func (r *run) failRead(ctx context.Context, s step) error {
+	var req *message
+	for _, m := range messages(s.prev) {
+		if m.Type == "ReadRequestMessage" && m.Bookie == s.bookie && m.Count > 0 {
+			if after := countOf(s.next, m.key()); after < m.Count {
+				m := m
+				req = &m
+			}
+		}
+	}
+	if req == nil {
+		return fmt.Errorf("the trace's BookieFailsRead consumes no read request of %s", s.bookie)
+	}
+	if err := r.cl.ShortRead(ctx, r.cl.Bookie(s.bookie), r.ledger, javaEntry(req.Entry)); err != nil {
+		return diverged("the bookie's entry log could not be made to fail the read", "a corrupt read of entry "+fmt.Sprint(req.Entry), err.Error())
+	}
+	return r.respond(ctx, s.prev, s.next, "ReadRequestMessage", "ReadResponseMessage", func(rc int, m message) bool {
+		if code, _ := m.Fields["code"].(string); code == "NoSuchEntry" {
+			return rc == wire.ENoEntry
+		}
+		return rc == wire.EIO
+	})
+}
+
 func (r *run) receiveRecoveryRead(ctx context.Context, s step) error {
 	m, err := r.deliver(ctx, s.prev, s.next, "ReadResponseMessage")
 	if err != nil {

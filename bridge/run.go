@@ -86,6 +86,7 @@ type bookies interface {
 	CollectGarbage(ctx context.Context, b *cluster.Bookie) error
 	ReadOnly(ctx context.Context, b *cluster.Bookie) error
 	Checkpoint(ctx context.Context, b *cluster.Bookie, flush bool) error
+	ShortRead(ctx context.Context, b *cluster.Bookie, ledger, entry int64) error
 	Close()
 }
 

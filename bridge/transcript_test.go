@@ -201,6 +201,10 @@ func (j *fakeJava) Checkpoint(_ context.Context, b *cluster.Bookie, flush bool) 
 	j.record("checkpoint %s (flush: %v)", b.Name, flush)
 	return nil
 }
+func (j *fakeJava) ShortRead(_ context.Context, b *cluster.Bookie, ledger, entry int64) error {
+	j.record("short read of %s: ledger %d entry %d", b.Name, ledger, entry)
+	return nil
+}
 func (j *fakeJava) Close() {}
 
 // The proxy.

@@ -100,13 +100,13 @@ func CheckFix(variant string) error {
 }
 
 // needsAgent reports whether a run needs the bookies' agent: fixes to
-// weave, or a checkpoint among the trace's steps.
+// weave, or a checkpoint or a corrupt read among the trace's steps.
 func needsAgent(states []itfState, opts Options) bool {
 	if len(opts.fixes) > 0 {
 		return true
 	}
 	for _, s := range states {
-		if a := s.action(); a == "BookieCheckpoints" || a == "BookieCheckpointsIdle" {
+		if a := s.action(); a == "BookieCheckpoints" || a == "BookieCheckpointsIdle" || a == "BookieFailsRead" {
 			return true
 		}
 	}

@@ -211,15 +211,29 @@ func (c *Cluster) AgentFlags(control int) []string {
 // cache, which flushes nothing (the agent refuses it if the cache holds
 // entries). Either way the journal's mark moves (SyncThread.checkpoint).
 func (c *Cluster) Checkpoint(ctx context.Context, b *Bookie, flush bool) error {
-	if b.Control == 0 {
-		return fmt.Errorf("bookie %s runs without the bkcheck agent: no checkpoint on demand", b.Name)
-	}
-	if b.p == nil {
-		return fmt.Errorf("bookie %s is not running", b.Name)
-	}
 	cmd := "checkpoint"
 	if !flush {
 		cmd = "checkpoint idle"
+	}
+	return c.control(ctx, b, cmd)
+}
+
+// ShortRead has the bookie's next read of the entry (BookKeeper's ledger
+// and entry ids) from its entry log come back short, as a corrupt log's
+// would, after a checkpoint has moved the entry there from the write
+// cache: the release's entry logger then decides the answer (NoSuchEntry
+// before PR #2909, EIO from it on).
+func (c *Cluster) ShortRead(ctx context.Context, b *Bookie, ledger, entry int64) error {
+	return c.control(ctx, b, fmt.Sprintf("short-read %d %d", ledger, entry))
+}
+
+// control sends one command to the bookie's agent and awaits its answer.
+func (c *Cluster) control(ctx context.Context, b *Bookie, cmd string) error {
+	if b.Control == 0 {
+		return fmt.Errorf("bookie %s runs without the bkcheck agent: no %s on demand", b.Name, cmd)
+	}
+	if b.p == nil {
+		return fmt.Errorf("bookie %s is not running", b.Name)
 	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", b.Control))

@@ -38,6 +38,7 @@ const (
 	EOK       = 0
 	ENoLedger = 1
 	ENoEntry  = 2
+	EIO       = 101
 	EFenced   = 104
 	EReadOnly = 105
 )

@@ -15,6 +15,7 @@ import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.AsmVisitorWrapper;
 import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.description.method.MethodList;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.dynamic.DynamicType;
 import net.bytebuddy.matcher.ElementMatcher;
@@ -35,9 +36,9 @@ public final class BookieAgent {
     private BookieAgent() {}
 
     /** One change to one released class: advice on a method, or a call inside it substituted. */
-    record Weave(String type, AsmVisitorWrapper change) {
+    record Weave(String type, ElementMatcher<? super MethodDescription> method, AsmVisitorWrapper change) {
         Weave(String type, ElementMatcher<? super MethodDescription> method, Class<?> advice) {
-            this(type, Advice.to(advice).on(method));
+            this(type, method, Advice.to(advice).on(method));
         }
     }
 
@@ -45,6 +46,7 @@ public final class BookieAgent {
         Map<String, String> opts = parse(args);
         List<Weave> weaves = new ArrayList<>();
         weaves.add(new Weave("org.apache.bookkeeper.bookie.SyncThread", isConstructor(), Control.SyncThreadCreated.class));
+        weaves.addAll(ShortRead.WEAVES);
         String fixes = opts.getOrDefault("fixes", "");
         for (String fix : fixes.isEmpty() ? new String[0] : fixes.split("\\+")) {
             List<Weave> w = Fixes.WEAVES.get(fix);
@@ -69,7 +71,7 @@ public final class BookieAgent {
         });
         Map<String, List<Weave>> byType = new LinkedHashMap<>();
         for (Weave w : weaves) {
-            byType.computeIfAbsent(w.type(), k -> new ArrayList<>()).add(w);
+            byType.computeIfAbsent(resolve(w.type()), k -> new ArrayList<>()).add(w);
         }
         for (Map.Entry<String, List<Weave>> e : byType.entrySet()) {
             List<Weave> ws = e.getValue();
@@ -81,11 +83,21 @@ public final class BookieAgent {
             });
         }
         builder.installOn(inst);
-        for (String type : byType.keySet()) {
+        for (Map.Entry<String, List<Weave>> e : byType.entrySet()) {
+            String type = e.getKey();
+            Class<?> cls = null;
             try {
-                Class.forName(type, false, ClassLoader.getSystemClassLoader());
-            } catch (ClassNotFoundException e) {
+                cls = Class.forName(type, false, ClassLoader.getSystemClassLoader());
+            } catch (ClassNotFoundException ex) {
                 fail("the release has no class " + type);
+            }
+            // A weave whose method the release lacks would change nothing:
+            // ByteBuddy still reports the class transformed.
+            MethodList<?> methods = TypeDescription.ForLoadedType.of(cls).getDeclaredMethods();
+            for (Weave w : e.getValue()) {
+                if (methods.filter(w.method()).isEmpty()) {
+                    fail("the release's " + type + " has no method the weave " + w.change().getClass().getSimpleName() + " changes (" + w.method() + ")");
+                }
             }
             if (failed.containsKey(type)) {
                 fail("weaving " + type + ": " + failed.get(type));
@@ -97,6 +109,21 @@ public final class BookieAgent {
         Control.start(Integer.parseInt(opts.getOrDefault("control", "0")));
         System.err.println("bkcheck agent: woven " + String.join(", ", byType.keySet())
                 + (fixes.isEmpty() ? "" : " (fixes " + fixes + ")"));
+    }
+
+    /**
+     * The class a weave names, of this release: "A|B" names a class that a
+     * release renamed (EntryLogger became DefaultEntryLogger in 4.16), the
+     * first the classpath has. The class is located as a resource, not
+     * loaded, so that the weave still sees it load.
+     */
+    static String resolve(String type) {
+        for (String t : type.split("\\|")) {
+            if (ClassLoader.getSystemClassLoader().getResource(t.replace('.', '/') + ".class") != null) {
+                return t;
+            }
+        }
+        return type.split("\\|")[0];
     }
 
     static ElementMatcher<? super MethodDescription> method(String name, int args) {

@@ -29,6 +29,9 @@ import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
  * <pre>
  *   checkpoint        a checkpoint with a non-empty write cache (BookieCheckpoints)
  *   checkpoint idle   a checkpoint with an empty one (BookieCheckpointsIdle)
+ *   short-read L E    the next read of entry E of ledger L from the entry log
+ *                     comes back short (BookieFailsRead; ShortRead), after a
+ *                     checkpoint has moved it there from the write cache
  * </pre>
  *
  * A checkpoint is SyncThread's own, as its flushInterval timer would start
@@ -109,11 +112,19 @@ public final class Control {
     }
 
     private static String handle(String line) throws Exception {
-        switch (line) {
+        String[] w = line.split(" ");
+        switch (w[0]) {
             case "checkpoint":
-                return checkpoint(true);
-            case "checkpoint idle":
-                return checkpoint(false);
+                return checkpoint(w.length == 1);
+            case "short-read":
+                // the entry must be read from the entry log: a checkpoint
+                // moves it there from the write cache first
+                String cp = checkpoint(true);
+                if (!cp.equals("ok")) {
+                    return cp;
+                }
+                ShortRead.arm(Long.parseLong(w[1]), Long.parseLong(w[2]));
+                return "ok";
             default:
                 return "error unknown command: " + line;
         }
@@ -151,7 +162,7 @@ public final class Control {
     }
 
     private static boolean flushRequired(DbLedgerStorage storage) throws Exception {
-        List<?> dirs = storage.getLedgerStorageList();
+        List<?> dirs = directories(storage);
         for (Object dir : dirs) {
             Method m = dir.getClass().getDeclaredMethod("isFlushRequired");
             m.setAccessible(true);
@@ -170,6 +181,14 @@ public final class Control {
         entry.writeLong(-1); // its LAC
         entry.writeLong(0);
         storage.addEntry(entry);
+    }
+
+    /**
+     * DbLedgerStorage's storage of each ledger directory
+     * (getLedgerStorageList, package-private before 4.16).
+     */
+    static List<?> directories(Object dbLedgerStorage) throws Exception {
+        return (List<?>) Fixes.call(dbLedgerStorage, "getLedgerStorageList");
     }
 
     /** The named field of o, declared by its class or a superclass. */

@@ -55,7 +55,7 @@ public final class Fixes {
         WEAVES.put("ensemble-at-queue", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.client.PendingAddOp", method("setEntryId", 1), EnsembleAtQueue.class)));
         WEAVES.put("callbacks-after-unset", List.of(
-                new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp",
+                new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp", method("unsetSuccessAndSendWriteRequest", 2),
                         MemberSubstitution.relaxed().method(named("sendAddSuccessCallbacks")).stub()
                                 .on(method("unsetSuccessAndSendWriteRequest", 2))),
                 new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle",
@@ -212,7 +212,7 @@ public final class Fixes {
         if (storage.ledgerExists(ledgerId)) {
             return;
         }
-        Object dir = ((DbLedgerStorage) storage).getLedgerStorageList().get(0);
+        Object dir = Control.directories(storage).get(0);
         Object collector = Control.field(Control.field(dir, "gcThread"), "garbageCollector");
         LedgerManager lm = (LedgerManager) Control.field(collector, "ledgerManager");
         LedgerMetadata md;
@@ -301,10 +301,10 @@ public final class Fixes {
             return;
         }
         LedgerStorage storage = (LedgerStorage) Control.field(factory, "ledgerStorage");
-        Object dir = ((DbLedgerStorage) storage).getLedgerStorageList().get(0);
+        Object dir = Control.directories(storage).get(0);
         if (tombstones(dir).contains(ledgerId)) {
             acted("collect-keeps-fence", "ledger " + ledgerId + ": tombstoned, a write handle refused");
-            throw BookieException.create(BookieException.Code.LedgerFencedAndDeletedException);
+            throw fencedAndDeleted();
         }
     }
 
@@ -330,6 +330,21 @@ public final class Fixes {
             acted("ensemble-at-queue", "an op created on an ensemble since changed takes the current one at its queueing: " + now);
         }
         setField(op, "ensemble", now);
+    }
+
+    /**
+     * The exception a bookie refuses a fenced, deleted ledger with:
+     * LedgerFencedAndDeletedException where the release has it (PR #4462:
+     * 4.16.7, 4.17.2, 4.18.0), LedgerFencedException before; either is
+     * EFENCED to an add.
+     */
+    private static BookieException fencedAndDeleted() {
+        try {
+            return (BookieException) Class.forName("org.apache.bookkeeper.bookie.BookieException$LedgerFencedAndDeletedException")
+                    .getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            return new BookieException.LedgerFencedException();
+        }
     }
 
     /**
