@@ -122,6 +122,13 @@ func TestOnBookKeeperRecords(t *testing.T) {
 			if res.Verdict != r.Verdict || res.Step != r.Step {
 				t.Errorf("%s: %s at step %d, the page says %s at step %d\n%s", r.Command(), res.Verdict, res.Step, r.Verdict, r.Step, res.Text())
 			}
+			// A run with a fix woven in says the fix acted: one that never
+			// did proves nothing of the fix.
+			for _, f := range res.Fixes {
+				if r.Fix != "" && !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, ": "+f+" acted") }) {
+					t.Errorf("%s: the fix %s never acted (the agent logged nothing of it)\n%s", r.Command(), f, res.Text())
+				}
+			}
 		})
 	}
 	// Every trace of the two pages has a record.
