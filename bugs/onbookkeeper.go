@@ -121,6 +121,8 @@ var Runs = []Run{
 	{Trace: "traces/bugs/bk-4812.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step as the model took it, the speculative recovery read fired by the harness at its step (docs/findings.md, f-4812)"},
 	// Guarantees (the page links the trace; conformance.md gives the run).
+	{Trace: "traces/guarantees/e3-w3-a2-reformat-1.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step of the BookKeeper model's trace (E = Qw = 3, Qa = 2) as the model took it, its two speculative recovery reads fired by the harness at their steps: the bookie re-formatted with its cookie deleted rejoins empty, its NoSuchEntry with another's decides recovery, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
 	{Trace: "traces/guarantees/ar-safe-off.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step of the BookKeeper model's trace (sequence recovery reads, the crash rule of --checkpoints) as the model took it: the restarted bookie, fenced while it held nothing of the ledger, accepts the writer's add, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
 }
