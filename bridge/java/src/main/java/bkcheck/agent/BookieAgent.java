@@ -95,8 +95,12 @@ public final class BookieAgent {
             // ByteBuddy still reports the class transformed.
             MethodList<?> methods = TypeDescription.ForLoadedType.of(cls).getDeclaredMethods();
             for (Weave w : e.getValue()) {
-                if (methods.filter(w.method()).isEmpty()) {
+                MethodList<?> hit = methods.filter(w.method());
+                if (hit.isEmpty()) {
                     fail("the release's " + type + " has no method the weave " + w.change().getClass().getSimpleName() + " changes (" + w.method() + ")");
+                }
+                for (MethodDescription m : hit) {
+                    System.err.println("bkcheck agent: woven " + type + "." + m.getInternalName() + m.getDescriptor());
                 }
             }
             if (failed.containsKey(type)) {
