@@ -46,6 +46,8 @@ var weaves = []weave{
 		code: "`PendingAddOp.setEntryId`, called inside `LedgerHandle.doAsyncAddEntry`'s `synchronized (this)` block just before `pendingAddOps.add`: the op's ensemble set to the handle's current one there (in `PendingAddOp.create` in the release); in the client driver's JVM"},
 	{rule: "CallbacksAfterUnset", fix: "callbacks-after-unset", only: []string{spec.VariantCallbacksAfterUnset},
 		code: "`PendingAddOp.unsetSuccessAndSendWriteRequest`: its call of `lh.sendAddSuccessCallbacks()` for an op whose write set lacks the index removed (a substitution of that call only); `LedgerHandle.unsetSuccessAndSendWriteRequest`: `sendAddSuccessCallbacks()` once after the loop (PR #3041's diff, refs/pull/3041/merge 333f9536); in the client driver's JVM"},
+	{rule: "CallbacksAfterUnset", fix: "unset-while-changing", only: []string{spec.VariantUnsetWhileChanging},
+		code: "callbacks-after-unset's two changes, and the lambda that completes `LedgerHandle.ensembleChangeLoop` run in PR #4194's order in place of the release's (its diff, refs/pull/4194/merge 2a77ca6f): the new ensemble's unset and re-send while `changingEnsemble` is still set, then under `metadataLock` the delayed failures handed to the next change (from the new ensemble) or `changingEnsemble` cleared, and one `sendAddSuccessCallbacks` after; the failure branches as the release has them; in the client driver's JVM"},
 	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",
 		code: "`SingleDirectoryDbLedgerStorage.checkpoint`: with an empty write cache the ledger index is flushed and the checkpoint recorded before the method returns (PR #4843's diff, refs/pull/4843/merge 9b4f81f4)"},
 }

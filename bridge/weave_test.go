@@ -40,7 +40,7 @@ func TestFixesOf(t *testing.T) {
 		{variant: spec.VariantAddChecksMetadata, want: []string{"add-checks-metadata"}},
 		{variant: spec.VariantCollectKeepsFence, want: []string{"collect-keeps-fence"}},
 		{variant: spec.VariantEnsembleAtQueue, want: []string{"ensemble-at-queue"}},
-		{variant: spec.VariantUnsetWhileChanging, err: "unset-while-changing (CallbacksAfterUnset)"},
+		{variant: spec.VariantUnsetWhileChanging, want: []string{"unset-while-changing"}},
 		{variant: spec.VariantAwaitPreBootCheck, err: "await-preboot-check (AwaitPreBootCheck)"},
 		{variant: spec.VariantBothFenceFixes, err: "await-preboot-check-durable-fence (AwaitPreBootCheck)"},
 		{variant: "no-such-variant", err: "unknown variant"},

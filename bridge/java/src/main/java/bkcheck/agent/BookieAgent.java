@@ -2,6 +2,7 @@ package bkcheck.agent;
 
 import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
 import static net.bytebuddy.matcher.ElementMatchers.named;
+import static net.bytebuddy.matcher.ElementMatchers.none;
 import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 
 import java.lang.instrument.Instrumentation;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import net.bytebuddy.ByteBuddy;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.AsmVisitorWrapper;
@@ -57,7 +59,7 @@ public final class BookieAgent {
         }
         Set<String> woven = ConcurrentHashMap.newKeySet();
         Map<String, Throwable> failed = new ConcurrentHashMap<>();
-        AgentBuilder builder = new AgentBuilder.Default().with(new AgentBuilder.Listener.Adapter() {
+        AgentBuilder builder = new AgentBuilder.Default(new ByteBuddy().ignore(none())).with(new AgentBuilder.Listener.Adapter() {
             @Override
             public void onTransformation(TypeDescription type, ClassLoader loader, JavaModule module,
                                          boolean loaded, DynamicType dynamicType) {

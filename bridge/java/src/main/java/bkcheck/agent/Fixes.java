@@ -16,6 +16,8 @@ import static net.bytebuddy.matcher.ElementMatchers.named;
 
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.asm.MemberSubstitution;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.matcher.ElementMatcher;
 import org.apache.bookkeeper.bookie.Bookie;
 import org.apache.bookkeeper.bookie.BookieException;
 import org.apache.bookkeeper.bookie.LedgerStorage;
@@ -60,6 +62,14 @@ public final class Fixes {
                                 .on(method("unsetSuccessAndSendWriteRequest", 2))),
                 new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle",
                         method("unsetSuccessAndSendWriteRequest", 2), CallbacksAfterUnset.class)));
+        WEAVES.put("unset-while-changing", List.of(
+                new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp", method("unsetSuccessAndSendWriteRequest", 2),
+                        MemberSubstitution.relaxed().method(named("sendAddSuccessCallbacks")).stub()
+                                .on(method("unsetSuccessAndSendWriteRequest", 2))),
+                new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle",
+                        method("unsetSuccessAndSendWriteRequest", 2), CallbacksAfterUnset.class),
+                new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle", ensembleChangeCompletion(),
+                        UnsetWhileChanging.class)));
         WEAVES.put("checkpoint-flushes-index", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage", method("checkpoint", 1),
                 CheckpointFlushesIndex.class)));
@@ -182,7 +192,7 @@ public final class Fixes {
      * the harness reports it (a run with a fix that never acted proves
      * nothing of the fix).
      */
-    static void acted(String fix, String what) {
+    public static void acted(String fix, String what) {
         System.err.println("bkcheck agent: " + fix + ": " + what);
     }
 
@@ -345,6 +355,113 @@ public final class Fixes {
         } catch (ReflectiveOperationException e) {
             return new BookieException.LedgerFencedException();
         }
+    }
+
+    /**
+     * The lambda that completes LedgerHandle.ensembleChangeLoop: the
+     * MetadataUpdateLoop's whenCompleteAsync((metadata, ex) -> ...), a
+     * synthetic method whose last two parameters are the Versioned metadata
+     * and the Throwable.
+     */
+    static ElementMatcher<MethodDescription> ensembleChangeCompletion() {
+        return new ElementMatcher.Junction.AbstractBase<>() {
+            @Override
+            public boolean matches(MethodDescription m) {
+                int n = m.getParameters().size();
+                return m.getName().startsWith("lambda$ensembleChangeLoop$") && n >= 2
+                        && m.getParameters().get(n - 1).getType().asErasure().represents(Throwable.class)
+                        && m.getParameters().get(n - 2).getType().asErasure().getName()
+                                .equals("org.apache.bookkeeper.versioning.Versioned");
+            }
+        };
+    }
+
+    /**
+     * unset-while-changing, PR #4194 (its diff: refs/pull/4194/merge
+     * 2a77ca6f against 74109879): the completion of an ensemble change
+     * takes the new ensemble and unsets and re-sends every pending op while
+     * changingEnsemble is still set (so sendAddSuccessCallbacks does
+     * nothing meanwhile), then, under metadataLock, either hands delayed
+     * failures to the next loop (from the new ensemble) or clears
+     * changingEnsemble, and calls sendAddSuccessCallbacks once after. The
+     * PendingAddOp and unset-loop changes are callbacks-after-unset's. The
+     * release's completion is a lambda; the advice runs the PR's order in
+     * its place (the failure branches as the release has them) and skips
+     * the release's body.
+     */
+    public static final class UnsetWhileChanging {
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
+        static boolean enter(@Advice.This Object handle, @Advice.AllArguments Object[] args) throws Exception {
+            return Fixes.completeUnsetWhileChanging(handle, args);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    public static boolean completeUnsetWhileChanging(Object lh, Object[] args) throws Exception {
+        Throwable ex = (Throwable) args[args.length - 1];
+        org.apache.bookkeeper.versioning.Versioned<org.apache.bookkeeper.client.api.LedgerMetadata> metadata =
+                (org.apache.bookkeeper.versioning.Versioned<org.apache.bookkeeper.client.api.LedgerMetadata>) args[args.length - 2];
+        List<Object> origEnsemble = null;
+        for (Object a : args) {
+            if (a instanceof List) {
+                origEnsemble = (List<Object>) a;
+                break;
+            }
+        }
+        Class<?> bke = Class.forName("org.apache.bookkeeper.client.BKException");
+        Class<?> codes = Class.forName("org.apache.bookkeeper.client.BKException$Code");
+        if (ex != null) {
+            int write = codes.getField("WriteException").getInt(null);
+            int rc = (Integer) bke.getMethod("getExceptionCode", Throwable.class, int.class).invoke(null, ex, write);
+            call(lh, "handleUnrecoverableErrorDuringAdd", rc);
+            return true;
+        }
+        if (metadata.getValue().isClosed()) {
+            call(lh, "handleUnrecoverableErrorDuringAdd", codes.getField("LedgerClosedException").getInt(null));
+            return true;
+        }
+        if (metadata.getValue().getState() == org.apache.bookkeeper.client.api.LedgerMetadata.State.IN_RECOVERY) {
+            call(lh, "handleUnrecoverableErrorDuringAdd", codes.getField("LedgerFencedException").getInt(null));
+            return true;
+        }
+        Object lock = Control.field(lh, "metadataLock");
+        Map<Integer, Object> delayed = (Map<Integer, Object>) Control.field(lh, "delayedWriteFailedBookies");
+        java.lang.reflect.Method diff = Class.forName("org.apache.bookkeeper.client.EnsembleUtils")
+                .getDeclaredMethod("diffEnsemble", List.class, List.class);
+        diff.setAccessible(true);
+        Object newEnsemble = null;
+        Object replaced = null;
+        synchronized (lock) {
+            if (delayed.isEmpty()) {
+                newEnsemble = call(lh, "getCurrentEnsemble");
+                replaced = diff.invoke(null, origEnsemble, newEnsemble);
+            }
+        }
+        if (newEnsemble != null) {
+            call(lh, "unsetSuccessAndSendWriteRequest", newEnsemble, replaced);
+        }
+        Map<Integer, Object> toReplace = null;
+        Object nextOrig = null;
+        boolean callbacks = false;
+        synchronized (lock) {
+            if (!delayed.isEmpty()) {
+                toReplace = new java.util.HashMap<>(delayed);
+                delayed.clear();
+                nextOrig = newEnsemble != null ? newEnsemble : origEnsemble;
+            } else {
+                setField(lh, "changingEnsemble", false);
+                callbacks = true;
+            }
+        }
+        acted("unset-while-changing", "the ensemble change's completion unset and re-sent while changingEnsemble was set"
+                + (callbacks ? ", then cleared it and called back once" : ", then handed delayed failures to the next change"));
+        if (callbacks) {
+            call(lh, "sendAddSuccessCallbacks");
+        }
+        if (toReplace != null && !toReplace.isEmpty()) {
+            call(lh, "ensembleChangeLoop", nextOrig, toReplace);
+        }
+        return true;
     }
 
     /**
