@@ -409,9 +409,12 @@ func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, er
 type clientState struct {
 	status               string // the model's status of its handle ("" none yet)
 	requested, completed int
-	failed               bool // an add completed with an error
-	closing, started     bool
-	inRecovery           bool // it wrote IN_RECOVERY
+	// windowed: an add's op is created (create-op) and not queued yet, the
+	// application's thread between PendingAddOp.create and doAsyncAddEntry.
+	windowed         bool
+	failed           bool // an add completed with an error
+	closing, started bool
+	inRecovery       bool // it wrote IN_RECOVERY
 }
 
 // request is one request a client handed its bookie client.
@@ -524,13 +527,28 @@ func (s *session) decisions() []decision {
 				do: func(ctx context.Context) error { return s.release(ctx, c) }})
 		}
 	}
-	if c1.status == "OPEN" && !c1.closing && !c1.failed && c1.requested < s.rec.opts.Entries && c1.requested-c1.completed < s.rec.opts.Inflight {
+	if c1.windowed && c1.status == "OPEN" && !c1.closing && !c1.failed {
+		// The op created before waits for the application's second half,
+		// which queues it with the ensemble it took.
+		ds = append(ds, decision{cause: fmt.Sprintf("c1 queues entry %d's add", c1.requested), kind: "queue", weight: 2, do: func(ctx context.Context) error {
+			c1.windowed = false
+			return s.drv.call(ctx, nil, "add", "c1")
+		}})
+	}
+	if !c1.windowed && c1.status == "OPEN" && !c1.closing && !c1.failed && c1.requested < s.rec.opts.Entries && c1.requested-c1.completed < s.rec.opts.Inflight {
 		ds = append(ds, decision{cause: fmt.Sprintf("c1 adds entry %d", c1.requested+1), kind: "add", weight: 2, do: func(ctx context.Context) error {
 			c1.requested++
 			return s.drv.call(ctx, nil, "add", "c1")
 		}})
+		// The same add in its two halves (the model's ClientCreatesAddOp,
+		// then ClientSendsAddEntryRequests), other decisions between them.
+		ds = append(ds, decision{cause: fmt.Sprintf("c1 creates entry %d's add op", c1.requested+1), kind: "create-op", weight: 1, do: func(ctx context.Context) error {
+			c1.requested++
+			c1.windowed = true
+			return s.drv.call(ctx, nil, "create-op", "c1")
+		}})
 	}
-	if s.willClose && c1.status == "OPEN" && !c1.closing && !c1.failed && c1.requested == s.rec.opts.Entries && c1.completed == c1.requested {
+	if s.willClose && c1.status == "OPEN" && !c1.closing && !c1.failed && !c1.windowed && c1.requested == s.rec.opts.Entries && c1.completed == c1.requested {
 		ds = append(ds, decision{cause: "c1 closes the ledger", kind: "close", weight: 2, do: func(ctx context.Context) error {
 			c1.closing = true
 			return s.drv.call(ctx, nil, "close", "c1")

@@ -10,7 +10,9 @@ package bridge
 // decides everything else.
 var steers = map[string][]string{
 	"create":                   {"ClientCreatesLedger", "ClientFailsToCreateLedger"},
-	"add":                      {"ClientCreatesAddOp", "ClientSendsAddEntryRequests"},
+	"add":                      {"ClientSendsAddEntryRequests"},
+	"create-op":                {"ClientCreatesAddOp"},
+	"queue":                    {"ClientSendsAddEntryRequests"},
 	"deliver AddEntryRequest":  {"BookieSendsAddConfirmedResponse", "BookieSendsAddFencedResponse", "BookieSendsAddReadOnlyResponse"},
 	"deliver AddEntryResponse": {"ClientReceivesAddConfirmedResponse", "ClientReceivesAddFencedResponse", "ClientReceivesAddErrorResponse", "RecoveryClientReceivesAddConfirmedResponse", "RecoveryClientClosesLedger"},
 	"deliver FenceRequest":     {"BookieSendsFencingReadLacResponse"},
