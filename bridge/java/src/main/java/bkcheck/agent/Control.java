@@ -193,11 +193,16 @@ public final class Control {
 
     /** The named field of o, declared by its class or a superclass. */
     static Object field(Object o, String name) throws ReflectiveOperationException {
+        return declaredField(o, name).get(o);
+    }
+
+    /** The named field of o's class or a superclass, made accessible. */
+    static Field declaredField(Object o, String name) throws NoSuchFieldException {
         for (Class<?> c = o.getClass(); c != null; c = c.getSuperclass()) {
             try {
                 Field f = c.getDeclaredField(name);
                 f.setAccessible(true);
-                return f.get(o);
+                return f;
             } catch (NoSuchFieldException e) {
                 // look in the superclass
             }

@@ -4,7 +4,6 @@ import static bkcheck.agent.BookieAgent.method;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ReferenceCountUtil;
-import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
@@ -62,14 +61,12 @@ public final class Fixes {
                                 .on(method("unsetSuccessAndSendWriteRequest", 2))),
                 new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle",
                         method("unsetSuccessAndSendWriteRequest", 2), CallbacksAfterUnset.class)));
-        WEAVES.put("unset-while-changing", List.of(
-                new BookieAgent.Weave("org.apache.bookkeeper.client.PendingAddOp", method("unsetSuccessAndSendWriteRequest", 2),
-                        MemberSubstitution.relaxed().method(named("sendAddSuccessCallbacks")).stub()
-                                .on(method("unsetSuccessAndSendWriteRequest", 2))),
-                new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle",
-                        method("unsetSuccessAndSendWriteRequest", 2), CallbacksAfterUnset.class),
-                new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle", ensembleChangeCompletion(),
-                        UnsetWhileChanging.class)));
+        // PR #4194 makes callbacks-after-unset's two changes too, and runs
+        // the ensemble change's completion in its own order.
+        List<BookieAgent.Weave> unsetWhileChanging = new java.util.ArrayList<>(WEAVES.get("callbacks-after-unset"));
+        unsetWhileChanging.add(new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle", ensembleChangeCompletion(),
+                UnsetWhileChanging.class));
+        WEAVES.put("unset-while-changing", unsetWhileChanging);
         WEAVES.put("checkpoint-flushes-index", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage", method("checkpoint", 1),
                 CheckpointFlushesIndex.class)));
@@ -266,9 +263,13 @@ public final class Fixes {
 
     private static final Map<String, java.util.Set<Long>> TOMBSTONES = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** The tombstone file of a ledger directory's storage. */
+    private static java.nio.file.Path tombstoneFile(Object dirStorage) throws Exception {
+        return java.nio.file.Paths.get((String) Control.field(dirStorage, "ledgerBaseDir"), "bkcheck-fenced-deleted-ledgers");
+    }
+
     private static synchronized java.util.Set<Long> tombstones(Object dirStorage) throws Exception {
-        java.nio.file.Path file = java.nio.file.Paths.get((String) Control.field(dirStorage, "ledgerBaseDir"),
-                "bkcheck-fenced-deleted-ledgers");
+        java.nio.file.Path file = tombstoneFile(dirStorage);
         java.util.Set<Long> set = TOMBSTONES.get(file.toString());
         if (set == null) {
             set = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -294,8 +295,7 @@ public final class Fixes {
         if (!fenced) {
             return;
         }
-        java.nio.file.Path file = java.nio.file.Paths.get((String) Control.field(dirStorage, "ledgerBaseDir"),
-                "bkcheck-fenced-deleted-ledgers");
+        java.nio.file.Path file = tombstoneFile(dirStorage);
         tombstones(dirStorage).add(ledgerId);
         try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
                 java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
@@ -516,16 +516,6 @@ public final class Fixes {
     }
 
     private static void setField(Object o, String name, Object value) throws ReflectiveOperationException {
-        for (Class<?> c = o.getClass(); c != null; c = c.getSuperclass()) {
-            try {
-                Field f = c.getDeclaredField(name);
-                f.setAccessible(true);
-                f.set(o, value);
-                return;
-            } catch (NoSuchFieldException e) {
-                // look in the superclass
-            }
-        }
-        throw new NoSuchFieldException(o.getClass().getName() + "." + name);
+        Control.declaredField(o, name).set(o, value);
     }
 }
