@@ -83,6 +83,7 @@ func runConfirm(ctx context.Context, inv *invocation) int {
 	}
 	cl.notEmpty("bookkeeper", s.BookKeeper == "", "give a release (such as "+bridge.DefaultVersion+"), or leave it out for the trace's own")
 	cl.notEmpty("dir", s.Dir == "", "give a directory, or leave it out for a temporary one")
+	cl.notEmpty("fix", s.Fix == "", "give a variant whose rules the agent weaves (such as durable-fence-replayable), or leave it out")
 	cl.directory("dir", s.Dir)
 	if code := cl.report(inv.stderr); code != exitOK {
 		return code

@@ -48,6 +48,7 @@ func TestConfirmUsage(t *testing.T) {
 			[]string{"--fix: the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)", "--step-timeout: must be > 0"}},
 		{[]string{"confirm", "--fix", "split-add-check", "x.itf.json"}, exitUsage, []string{"--fix: split-add-check is no change to BookKeeper's code"}},
 		{[]string{"confirm", "--fix", "no-such", "x.itf.json"}, exitUsage, []string{`--fix: unknown variant "no-such"`}},
+		{[]string{"confirm", "--fix", "", "x.itf.json"}, exitUsage, []string{"--fix: is empty"}},
 	} {
 		code, out, errs := runArgs(t, tc.args...)
 		if code != tc.code {
