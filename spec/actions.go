@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/bkcheck/bkcheck/internal/msgbag"
 )
 
 //go:generate go tool stringer -type=ActionKind
@@ -281,6 +283,11 @@ type gen struct {
 	// rather than found in every action's pass over the whole history.
 	liveMask uint64 // bit i: s.Msgs[i] is deliverable (listLive)
 	liveAll  bool   // s has more than 64 records: live scans them all
+	// resending is set while a pending op is re-sent after a change
+	// (resendPendingAddOp) with the Java add path: an add identical to
+	// one sent before goes out again (copies). Every other send of an
+	// add is of a record never sent, as in the spec.
+	resending bool
 	// twice is set while an action whose guard is a disjunction with both
 	// sides true is being emitted. TLC branches on every disjunct of an
 	// action, so it generates such successors twice; emitting them twice
@@ -317,9 +324,9 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 		// bookie rejects an add before it looks the ledger up).
 		g.n.BHandle |= 1 << uint(rcv.Bookie())
 	}
-	g.n.setCount(rcv, 0)
+	g.n.deliver(rcv)
 	if g.n.Sent(snd) {
-		g.n.setCount(snd, 1) // answersAgain: a new copy of an earlier reply
+		g.n.setCount(snd, g.copies(snd)) // answersAgain: a new copy of an earlier reply
 	} else {
 		g.n.insert(snd, 1)
 	}
@@ -335,28 +342,56 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 // answersAgain reports whether a bookie answers add request k although
 // it sent that reply before. In the spec it does not (a message is sent
 // once: ProcessedOneAndSendAnother would keep the old count). The Java
-// writer re-sends an entry to a bookie that had it before (an ensemble
-// change that brings the bookie back, unsetSuccessAndSendWriteRequest),
-// and the bookie answers each write: the reply is sent again.
-func (g *gen) answersAgain(k MsgKey) bool { return g.m.has.javaAddPath && !k.Recovery() }
+// client re-sends an entry to a bookie that had it before (an ensemble
+// change that brings the bookie back, unsetSuccessAndSendWriteRequest,
+// the writer's or a recovery's), and the bookie answers each write: the
+// reply is sent again.
+func (g *gen) answersAgain(MsgKey) bool { return g.m.has.javaAddPath }
+
+// resends reports whether add request or reply k is a copy of a record
+// (copies): with the Java add path an identical frame can go out again,
+// in the spec never.
+func (g *gen) resends(k MsgKey) bool {
+	t := k.Type()
+	return g.m.has.javaAddPath && (t == AddEntryRequest || t == AddEntryResponse)
+}
+
+// copies is the count of add request or reply k sent once more and not
+// lost. In the spec a record is sent once (count 1). BookKeeper's client
+// can have two frames of the same add on one connection: an ensemble
+// change's completion re-sends every pending op to every index the chain
+// replaced since its first ensemble (PendingAddOp.
+// unsetSuccessAndSendWriteRequest via EnsembleUtils.diffEnsemble, apache/
+// bookkeeper release-4.18.0), an index an earlier loop already re-sent to
+// included, while that copy is in flight; the bookie answers each. With
+// the Java add path such a send is a second copy (count 2), delivered and
+// answered on its own; a lost send loses the connection's copies with it
+// (-1), as a closed connection does. Found by bkcheck validate: records
+// of 4.18.2 with both copies delivered.
+func (g *gen) copies(k MsgKey) int8 {
+	if g.resends(k) {
+		return msgbag.Resent(g.s.Msgs, k)
+	}
+	return 1
+}
 
 // processed completes MessageProcessed(k) and emits the successor.
 func (g *gen) processed(a Action, k MsgKey) {
-	g.n.setCount(k, 0)
+	g.n.deliver(k)
 	g.out(a)
 }
 
 // sendToBookies completes SendMessagesToEnsemble for one message per bookie
 // of ens, built by mk: one successor per loss pattern (2^|ens|). It reports
-// false, emitting nothing, when some message was sent before (the action is
-// then disabled). It must be called before the successor is begun, since it
+// false, emitting nothing, when some message was sent before, unless it is
+// a re-send (resending; the action is otherwise disabled). It must be called before the successor is begun, since it
 // checks against s; build the rest of the successor in the begin callback.
 func (g *gen) sendToBookies(a Action, ens Bookies, mk func(b int) MsgKey, build func()) bool {
 	n := 0
 	for b := 0; b < g.p.Bookies; b++ {
 		if ens.Has(b) {
 			k := mk(b)
-			if g.s.Sent(k) {
+			if g.s.Sent(k) && !g.resending {
 				return false
 			}
 			g.keys[n] = k
@@ -364,8 +399,11 @@ func (g *gen) sendToBookies(a Action, ens Bookies, mk func(b int) MsgKey, build 
 		}
 	}
 	build()
+	var cnt [MaxBookies]int8
 	for i := 0; i < n; i++ {
-		g.n.insert(g.keys[i], 1)
+		if cnt[i] = g.copies(g.keys[i]); !g.n.Sent(g.keys[i]) {
+			g.n.insert(g.keys[i], 1)
+		}
 	}
 	// Enumerate loss patterns as subsets of ens, counting up. A message to
 	// a crashed bookie is always lost.
@@ -376,11 +414,11 @@ func (g *gen) sendToBookies(a Action, ens Bookies, mk func(b int) MsgKey, build 
 	for sub := Bookies(0); ; sub = (sub - free) & free {
 		lost := sub | forced
 		for i := 0; i < n; i++ {
-			cnt := int8(1)
+			c := cnt[i]
 			if lost.Has(g.keys[i].Bookie()) {
-				cnt = -1
+				c = -1
 			}
-			g.n.setCount(g.keys[i], cnt)
+			g.n.setCount(g.keys[i], c)
 		}
 		a.Lost = lost
 		g.out(a)
@@ -653,7 +691,8 @@ func (p Params) sortedLayout(ens Bookies) Layout {
 // a replacement is none of exclude (and not in the ensemble). Candidates are tried in
 // lexicographic order of the replacement set (assigned in position order);
 // the first whose ensemble differs from every fragment in the metadata wins,
-// mirroring SelectEnsemble's CHOOSE.
+// mirroring SelectEnsemble's CHOOSE (recreatesFragment: with the Java add
+// path the first).
 //
 // A bookie down but still registered (--registration-expiry) is a
 // candidate BookKeeper's random placement may or may not pick: where one
@@ -686,10 +725,8 @@ func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies, emit func(Book
 					j++
 				}
 			}
-			for _, f := range g.s.MetaFragmentList() {
-				if f.Ensemble == set && f.Layout == l {
-					return
-				}
+			if g.recreatesFragment(set, l) {
+				return
 			}
 			found = true
 			stop = !emit(set, l) || !all
@@ -702,6 +739,29 @@ func (g *gen) replaceFailed(cf Fragment, failed, exclude Bookies, emit func(Book
 	}
 	rec(0, 0)
 	return found
+}
+
+// recreatesFragment: a replacement whose ensemble, laid out as l, is that
+// of a fragment of the metadata, which the spec's SelectEnsemble (a CHOOSE
+// of an ensemble unlike every fragment's) refuses. BookKeeper's does not:
+// EnsembleUtils.replaceBookiesInEnsemble asks the placement policy's
+// replaceBookie for a bookie outside the current ensemble and the
+// excluded set, never looking at older fragments (apache/bookkeeper
+// release-4.18.0), so a chain of changes (b3 timed out, b4 killed but
+// still registered, b3 again) brings back an earlier fragment's ensemble.
+// With the Java add path the model does the same. Found by bkcheck
+// validate: a record of 4.18.2 whose metadata held two fragments with
+// the ensemble {b1,b2,b3}.
+func (g *gen) recreatesFragment(set Bookies, l Layout) bool {
+	if g.m.has.javaAddPath {
+		return false
+	}
+	for _, f := range g.s.MetaFragmentList() {
+		if f.Ensemble == set && f.Layout == l {
+			return true
+		}
+	}
+	return false
 }
 
 // fenceCovered: no ack quorum of any write set of the recovery ensemble
@@ -982,6 +1042,26 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 	if timedOut == 0 {
 		return
 	}
+	if recovery && g.m.has.javaAddPath {
+		if int(c.Changes) >= g.p.MaxEnsembleChanges {
+			return // recoveryChanges
+		}
+		// One failure at a time: PendingAddOp.writeComplete hands each
+		// failed write-back to ReadOnlyLedgerHandle.handleBookieFailure
+		// on its own (a map of one index), which changes the handle's
+		// ensemble and re-sends at once (release-4.18.0); failures come
+		// in any order (ClientReceivesAddTimeout). The spec's change
+		// takes every timed-out bookie together, so a second failure
+		// could not follow the first change's re-send. Found by bkcheck
+		// validate: a record of 4.18.2 whose recovery replaced b1 (down)
+		// and re-sent before b2's write-back, sent with b1's, timed out.
+		for b := range g.p.Bookies {
+			if timedOut.Has(b) {
+				g.replacePartially(kind, cid, recovery, cf, 1<<uint(b))
+			}
+		}
+		return
+	}
 	if !g.m.V.GuaranteedWriteQuorum && g.p.PartialReplacement {
 		g.replacePartially(kind, cid, recovery, cf, timedOut)
 		return
@@ -1004,6 +1084,18 @@ func (g *gen) changeEnsemble(kind ActionKind, cid int, recovery bool) {
 		g.replace(kind, cid, recovery, sub)
 	}
 }
+
+// recoveryChanges: with the Java add path a recovery's ensemble changes
+// count against --max-ensemble-changes, as the writer's do, and none
+// follows the last. BookKeeper's ReadOnlyLedgerHandle.handleBookieFailure
+// counts none: a recovery whose write-backs keep failing changes its
+// ensemble for as long as they fail, and can bring back a bookie it
+// replaced, re-sending a write-back identical to one sent before
+// (copies). The bound is the model's, as the entries are: it keeps the
+// state graph acyclic (a recovery's change writes no metadata version
+// that would tell two such states apart), which the partial-order
+// reduction's cycle proviso rests on; a run that needs more changes is
+// cut, not refused.
 
 // replacePartially is EnsembleUtils.replaceBookiesInEnsemble: the failed
 // bookies are replaced one at a time, in the order of the failures map
@@ -1100,6 +1192,9 @@ func (g *gen) replace(kind ActionKind, cid int, recovery bool, failed Bookies) b
 // (ClearWriteTimeout).
 func (g *gen) replaced(nc *Client, cid int, cf Fragment, first int8, ens Bookies, lay Layout, failed Bookies, recovery bool) {
 	g.installFragment(nc, cf, first, ens, lay, !recovery)
+	if recovery && g.m.has.javaAddPath {
+		nc.Changes++ // recoveryChanges
+	}
 	for id := int(first); id <= g.p.Entries; id++ {
 		if id >= 1 {
 			nc.Confirmed[id-1] &^= failed
@@ -1189,6 +1284,7 @@ func (g *gen) resendPendingAddOp(kind ActionKind, cid int, recovery bool) {
 		newBookies := g.p.WriteSet(op.Entry.ID, cf) &^ g.p.OpWriteSet(op)
 		// NeedsResend is a disjunction; both sides may hold.
 		g.twice = op.FragmentID != cf.ID && op.Ensemble != cf.Ensemble
+		g.resending = g.m.has.javaAddPath
 		a := clientAction(kind, cid)
 		a.Entry = op.Entry.ID
 		i, op := i, op
@@ -1197,7 +1293,7 @@ func (g *gen) resendPendingAddOp(kind ActionKind, cid int, recovery bool) {
 			nc.removePendingAt(i)
 			nc.addPending(PendingAddOp{Entry: op.Entry, FragmentID: cf.ID, Ensemble: cf.Ensemble, Layout: cf.Layout})
 		})
-		g.twice = false
+		g.twice, g.resending = false, false
 	}
 }
 

@@ -12,7 +12,7 @@ package spec
 // connections of a stopping bookie break, its peers see timeouts.
 func (g *gen) lose(b int) {
 	for i := range g.n.Msgs {
-		if m := &g.n.Msgs[i]; m.Count == 1 && m.Key.Bookie() == b {
+		if m := &g.n.Msgs[i]; m.Count >= 1 && m.Key.Bookie() == b {
 			m.Count = -1
 		}
 	}

@@ -666,7 +666,7 @@ func (f *Footprints) Necessary(s *State, a Action) VarSet {
 func (f *Footprints) LiveInto(dst VarSet, s *State) VarSet {
 	clear(dst)
 	for _, m := range s.Msgs {
-		if k := m.Key; m.Count == 1 {
+		if k := m.Key; m.Count >= 1 {
 			dst.add(f.live(slotType(k), k.Recovery(), k.Cid(), k.Bookie(), int(k.Entry().ID)))
 		}
 	}
@@ -1007,7 +1007,9 @@ func (f *Footprints) Universe() []Action {
 // graph has no cycle (which a reduction needs: on a cycle it could put a
 // transition off for ever). Records are never removed, and a send adds
 // at least one; settled counts a processed request (count 0) four times,
-// a processed response twice and a lost or failed record (-1) once: a
+// a processed response twice and a lost or failed record (-1) once, and
+// takes as much off for a second copy in flight (count 2; copies), so
+// that a delivery of one copy of two counts as one of the last: a
 // receive turns a deliverable record (1) into a processed one, an
 // ensemble change or a timeout a lost one into a processed one, an
 // EREADONLY answer a deliverable one into a failed one, and a Java
@@ -1022,10 +1024,13 @@ func (f *Footprints) Universe() []Action {
 //
 // Status comes second (it never goes back, and a Java writer that gives
 // up the ledger can undo the count of its last loop, below), then the
-// Java writer's ensemble changes (--add-path java): 3·loops started +
-// the phase (updating 0, completing 1, none 2) grows on each step of the
-// loop, and its completion may re-send a request already answered
-// (settled goes down then, records do not).
+// Java client's ensemble changes (--add-path java): 16·(3·loops started +
+// the phase (updating 0, completing 1, none 2)) grows on each step of the
+// writer's loop, and its completion may re-send a request already
+// answered (settled goes down then, records do not); a recovery's change
+// counts a loop (recoveryChanges) less one for each pending write-back it
+// leaves to re-send (fewer than 16), and each re-send, which may repeat a
+// record (copies), takes one off.
 //
 // With faults, faults comes first: 4·(crashes + re-formats + lost disks)
 // − 2·down + 2·(read-only switches + full disks + failed reads) −
@@ -1094,14 +1099,17 @@ func ProgressOf(s *State) Progress {
 	pr.autorecovery = 256*(s.DecomBookie.Len()+int(b2u(s.DecomDone))) + 128*s.URMissing.Len() + 4*bits.OnesCount16(s.RWTried) + workerRank[s.RWPhase]
 	for _, m := range s.Msgs {
 		pr.records++
-		switch t := m.Key.Type(); {
+		w := 2 // a response; a request weighs 4
+		if t := m.Key.Type(); t == AddEntryRequest || t == FenceRequest || t == ReadRequest {
+			w = 4
+		}
+		switch {
 		case m.Count == -1:
 			pr.settled++
-		case m.Count != 0:
-		case t == AddEntryRequest || t == FenceRequest || t == ReadRequest:
-			pr.settled += 4
+		case m.Count == 0:
+			pr.settled += w
 		default:
-			pr.settled += 2
+			pr.settled -= w * int(m.Count-1) // copies: a second copy in flight
 		}
 	}
 	for i := range s.Clients {
@@ -1110,10 +1118,12 @@ func ProgressOf(s *State) Progress {
 		if zombieRead(c) {
 			pr.status-- // its end (endRead) raises it again
 		}
-		pr.changes += 3*int(c.Changes) + changeRank[c.Change]
+		pr.changes += 16 * (3*int(c.Changes) + changeRank[c.Change])
 		for _, op := range c.PendingList() {
 			if c.NumFragments > 0 && !c.needsResend(op) {
 				pr.current++
+			} else if c.Status == StatusInRecovery && c.Changes > 0 {
+				pr.changes-- // a Java recovery's re-send
 			}
 		}
 		if c.Created.Ensemble != 0 {
@@ -1223,7 +1233,7 @@ func (d deadView) spent(t MsgType, b, e int) bool {
 	for _, m := range d.s.Msgs {
 		k := m.Key
 		if k.Type() == t && k.Cid() == d.c && k.Bookie() == b && int(k.Entry().ID) == e && !k.Recovery() {
-			return m.Count != 1
+			return m.Count < 1
 		}
 	}
 	return false

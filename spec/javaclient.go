@@ -33,6 +33,12 @@ package spec
 // ledger id: writeComplete callbacks and whenCompleteAsync alike), so each
 // is atomic; the interleavings are those of the messages.
 
+import (
+	"slices"
+
+	"github.com/bkcheck/bkcheck/internal/msgbag"
+)
+
 // Results a write can complete with (the rc of writeComplete).
 type addResult uint8
 
@@ -286,7 +292,7 @@ func isAdd(k MsgKey, cid int, rec bool) bool {
 func (g *gen) olderAddInFlight(k MsgKey) bool {
 	for _, m := range g.s.Msgs {
 		o := m.Key
-		if m.Count == 1 && isAdd(o, k.Cid(), k.Recovery()) && o.Bookie() == k.Bookie() && o.Entry().ID < k.Entry().ID {
+		if m.Count >= 1 && isAdd(o, k.Cid(), k.Recovery()) && o.Bookie() == k.Bookie() && o.Entry().ID < k.Entry().ID {
 			return true
 		}
 	}
@@ -580,14 +586,26 @@ func (g *gen) opLAC(cid int, id int8) int8 {
 }
 
 // sendKeys completes a successor in which the add requests keys are sent
-// (re-sent, for one sent before: a copy still unanswered merges with it),
-// one successor per loss pattern; a request to a down bookie is lost.
+// (re-sent, for one sent before: a copy still unanswered is a second copy,
+// copies), one successor per loss pattern; a request to a down bookie is
+// lost.
+// A key twice in keys (the deferred send of an op created before the
+// change and the unset loop's re-send of it to the same index) is two
+// frames: one key with a copy more.
 func (g *gen) sendKeys(a Action, keys []MsgKey) {
+	var cnt []int8
+	uniq := keys[:0:0]
 	for _, k := range keys {
+		if i := slices.Index(uniq, k); i >= 0 {
+			cnt[i] = min(cnt[i]+1, msgbag.MaxCopies)
+			continue
+		}
+		uniq, cnt = append(uniq, k), append(cnt, g.copies(k))
 		if !g.n.Sent(k) {
 			g.n.insert(k, 1)
 		}
 	}
+	keys = uniq
 	var free, forced uint64
 	for i, k := range keys {
 		switch {
@@ -601,12 +619,12 @@ func (g *gen) sendKeys(a Action, keys []MsgKey) {
 		lost := sub | forced
 		a.Lost = 0
 		for i, k := range keys {
-			cnt := int8(1)
+			c := cnt[i]
 			if lost&(1<<uint(i)) != 0 {
-				cnt = -1
+				c = -1
 				a.Lost |= 1 << uint(k.Bookie())
 			}
-			g.n.setCount(k, cnt)
+			g.n.setCount(k, c)
 		}
 		g.out(a)
 		if sub == free {
@@ -729,6 +747,9 @@ func (g *gen) writeBackAfterDelayedFailure(a Action, cid int, op PendingAddOp) {
 	if failed == 0 {
 		send(cf, func(*Client) {})
 		return
+	}
+	if int(c.Changes) >= g.p.MaxEnsembleChanges {
+		return // recoveryChanges
 	}
 	exclude := c.DelayedFailed.Bookies()
 	try := func(sub Bookies) bool {

@@ -142,6 +142,9 @@ func (s *State) insert(k MsgKey, count int8) { s.Msgs = msgbag.Insert(s.Msgs, k,
 // setCount sets the count of an existing record.
 func (s *State) setCount(k MsgKey, count int8) { msgbag.SetCount(s.Msgs, k, count) }
 
+// deliver takes one copy of k off the wire (MessageProcessed).
+func (s *State) deliver(k MsgKey) { msgbag.Deliver(s.Msgs, k) }
+
 // Deliverable reports whether k is receivable (count >= 1).
 func (s *State) Deliverable(k MsgKey) bool { return msgbag.Deliverable(s.Msgs, k) }
 
@@ -250,7 +253,7 @@ func (s *State) ClearWriteTimeout(cid int, bs Bookies, recovery bool) {
 func (s *State) onlyReadInFlight(k MsgKey, ens Bookies) bool {
 	cid := k.Cid()
 	for _, m := range s.Msgs {
-		if m.Key == k || m.Count != 1 || m.Key.Cid() != cid || !ens.Has(m.Key.Bookie()) {
+		if m.Key == k || m.Count < 1 || m.Key.Cid() != cid || !ens.Has(m.Key.Bookie()) {
 			continue
 		}
 		if t := m.Key.Type(); t == ReadRequest || t == ReadResponse {

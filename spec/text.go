@@ -168,6 +168,8 @@ func nilText(v int8) string {
 // DeliveryState renders a message's delivery count.
 func DeliveryState(count int8) string {
 	switch count {
+	case 2:
+		return "two copies in flight (2)"
 	case 1:
 		return "in flight (1)"
 	case 0:

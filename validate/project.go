@@ -54,16 +54,17 @@ func project(p spec.Params, a spec.Action, prev, cur *spec.State) view {
 			was = prev.Msgs[i].Count
 		}
 		// A record sent again (an ensemble change's re-send of an add the
-		// bookie already answered, the bookie's answer to it): a new
-		// frame, though the history keeps one record per message.
-		resent := old && was != m.Count && (m.Count == 1 || was == 0 && m.Count == -1)
+		// bookie already answered, the bookie's answer to it, a second
+		// copy while the first is in flight): a new frame, though the
+		// history keeps one record per message.
+		resent := old && (m.Count >= 1 && m.Count > was || was == 0 && m.Count == -1)
 		switch {
 		case (!old || resent) && m.Count == -1 && isRequest(m.Key.Type()) && cur.BDown.Has(m.Key.Bookie()):
 			// A request to a bookie that is down: the client's connection
 			// is refused, no frame exists; its failure is a later timeout.
 		case !old || resent:
 			v.shown = append(v.shown, shown{record.Event{Kind: record.Send, Msg: message(m.Key)}, m.Key})
-		case was == 1 && m.Count == 0:
+		case was >= 1 && m.Count == was-1:
 			v.consumed = append(v.consumed, m.Key)
 		case was == -1 && m.Count == 0:
 			v.add(record.Event{Kind: record.Timeout, Msg: requestOf(m.Key)})

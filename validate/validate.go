@@ -94,6 +94,7 @@ type node struct {
 	act    spec.Action
 	shows  []record.Event
 	group  int
+	start  []byte // the state the node's group began in, encoded
 }
 
 // Record validates r against the model its header names.
@@ -160,14 +161,14 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 	}
 	var queue []*node
 	for _, n := range frontier {
-		c := &node{enc: n.enc, parent: n.parent, act: n.act, shows: n.shows, group: n.group}
+		c := &node{enc: n.enc, parent: n.parent, act: n.act, shows: n.shows, group: n.group, start: n.enc}
 		if k := key(c.enc, 0); !seen[k] {
 			seen[k] = true
 			queue = append(queue, c)
 		}
 	}
 	best := []*node{queue[0]}
-	var s, scratch spec.State
+	var s, scratch, start spec.State
 	for len(queue) > 0 && len(seen) < limit {
 		n := queue[0]
 		queue = queue[1:]
@@ -178,7 +179,10 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 			best = append(best, n)
 		}
 		decode(m, n.enc, &s)
-		if doneWith(&s, g, shownIdx, full&^n.mask) && processed(&s, g, delivered) {
+		if len(delivered) > 0 {
+			decode(m, n.start, &start)
+		}
+		if doneWith(&s, g, shownIdx, full&^n.mask) && processed(&start, &s, g, delivered) {
 			if k := string(n.enc); !done[k] {
 				done[k] = true
 				next = append(next, n)
@@ -204,7 +208,7 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 			for _, s := range v.shown {
 				evs = append(evs, s.ev)
 			}
-			queue = append(queue, &node{enc: enc, mask: mask, parent: n, act: a, shows: evs, group: gi})
+			queue = append(queue, &node{enc: enc, mask: mask, parent: n, act: a, shows: evs, group: gi, start: n.start})
 		})
 	}
 	if len(next) > 0 {
@@ -320,23 +324,40 @@ func assign(p spec.Params, g record.Group, idx []int, shown []shown, i int, mask
 }
 
 // processed says whether every frame the group delivered is a message the
-// model has processed or dropped unread in s.
-func processed(s *spec.State, g record.Group, delivered []int) bool {
+// model has processed or dropped unread in s, the group having begun in
+// start.
+func processed(start, s *spec.State, g record.Group, delivered []int) bool {
 	for _, i := range delivered {
-		if !processedMsg(s, g.Events[i].Msg) {
+		if !processedMsg(start, s, g.Events[i].Msg) {
 			return false
 		}
 	}
 	return true
 }
 
-func processedMsg(s *spec.State, r *record.Message) bool {
+// processedMsg: the model holds r processed (count 0), in flight to a
+// client that drops it unread (gone), or one copy of two taken during the
+// group (a count lower than at its start: the BookKeeper model's copies).
+func processedMsg(start, s *spec.State, r *record.Message) bool {
 	for _, m := range s.Msgs {
-		if (m.Count == 0 || m.Count == 1 && gone(s, m.Key)) && matchMessage(r, m.Key) {
+		if !matchMessage(r, m.Key) {
+			continue
+		}
+		if m.Count == 0 || m.Count >= 1 && gone(s, m.Key) || m.Count >= 1 && countOf(start, m.Key) > m.Count {
 			return true
 		}
 	}
 	return false
+}
+
+// countOf is k's delivery count in s (0 for a record never sent).
+func countOf(s *spec.State, k spec.MsgKey) int8 {
+	for _, m := range s.Msgs {
+		if m.Key == k {
+			return m.Count
+		}
+	}
+	return 0
 }
 
 // gone says whether a response's client can no longer take it: the
@@ -391,8 +412,10 @@ func stuckAt(m *spec.Model, gi int, g record.Group, shownIdx, delivered []int, b
 			st.Left = append(st.Left, g.Events[i])
 		}
 	}
+	var start spec.State
+	decode(m, n.start, &start)
 	for _, i := range delivered {
-		if processedMsg(&s, g.Events[i].Msg) {
+		if processedMsg(&start, &s, g.Events[i].Msg) {
 			st.Taken = append(st.Taken, g.Events[i])
 		} else {
 			st.Left = append(st.Left, g.Events[i])

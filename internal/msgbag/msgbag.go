@@ -1,7 +1,8 @@
 // Package msgbag is the messages variable of the BookKeeper TLA+ specs as
 // bkcheck's models hold it: every message record ever sent, each with its
 // delivery count as the specs keep it (-1 lost, 0 processed, 1
-// deliverable), in a slice sorted by the record's key. Sorting makes the
+// deliverable; 2, two copies in flight, in the BookKeeper model only), in
+// a slice sorted by the record's key. Sorting makes the
 // representation canonical: equal variables are equal slices and encode to
 // equal bytes, which is what fingerprints of encodings rely on.
 //
@@ -25,8 +26,18 @@ type Key interface{ ~uint32 }
 // Msg is one record of the bag and its delivery count.
 type Msg[K Key] struct {
 	Key   K
-	Count int8 // -1 lost, 0 processed, 1 deliverable
+	Count int8 // -1 lost, 0 processed, 1 or MaxCopies deliverable
 }
+
+// MaxCopies is the most copies of one record in flight. The specs send a
+// record once (count 1); BookKeeper's client can put a second frame of
+// the same request on a connection before the first is answered (an
+// ensemble change's completion re-sends to an index an earlier loop
+// re-sent to), and the bookie answers each. Two is what the encoding's
+// two bits of count hold (-1..2), and what every record of a running
+// BookKeeper has needed: a third copy while two are in flight merges
+// with them.
+const MaxCopies = 2
 
 // Find returns the index of k in the sorted bag ms (where it would go if
 // absent) and whether it is there.
@@ -65,6 +76,27 @@ func Insert[K Key](ms []Msg[K], k K, count int8) []Msg[K] {
 	return ms
 }
 
+// Deliver takes one copy of k, which must be in flight, off the wire
+// (count 1 becomes 0, processed, as the specs' MessageProcessed; 2
+// becomes 1).
+func Deliver[K Key](ms []Msg[K], k K) {
+	i, ok := Find(ms, k)
+	if !ok || ms[i].Count < 1 {
+		panic(fmt.Sprintf("msgbag: message %#x delivered, but none is in flight", uint32(k)))
+	}
+	ms[i].Count--
+}
+
+// Resent is the count of k after one more copy of it is sent, not lost:
+// a record never sent, processed or lost starts again at 1; one in
+// flight gains a copy, up to MaxCopies.
+func Resent[K Key](ms []Msg[K], k K) int8 {
+	if i, ok := Find(ms, k); ok && ms[i].Count >= 1 {
+		return min(ms[i].Count+1, MaxCopies)
+	}
+	return 1
+}
+
 // SetCount sets the count of k, which must have been sent: a model that
 // changes the count of a message it never sent is wrong, so it panics.
 func SetCount[K Key](ms []Msg[K], k K, count int8) {
@@ -97,7 +129,8 @@ func Append[K Key](dst []byte, ms []Msg[K]) []byte {
 }
 
 // Read decodes what Append wrote into ms[:0] and returns the bag. It
-// accepts only canonical encodings: keys below 1<<keyBits, counts -1..1,
+// accepts only canonical encodings: keys below 1<<keyBits, counts
+// -1..MaxCopies,
 // keys strictly increasing, and every key for which check returns "" (a
 // model's own test, such as a known message type and bookie; otherwise
 // the problem, "names an unknown bookie"). The first problem is recorded
@@ -116,7 +149,7 @@ func Read[K Key](r *state.Reader, ms []Msg[K], keyBits uint, check func(K) strin
 		}
 		if v>>2 >= 1<<keyBits {
 			r.Fail(fmt.Errorf("message %d has an invalid record", i))
-		} else if cnt > 1 {
+		} else if cnt > MaxCopies {
 			r.Fail(fmt.Errorf("message %d has delivery count %d", i, cnt))
 		} else if problem := check(k); problem != "" {
 			r.Fail(fmt.Errorf("message %d %s", i, problem))
@@ -152,11 +185,11 @@ func Events[K Key](prev, cur []Msg[K], ends Ends[K]) []vocab.Event {
 		old, existed := before[m.Key]
 		from, to, text := ends(m.Key)
 		switch {
-		case existed && old == 1 && m.Count == 0:
+		case existed && old >= 1 && m.Count == old-1:
 			ev = append(ev, vocab.Event{Kind: "msg", From: from, To: to, Text: text})
 		case !existed && m.Count == -1:
 			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: text + " (lost)"})
-		case existed && old == 1 && m.Count == -1:
+		case existed && old >= 1 && m.Count == -1:
 			ev = append(ev, vocab.Event{Kind: "lost", From: from, To: to, Text: text + " (lost, bookie down)"})
 		case existed && old == -1 && m.Count == 0:
 			ev = append(ev, vocab.Event{Kind: "note", From: from, Text: "timeout acted on: " + text})

@@ -328,7 +328,7 @@ func entriesReachWQWhenQuiescent(p *spec.Params, s *spec.State) bool {
 		}
 	}
 	for _, m := range s.Msgs {
-		if m.Count == 1 && m.Key.Type() == spec.AddEntryRequest {
+		if m.Count >= 1 && m.Key.Type() == spec.AddEntryRequest {
 			return true
 		}
 	}
