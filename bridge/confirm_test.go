@@ -26,7 +26,7 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 		{docTrace("bugs/bk-4701.itf.json"), NotExecutable, "BookieChecksAdd is the fence check"},
 		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "RecoveryClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
 		{docTrace("bugs/bk-2614-still.itf.json"), NotExecutable, "here state 12 (BookieSendsReadResponse) comes between the check and the store"},
-		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--journal disabled"},
+		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--data-integrity true"},
 	} {
 		res, err := Confirm(ctx, tc.trace, Options{Version: "0.0.0-not-a-release"})
 		if err != nil {
@@ -164,10 +164,10 @@ func TestBookKeeperModelTraces(t *testing.T) {
 	if i, why := unsupported(release, reads); i != -1 || why != "" {
 		t.Errorf("sequence reads: unsupported = %d, %q; want -1, \"\"", i, why)
 	}
-	if needsAgent(reads, Options{}) {
+	if needsAgent(reads, nil, Options{}) {
 		t.Error("a trace without checkpoints or fixes loads the agent")
 	}
-	if !needsAgent(reads, Options{fixes: []string{"durable-fence-reply"}}) {
+	if !needsAgent(reads, nil, Options{fixes: []string{"durable-fence-reply"}}) {
 		t.Error("a run with a fix does not load the agent")
 	}
 	for _, cp := range []string{"BookieCheckpoints", "BookieCheckpointsIdle"} {
@@ -175,7 +175,7 @@ func TestBookKeeperModelTraces(t *testing.T) {
 		if i, why := unsupported(release, trace); i != -1 || why != "" {
 			t.Errorf("%s: unsupported = %d, %q; want -1, \"\"", cp, i, why)
 		}
-		if !needsAgent(trace, Options{}) {
+		if !needsAgent(trace, nil, Options{}) {
 			t.Errorf("%s: the agent is not loaded", cp)
 		}
 	}

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"fmt"
+
+	"github.com/bkcheck/bkcheck/spec"
 )
 
 // The faults' handlers (mapping.go): what happens to a bookie's process
@@ -11,12 +13,47 @@ import (
 // crash: the crash closes the bookie's connections: a client with a write
 // outstanding on one fails it at once and starts its ensemble change, so
 // the replacements it will choose are queued first.
+// With a journal that acknowledges before it fsyncs (--journal no-sync,
+// disabled) the model's crash is a power loss of the bookie's machine:
+// kill -9, and what its files held that no fsync made durable dropped
+// (package powerloss).
 func (r *run) crash(ctx context.Context, s step) error {
 	r.queueAllReplacements(ctx)
-	if err := r.cl.Crash(r.cl.Bookie(s.bookie)); err != nil {
+	b := r.cl.Bookie(s.bookie)
+	if powerLossJournal(r.params) {
+		n, err := r.cl.PowerLoss(b)
+		if err != nil {
+			return err
+		}
+		r.notes = append(r.notes, fmt.Sprintf("step %d: %s's machine lost power: kill -9, and %d of its files lost what no fsync had made durable", r.cur+1, s.bookie, n))
+	} else if err := r.cl.Crash(b); err != nil {
 		return err
 	}
 	r.crashed[s.bookie] = true
+	return nil
+}
+
+// powerLossJournal: the trace's journal acknowledges before it fsyncs, so
+// its bookies' disks must be able to lose power (cluster.Options.PowerLoss).
+func powerLossJournal(params map[string]any) bool {
+	j, _ := params["journal"].(string)
+	return j == spec.JournalNoSync || j == spec.JournalDisabled
+}
+
+// journalSettings are the bookie settings of the trace's journal mode.
+// Without journalSyncData the journal still fsyncs by the clock, once
+// journalPageCacheFlushIntervalMSec (1 s) has passed since its last flush
+// (Journal's force-write request, release-4.18.0): set to a day, so that
+// only the model's BookieSyncsJournal makes the journal durable (found by
+// the first power-loss run, whose bookie replayed an entry the model had
+// lost: the steps took longer than a second).
+func journalSettings(params map[string]any) map[string]string {
+	switch j, _ := params["journal"].(string); j {
+	case spec.JournalNoSync:
+		return map[string]string{"journalSyncData": "false", "journalPageCacheFlushIntervalMSec": "86400000"}
+	case spec.JournalDisabled:
+		return map[string]string{"journalWriteData": "false"}
+	}
 	return nil
 }
 
@@ -63,10 +100,28 @@ func (r *run) becomeReadOnly(ctx context.Context, s step) error {
 	return r.cl.ReadOnly(ctx, r.cl.Bookie(s.bookie))
 }
 
-// syncJournal is a no-op on the cluster: the bookie's journal thread
-// writes and fsyncs what it queued within journalMaxGroupWaitMSec (2 ms)
-// by itself, and the harness does not hold it (docs/conformance.md).
-func (r *run) syncJournal(context.Context, step) error { return nil }
+// syncJournal: with the default journal a no-op on the cluster: the
+// bookie's journal thread writes and fsyncs what it queued within
+// journalMaxGroupWaitMSec (2 ms) by itself, and the harness does not hold
+// it (docs/conformance.md). With --journal no-sync the journal never
+// fsyncs (journalSyncData=false): its writes become durable when the
+// operating system writes them back, which the harness does now on the
+// bookie's journal disk. With --journal disabled the entries are in the
+// write cache only (journalWriteData=false) until the ledger storage
+// flushes: a checkpoint now, through the agent, whose fsyncs make them
+// durable.
+func (r *run) syncJournal(ctx context.Context, s step) error {
+	b := r.cl.Bookie(s.bookie)
+	switch j, _ := r.params["journal"].(string); j {
+	case spec.JournalNoSync:
+		return r.cl.SyncDisks(b, true)
+	case spec.JournalDisabled:
+		if err := r.cl.Checkpoint(ctx, b, true); err != nil {
+			return diverged("the bookie did not flush its write cache as the model's journal sync does", "a checkpoint", err.Error())
+		}
+	}
+	return nil
+}
 
 // checkpointStep returns the handler of a bookie's checkpoint, with a
 // non-empty write cache (flush) or an empty one.

@@ -193,7 +193,8 @@ var mappings = []mapping{
 		awaits: "the collection's end",
 		code:   "`TriggerGCService`, `GarbageCollectorThread`"},
 	{action: "BookieCrashes", take: (*run).crash,
-		drive:  "`kill -9` of the bookie's JVM (the replacements of the ensemble changes the closed connections start are given to the placement policy from the trace first)",
+		drive: "`kill -9` of the bookie's JVM (the replacements of the ensemble changes the closed connections start are given to the placement policy from the trace first); " +
+			"with --journal no-sync or disabled a power loss: kill -9, and what its journal and ledger files held that no fsync made durable dropped (bridge/powerloss)",
 		awaits: "the process's exit",
 		code:   "—"},
 	{action: "BookieRestarts", take: (*run).restart,
@@ -222,7 +223,8 @@ var mappings = []mapping{
 		code:   "`EntryLogger.internalReadEntry` (`DefaultEntryLogger` from 4.16), `readFromLogChannel`; `ReadEntryProcessor`"},
 	{action: "BookieSyncsJournal", take: (*run).syncJournal,
 		drive: "nothing: the bookie's journal writes and fsyncs what it queued within `journalMaxGroupWaitMSec` (2 ms) by itself; the harness does not hold it, " +
-			"so a crash the model places before the sync finds the record already durable in BookKeeper",
+			"so a crash the model places before the sync finds the record already durable in BookKeeper; " +
+			"with --journal no-sync (no fsync) the operating system's write-back of the journal files, on the power-loss file system; with --journal disabled a checkpoint through the agent (the write cache flushed and fsynced)",
 		awaits: "—",
 		code:   "`Journal`"},
 	{action: "BookieCheckpoints", take: checkpointStep(true),

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"go/ast"
 	"go/parser"
@@ -83,6 +84,14 @@ func TestSettingsClassified(t *testing.T) {
 // its reason, every such setting of a trace in one message, and the
 // values it runs are not.
 func TestRefusedParams(t *testing.T) {
+	defer func(f func() error) { fuseAvailable = f }(fuseAvailable)
+	// Where FUSE mounts, a power loss runs.
+	fuseAvailable = func() error { return nil }
+	for _, j := range []string{"no-sync", "disabled"} {
+		if got := refusedParams(map[string]any{"journal": j}); got != "" {
+			t.Errorf("--journal %s with FUSE: refused (%s), want it run on disks that can lose power", j, got)
+		}
+	}
 	for _, tc := range []struct {
 		params map[string]any
 		want   []string // substrings; none: not refused
@@ -91,11 +100,12 @@ func TestRefusedParams(t *testing.T) {
 		{map[string]any{"variant": spec.VariantSplitAddCheck, "journal": "synced", "ledger-storage": "db"}, nil},
 		{map[string]any{"variant": spec.VariantDurableFenceReply}, nil},
 		{map[string]any{"variant": spec.VariantAwaitPreBootCheck}, []string{"--variant await-preboot-check (the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)"}},
-		{map[string]any{"journal": "no-sync", "autorecovery": true}, []string{"--journal no-sync (", "--autorecovery true (the harness runs no Auditor"}},
+		{map[string]any{"journal": "no-sync", "autorecovery": true}, []string{"--journal no-sync (journalSyncData=false and journalWriteData=false lose data only on a power loss, which needs a FUSE file system here: no FUSE", "--autorecovery true (the harness runs no Auditor"}},
 		{map[string]any{"data-integrity": true, "ledger-storage": "interleaved", "unavailable": 1.0}, []string{"--data-integrity true (", "--ledger-storage interleaved (the harness's bookies run DbLedgerStorage)", "--unavailable 1 ("}},
 		{map[string]any{"unavailable": 0.0, "data-integrity": false}, nil},
 		{map[string]any{"no-such-setting": 1}, []string{"--no-such-setting (a setting this bkcheck's model does not have)"}},
 	} {
+		fuseAvailable = func() error { return errors.New("no FUSE") }
 		got := refusedParams(tc.params)
 		if len(tc.want) == 0 && got != "" {
 			t.Errorf("%v: refused (%s), want it run", tc.params, got)

@@ -87,6 +87,8 @@ type bookies interface {
 	ReadOnly(ctx context.Context, b *cluster.Bookie) error
 	Checkpoint(ctx context.Context, b *cluster.Bookie, flush bool) error
 	ShortRead(ctx context.Context, b *cluster.Bookie, ledger, entry int64) error
+	PowerLoss(b *cluster.Bookie) (int, error)
+	SyncDisks(b *cluster.Bookie, journalOnly bool) error
 	Close()
 }
 
@@ -130,8 +132,9 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 			r.close()
 		}
 	}()
-	copts := cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir}
-	if needsAgent(states, opts) {
+	copts := cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir,
+		Settings: journalSettings(params), PowerLoss: powerLossJournal(params)}
+	if needsAgent(states, params, opts) {
 		if copts.Agent, err = agentJar(cp); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bkcheck/bkcheck/bridge/powerloss"
 	"github.com/bkcheck/bkcheck/spec"
 )
 
@@ -64,8 +65,17 @@ var settingUses = map[string]use{
 		return ""
 	}},
 	"crashes": {kind: steps, how: "BookieCrashes: kill -9"},
-	"journal": {kind: driven, how: "journalSyncData=true, the bookies' default",
-		refuse: refuseBut("journalSyncData=false and journalWriteData=false lose data only on power loss, which kill -9 is not", spec.JournalSynced, "synced")},
+	"journal": {kind: driven, how: "journalSyncData=true, the bookies' default; no-sync: journalSyncData=false, disabled: journalWriteData=false, " +
+		"each bookie's journal and ledger directories on a file system that can lose power (bridge/powerloss, FUSE): BookieCrashes is then a power loss, BookieSyncsJournal the operating system's write-back of the journal (no-sync) or a checkpoint (disabled)",
+		refuse: func(v any) string {
+			if v == spec.JournalSynced || v == "synced" {
+				return ""
+			}
+			if err := fuseAvailable(); err != nil {
+				return "journalSyncData=false and journalWriteData=false lose data only on a power loss, which needs a FUSE file system here: " + err.Error()
+			}
+			return ""
+		}},
 	"disk-loss": {kind: steps, how: "BookieLosesDisk"},
 	"reformat":  {kind: steps, how: "BookieRejoinsEmpty"},
 	"data-integrity": {kind: driven, how: "dataIntegrityChecking=false, the bookies' default",
@@ -93,6 +103,11 @@ var settingUses = map[string]use{
 	"decommission":                    {kind: steps, how: "AdminDecommissionsBookie, AdminFinishesDecommission"},
 	"max-ensemble-changes":            {kind: driven, how: "maxNumEnsembleChanges=N on the driver's clients (BookKeeper's default is unlimited): LedgerHandle.ensembleChangeLoop gives the ledger up beyond the model's bound, as the model does"},
 }
+
+// fuseAvailable says why the power-loss file system cannot mount here
+// (powerloss.Available); the transcripts, whose cluster is a fake, take
+// it as available on every machine.
+var fuseAvailable = powerloss.Available
 
 // refuseBut refuses every value but those given, saying why.
 func refuseBut(why string, runs ...any) func(v any) string {

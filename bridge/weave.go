@@ -103,13 +103,19 @@ func CheckFix(variant string) error {
 
 // needsAgent reports whether a run needs the bookies' agent: fixes to
 // weave, or a checkpoint or a corrupt read among the trace's steps.
-func needsAgent(states []itfState, opts Options) bool {
+func needsAgent(states []itfState, params map[string]any, opts Options) bool {
 	if len(opts.fixes) > 0 {
 		return true
 	}
+	disabled := params["journal"] == spec.JournalDisabled
 	for _, s := range states {
-		if a := s.action(); a == "BookieCheckpoints" || a == "BookieCheckpointsIdle" || a == "BookieFailsRead" {
+		switch s.action() {
+		case "BookieCheckpoints", "BookieCheckpointsIdle", "BookieFailsRead":
 			return true
+		case "BookieSyncsJournal":
+			if disabled { // syncJournal: a checkpoint
+				return true
+			}
 		}
 	}
 	return false

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/bkcheck/bkcheck/bridge/powerloss"
 )
 
 // Options say what cluster to start.
@@ -42,6 +44,10 @@ type Options struct {
 	// agent's names. A bookie whose weave does not take exits at its start.
 	Agent string
 	Fixes []string
+	// PowerLoss mounts each bookie's journal and ledger directories on a
+	// file system that can lose power (package powerloss): PowerLoss and
+	// SyncDisks act on it. Start fails where FUSE cannot mount.
+	PowerLoss bool
 }
 
 // Cluster is a running ZooKeeper and its bookies.
@@ -66,7 +72,13 @@ type Bookie struct {
 	dir     string
 	conf    string
 	p       *proc
+	// disks are the journal's and the ledgers' file systems (PowerLoss),
+	// in diskDirs' order.
+	disks []*powerloss.FS
 }
+
+// diskDirs are a bookie's directories under its own (BookieConf's).
+var diskDirs = []string{"journal", "ledgers"}
 
 // ID is the bookie's BookieId as BookKeeper names it.
 func (b *Bookie) ID() string { return "127.0.0.1:" + strconv.Itoa(b.Port) }
@@ -139,6 +151,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 		c.bookies = append(c.bookies, b)
+		if opts.PowerLoss {
+			if err := c.mountDisks(b); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return c, nil
 }
@@ -177,6 +194,17 @@ func (c *Cluster) StartBookies(ctx context.Context) error {
 			if err := c.waitPort(ctx, b.p, b.Port); err != nil {
 				errs = append(errs, err)
 			}
+		}
+	}
+	// What the bookies wrote as they started (the cookie, the directories'
+	// first files) is durable before the run's first step, as on machines
+	// that ran long enough for the operating system's write-back: the
+	// model's bookies start with their disks in order. (Cookie.writeToFile
+	// does not fsync: a power loss just after a bookie's first start
+	// leaves its cookie empty, and the bookie refuses to start.)
+	for _, b := range c.bookies {
+		for _, d := range b.disks {
+			d.Sync()
 		}
 	}
 	return errors.Join(errs...)
@@ -312,8 +340,8 @@ func (c *Cluster) LoseDisk(ctx context.Context, b *Bookie) (string, error) {
 		c.stop(b.p)
 		b.p = nil
 	}
-	for _, d := range []string{"journal", "ledgers"} {
-		if err := os.RemoveAll(filepath.Join(b.dir, d)); err != nil {
+	for _, d := range diskDirs {
+		if err := c.wipe(b, d); err != nil {
 			return "", err
 		}
 	}
@@ -602,8 +630,109 @@ func (c *Cluster) Close() {
 	}
 	for _, b := range c.bookies {
 		b.p = nil
+		for _, d := range b.disks {
+			_ = d.Close()
+		}
+		b.disks = nil
 	}
 	c.ports.release()
+}
+
+// mountDisks mounts the bookie's journal and ledger directories on file
+// systems that can lose power, each over a backing directory beside it
+// (journal.disk, ledgers.disk).
+func (c *Cluster) mountDisks(b *Bookie) error {
+	for _, d := range diskDirs {
+		mnt, backing := filepath.Join(b.dir, d), filepath.Join(b.dir, d+".disk")
+		for _, dir := range []string{mnt, backing} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		fsys, err := powerloss.Mount(backing, mnt)
+		if err != nil {
+			return fmt.Errorf("bookie %s: %w", b.Name, err)
+		}
+		b.disks = append(b.disks, fsys)
+	}
+	return nil
+}
+
+// wipe empties one of the bookie's directories; a mounted one keeps its
+// mount point.
+func (c *Cluster) wipe(b *Bookie, d string) error {
+	dir := filepath.Join(b.dir, d)
+	if len(b.disks) == 0 {
+		return os.RemoveAll(dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PowerLoss is a power loss of the bookie's machine: its process is
+// killed, and what its journal and ledger files held that no fsync made
+// durable is gone (package powerloss); the disks are mounted again for a
+// restart. It reports the files that lost writes. The cluster must have
+// been started with PowerLoss.
+func (c *Cluster) PowerLoss(b *Bookie) (int, error) {
+	if len(b.disks) == 0 {
+		return 0, fmt.Errorf("bookie %s: no disk that can lose power (cluster.Options.PowerLoss)", b.Name)
+	}
+	if b.p != nil {
+		c.stop(b.p)
+		b.p = nil
+	}
+	lost := 0
+	for i, d := range b.disks {
+		n, err := d.PowerLoss()
+		lost += n
+		if err != nil {
+			return lost, fmt.Errorf("bookie %s: %w", b.Name, err)
+		}
+		mnt, backing := filepath.Join(b.dir, diskDirs[i]), filepath.Join(b.dir, diskDirs[i]+".disk")
+		if b.disks[i], err = powerloss.Mount(backing, mnt); err != nil {
+			b.disks = b.disks[:i]
+			return lost, fmt.Errorf("bookie %s: %w", b.Name, err)
+		}
+	}
+	return lost, nil
+}
+
+// SyncDisks makes what the bookie wrote to its journal (or, journal
+// false, its ledger directories too) durable, as the operating system's
+// write-back does in time: what its process wrote and no fsync flushed.
+func (c *Cluster) SyncDisks(b *Bookie, journalOnly bool) error {
+	if len(b.disks) == 0 {
+		return fmt.Errorf("bookie %s: no disk that can lose power (cluster.Options.PowerLoss)", b.Name)
+	}
+	for i, d := range b.disks {
+		if !journalOnly || diskDirs[i] == "journal" {
+			d.Sync()
+		}
+	}
+	return nil
+}
+
+// LeftoverMounts lists the mounts under dir (a cluster's directory) that
+// are still mounted: what a run left behind, for tests that hold every
+// exit path to unmounting.
+func LeftoverMounts(dir string) []string {
+	b, _ := os.ReadFile("/proc/self/mounts")
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir) {
+			out = append(out, f[1])
+		}
+	}
+	return out
 }
 
 // Leftover lists the running JVMs whose command line names dir (a

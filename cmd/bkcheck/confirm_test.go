@@ -42,7 +42,7 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", v413}, exitUsage, []string{"v4.13 model"}},
 		{[]string{"confirm", "--bookkeeper", "4.x", "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"a release is three numbers"}},
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
-		{[]string{"confirm", "../../docs/traces/findings/f-preboot.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--journal disabled"}},
+		{[]string{"confirm", "../../docs/traces/findings/f-preboot.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--data-integrity true"}},
 		// --fix names a variant the agent weaves whole, checked with the rest.
 		{[]string{"confirm", "--fix", "await-preboot-check", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
 			[]string{"--fix: the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)", "--step-timeout: must be > 0"}},
@@ -149,10 +149,20 @@ func TestOnBookKeeperRecords(t *testing.T) {
 // the same path (interruptible).
 func TestRealConfirmInterrupted(t *testing.T) {
 	testtier.Real(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, c := range []struct {
+		sig       syscall.Signal
+		trace, at string
+	}{
+		{syscall.SIGINT, "findings/f-fence-lost.itf.json", "step 6/"},
+		{syscall.SIGTERM, "findings/f-fence-lost.itf.json", "step 6/"},
+		// A power-loss run: its bookies' disks are FUSE mounts, remounted
+		// after the power loss at step 8.
+		{syscall.SIGINT, "guarantees/e2-w2-a2-crash-nosync-1.itf.json", "step 10/"},
+	} {
+		sig := c.sig
 		dir := filepath.Join(t.TempDir(), "run")
-		cmd := exec.Command(buildBinary(t), "confirm", "--dir", dir, "../../docs/traces/findings/f-fence-lost.itf.json")
-		seen := signalAt(t, cmd, "step 6/", sig)
+		cmd := exec.Command(buildBinary(t), "confirm", "--dir", dir, "../../docs/traces/"+c.trace)
+		seen := signalAt(t, cmd, c.at, sig)
 		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 			t.Errorf("%v: exit %d, want %d\n%s", sig, code, exitInterrupted, strings.Join(seen, "\n"))
 		}
@@ -161,6 +171,9 @@ func TestRealConfirmInterrupted(t *testing.T) {
 		}
 		if left := cluster.Leftover(dir); len(left) > 0 {
 			t.Errorf("%v: JVMs left behind: %v", sig, left)
+		}
+		if left := cluster.LeftoverMounts(dir); len(left) > 0 {
+			t.Errorf("%v: mounts left behind: %v", sig, left)
 		}
 	}
 }
@@ -181,8 +194,8 @@ func TestClusterCommandsRefuseBeforeAnyCluster(t *testing.T) {
 		want []string
 	}{
 		{[]string{"conform", "--model", "v4.13", "--traces", "1", "--out", filepath.Join(dir, "o1")}, []string{"--model: the release-4.13 spec is not a client the harness runs"}},
-		{[]string{"conform", "--crashes", "1", "--journal", "no-sync", "--depth", "0", "--out", filepath.Join(dir, "o2")},
-			[]string{"every walk would be NOT EXECUTABLE: --journal no-sync", `--depth: "0" is not a value it takes`}},
+		{[]string{"conform", "--autorecovery", "--depth", "0", "--out", filepath.Join(dir, "o2")},
+			[]string{"every walk would be NOT EXECUTABLE: --autorecovery true", `--depth: "0" is not a value it takes`}},
 		{[]string{"conform", "--out", file}, []string{"--out: " + file + " is a file, not a directory"}},
 		{[]string{"confirm", "--bookkeeper", "", "--dir", file, trace}, []string{"--bookkeeper: is empty", "--dir: " + file + " is a file, not a directory"}},
 	} {
