@@ -120,6 +120,9 @@ func TestOnBookKeeperRecords(t *testing.T) {
 					t.Fatalf("%s: %v", r.Command(), err)
 				}
 			}
+			if res.Verdict == bugs.NotExecutable && r.Verdict != bugs.NotExecutable && strings.Contains(res.Reason, "needs a FUSE file system here") {
+				t.Skipf("%s: %s (the record is of a machine where FUSE mounts)", r.Command(), res.Reason)
+			}
 			if res.Verdict != r.Verdict || res.Step != r.Step {
 				t.Errorf("%s: %s at step %d, the page says %s at step %d\n%s", r.Command(), res.Verdict, res.Step, r.Verdict, r.Step, res.Text())
 			}
