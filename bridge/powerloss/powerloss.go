@@ -37,15 +37,43 @@ import (
 const blockSize = 4096
 
 // Available says why this machine cannot mount the file system, or nil:
-// FUSE needs /dev/fuse and, without fusermount, root to call mount(2).
+// FUSE needs /dev/fuse and, without fusermount, root to call mount(2),
+// and a container may still refuse the mount; so the first call mounts
+// and unmounts one in a scratch directory, and its answer stands for the
+// process.
 func Available() error {
+	probe.Do(func() { probe.err = probeMount() })
+	return probe.err
+}
+
+var probe struct {
+	sync.Once
+	err error
+}
+
+func probeMount() error {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return fmt.Errorf("no /dev/fuse: %w", err)
 	}
 	if os.Geteuid() != 0 {
 		return errors.New("not root: mount(2) of a FUSE file system needs root here")
 	}
-	return nil
+	dir, err := os.MkdirTemp("", "bkcheck-powerloss-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	backing, mnt := filepath.Join(dir, "backing"), filepath.Join(dir, "mnt")
+	for _, d := range []string{backing, mnt} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := mount(backing, mnt)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // FS is one mounted file system.
@@ -71,6 +99,10 @@ func Mount(backing, mountpoint string) (*FS, error) {
 	if err := Available(); err != nil {
 		return nil, err
 	}
+	return mount(backing, mountpoint)
+}
+
+func mount(backing, mountpoint string) (*FS, error) {
 	lb, err := gofs.NewLoopbackRoot(backing)
 	if err != nil {
 		return nil, fmt.Errorf("powerloss: %s: %w", backing, err)

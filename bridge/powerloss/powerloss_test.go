@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// mount mounts a file system over a fresh backing directory, or skips
+// mountTest mounts a file system over a fresh backing directory, or skips
 // where FUSE cannot mount (the harness says NOT EXECUTABLE there).
-func mount(t *testing.T) (*FS, string) {
+func mountTest(t *testing.T) (*FS, string) {
 	t.Helper()
 	if err := Available(); err != nil {
 		t.Skipf("FUSE not available: %v", err)
@@ -66,7 +66,7 @@ func write(t *testing.T, path string, data []byte, off int64, sync bool) {
 // everything durable. The mount is gone after each, and a fresh mount
 // reads what the backing directory holds.
 func TestPowerLoss(t *testing.T) {
-	f, backing := mount(t)
+	f, backing := mountTest(t)
 	mnt := f.Mountpoint()
 	durable := bytes.Repeat([]byte("d"), 3*blockSize+100)
 	write(t, filepath.Join(mnt, "journal"), durable, 0, true)
@@ -148,7 +148,7 @@ func head(b []byte) []byte { return b[:min(len(b), 24)] }
 // number (as RocksDB's files come and go); the later file, synced, keeps
 // its content through a power loss.
 func TestDeletedFileForgotten(t *testing.T) {
-	f, backing := mount(t)
+	f, backing := mountTest(t)
 	mnt := f.Mountpoint()
 	for i := range 20 {
 		old, tmp, cur := filepath.Join(mnt, "old"), filepath.Join(mnt, "tmp"), filepath.Join(mnt, "CURRENT")
