@@ -36,8 +36,14 @@ func (r *run) crash(ctx context.Context, s step) error {
 // powerLossJournal: the trace's journal acknowledges before it fsyncs, so
 // its bookies' disks must be able to lose power (cluster.Options.PowerLoss).
 func powerLossJournal(params map[string]any) bool {
-	j, _ := params["journal"].(string)
+	j := journalMode(params)
 	return j == spec.JournalNoSync || j == spec.JournalDisabled
+}
+
+// journalMode is the trace's --journal (spec.JournalSynced when absent).
+func journalMode(params map[string]any) string {
+	j, _ := params["journal"].(string)
+	return j
 }
 
 // journalSettings are the bookie settings of the trace's journal mode.
@@ -48,7 +54,7 @@ func powerLossJournal(params map[string]any) bool {
 // the first power-loss run, whose bookie replayed an entry the model had
 // lost: the steps took longer than a second).
 func journalSettings(params map[string]any) map[string]string {
-	switch j, _ := params["journal"].(string); j {
+	switch journalMode(params) {
 	case spec.JournalNoSync:
 		return map[string]string{"journalSyncData": "false", "journalPageCacheFlushIntervalMSec": "86400000"}
 	case spec.JournalDisabled:
@@ -112,7 +118,7 @@ func (r *run) becomeReadOnly(ctx context.Context, s step) error {
 // durable.
 func (r *run) syncJournal(ctx context.Context, s step) error {
 	b := r.cl.Bookie(s.bookie)
-	switch j, _ := r.params["journal"].(string); j {
+	switch journalMode(r.params) {
 	case spec.JournalNoSync:
 		return r.cl.SyncDisks(b, true)
 	case spec.JournalDisabled:

@@ -107,7 +107,7 @@ func needsAgent(states []itfState, params map[string]any, opts Options) bool {
 	if len(opts.fixes) > 0 {
 		return true
 	}
-	disabled := params["journal"] == spec.JournalDisabled
+	disabled := journalMode(params) == spec.JournalDisabled
 	for _, s := range states {
 		switch s.action() {
 		case "BookieCheckpoints", "BookieCheckpointsIdle", "BookieFailsRead":

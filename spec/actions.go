@@ -326,7 +326,7 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 	}
 	g.n.deliver(rcv)
 	if g.n.Sent(snd) {
-		g.n.setCount(snd, g.copies(snd)) // answersAgain: a new copy of an earlier reply
+		g.n.setCount(snd, g.copies(snd)) // resends: a new copy of an earlier reply
 	} else {
 		g.n.insert(snd, 1)
 	}
@@ -339,18 +339,13 @@ func (g *gen) reply(a Action, rcv, snd MsgKey) {
 	g.out(a)
 }
 
-// answersAgain reports whether a bookie answers add request k although
-// it sent that reply before. In the spec it does not (a message is sent
-// once: ProcessedOneAndSendAnother would keep the old count). The Java
-// client re-sends an entry to a bookie that had it before (an ensemble
+// resends reports whether add request or reply k may go out again,
+// identical to a record sent before (copies): with the Java add path, in
+// the spec never. In the spec a bookie does not answer a request it
+// answered before (ProcessedOneAndSendAnother would keep the old count);
+// the Java client re-sends an entry to a bookie that had it (an ensemble
 // change that brings the bookie back, unsetSuccessAndSendWriteRequest,
-// the writer's or a recovery's), and the bookie answers each write: the
-// reply is sent again.
-func (g *gen) answersAgain(MsgKey) bool { return g.m.has.javaAddPath }
-
-// resends reports whether add request or reply k is a copy of a record
-// (copies): with the Java add path an identical frame can go out again,
-// in the spec never.
+// the writer's or a recovery's), and the bookie answers each write.
 func (g *gen) resends(k MsgKey) bool {
 	t := k.Type()
 	return g.m.has.javaAddPath && (t == AddEntryRequest || t == AddEntryResponse)
@@ -469,7 +464,7 @@ func (g *gen) BookieSendsAddConfirmedResponse() {
 			continue
 		}
 		resp := addResponse(k, true)
-		if g.s.Sent(resp) && !g.answersAgain(k) {
+		if g.s.Sent(resp) && !g.resends(resp) {
 			continue
 		}
 		g.begin(-1)
@@ -517,7 +512,7 @@ func (g *gen) BookieSendsAddFencedResponse() {
 		}
 		// Last, the scan of the history: most adds are to bookies that
 		// neither are fenced nor read-only.
-		if !g.isEarliest(k) || g.s.Sent(resp) && !g.answersAgain(k) {
+		if !g.isEarliest(k) || g.s.Sent(resp) && !g.resends(resp) {
 			continue
 		}
 		g.begin(-1)

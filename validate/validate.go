@@ -179,10 +179,7 @@ func group(m *spec.Model, gi int, g record.Group, frontier []*node, limit int) (
 			best = append(best, n)
 		}
 		decode(m, n.enc, &s)
-		if len(delivered) > 0 {
-			decode(m, n.start, &start)
-		}
-		if doneWith(&s, g, shownIdx, full&^n.mask) && processed(&start, &s, g, delivered) {
+		if doneWith(&s, g, shownIdx, full&^n.mask) && processed(m, n.start, &start, &s, g, delivered) {
 			if k := string(n.enc); !done[k] {
 				done[k] = true
 				next = append(next, n)
@@ -325,8 +322,12 @@ func assign(p spec.Params, g record.Group, idx []int, shown []shown, i int, mask
 
 // processed says whether every frame the group delivered is a message the
 // model has processed or dropped unread in s, the group having begun in
-// start.
-func processed(start, s *spec.State, g record.Group, delivered []int) bool {
+// the state encoded as startEnc (decoded into start only when a frame
+// was delivered).
+func processed(m *spec.Model, startEnc []byte, start, s *spec.State, g record.Group, delivered []int) bool {
+	if len(delivered) > 0 {
+		decode(m, startEnc, start)
+	}
 	for _, i := range delivered {
 		if !processedMsg(start, s, g.Events[i].Msg) {
 			return false

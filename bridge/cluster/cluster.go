@@ -643,7 +643,7 @@ func (c *Cluster) Close() {
 // (journal.disk, ledgers.disk).
 func (c *Cluster) mountDisks(b *Bookie) error {
 	for _, d := range diskDirs {
-		mnt, backing := filepath.Join(b.dir, d), filepath.Join(b.dir, d+".disk")
+		mnt, backing := b.diskPaths(d)
 		for _, dir := range []string{mnt, backing} {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
@@ -656,6 +656,12 @@ func (c *Cluster) mountDisks(b *Bookie) error {
 		b.disks = append(b.disks, fsys)
 	}
 	return nil
+}
+
+// diskPaths are the mount point of the bookie's directory d and the
+// backing directory beside it.
+func (b *Bookie) diskPaths(d string) (mnt, backing string) {
+	return filepath.Join(b.dir, d), filepath.Join(b.dir, d+".disk")
 }
 
 // wipe empties one of the bookie's directories; a mounted one keeps its
@@ -697,7 +703,7 @@ func (c *Cluster) PowerLoss(b *Bookie) (int, error) {
 		if err != nil {
 			return lost, fmt.Errorf("bookie %s: %w", b.Name, err)
 		}
-		mnt, backing := filepath.Join(b.dir, diskDirs[i]), filepath.Join(b.dir, diskDirs[i]+".disk")
+		mnt, backing := b.diskPaths(diskDirs[i])
 		if b.disks[i], err = powerloss.Mount(backing, mnt); err != nil {
 			b.disks = b.disks[:i]
 			return lost, fmt.Errorf("bookie %s: %w", b.Name, err)
