@@ -22,11 +22,10 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	for _, tc := range []struct {
 		trace, verdict, reason string
 	}{
-		{docTrace("findings/f-preboot-fix2.itf.json"), NotExecutable, "--variant await-preboot-check (the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)"},
+		{docTrace("findings/f-stuck-writer-fix1.itf.json"), NotExecutable, "--variant skip-change-without-failed (the agent weaves no advice for skip-change-without-failed (SkipChangeWithoutFailed)"},
 		{docTrace("bugs/bk-4701.itf.json"), NotExecutable, "BookieChecksAdd is the fence check"},
 		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "RecoveryClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
 		{docTrace("bugs/bk-2614-still.itf.json"), NotExecutable, "here state 12 (BookieSendsReadResponse) comes between the check and the store"},
-		{docTrace("findings/f-preboot.itf.json"), NotExecutable, "--data-integrity true"},
 	} {
 		res, err := Confirm(ctx, tc.trace, Options{Version: "0.0.0-not-a-release"})
 		if err != nil {

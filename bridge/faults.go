@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/bkcheck/bkcheck/spec"
 )
@@ -46,19 +48,52 @@ func journalMode(params map[string]any) string {
 	return j
 }
 
-// journalSettings are the bookie settings of the trace's journal mode.
-// Without journalSyncData the journal still fsyncs by the clock, once
-// journalPageCacheFlushIntervalMSec (1 s) has passed since its last flush
-// (Journal's force-write request, release-4.18.0): set to a day, so that
-// only the model's BookieSyncsJournal makes the journal durable (found by
-// the first power-loss run, whose bookie replayed an entry the model had
-// lost: the steps took longer than a second).
-func journalSettings(params map[string]any) map[string]string {
+// bookieSettings are the bookie settings of the trace's journal mode and
+// data-integrity check. Without journalSyncData the journal still fsyncs
+// by the clock, once journalPageCacheFlushIntervalMSec (1 s) has passed
+// since its last flush (Journal's force-write request, release-4.18.0):
+// set to a day, so that only the model's BookieSyncsJournal makes the
+// journal durable (found by the first power-loss run, whose bookie
+// replayed an entry the model had lost: the steps took longer than a
+// second). The check's re-format with its cookie kept stamps new cookies
+// (dataIntegrityStampMissingCookies), as the model's --reformat-cookie
+// kept says; without stamping such a bookie never boots.
+func bookieSettings(params map[string]any) map[string]string {
+	kv := map[string]string{}
 	switch journalMode(params) {
 	case spec.JournalNoSync:
-		return map[string]string{"journalSyncData": "false", "journalPageCacheFlushIntervalMSec": "86400000"}
+		maps.Copy(kv, map[string]string{"journalSyncData": "false", "journalPageCacheFlushIntervalMSec": "86400000"})
 	case spec.JournalDisabled:
-		return map[string]string{"journalWriteData": "false"}
+		maps.Copy(kv, map[string]string{"journalWriteData": "false"})
+	}
+	if dataIntegrity(params) {
+		maps.Copy(kv, map[string]string{"dataIntegrityChecking": "true"})
+		if params["reformat-cookie"] == spec.CookieKept {
+			maps.Copy(kv, map[string]string{"dataIntegrityStampMissingCookies": "true"})
+		}
+	}
+	return kv
+}
+
+// dataIntegrity is the trace's --data-integrity.
+func dataIntegrity(params map[string]any) bool {
+	on, _ := params["data-integrity"].(bool)
+	return on
+}
+
+// holdsPreBootCheck: the trace's restarts start the pre-boot check without
+// waiting for it, and the model runs it later at BookieRunsPreBootCheck
+// (spec.Params.DeferredCheck), so the agent holds it until that step;
+// under the fix await-preboot-check the agent awaits it instead.
+func holdsPreBootCheck(params map[string]any, opts Options) bool {
+	return dataIntegrity(params) && !slices.Contains(opts.fixes, "await-preboot-check")
+}
+
+// preBootCheck runs the check the bookie's restart started and the agent
+// held, and awaits its end.
+func (r *run) preBootCheck(ctx context.Context, s step) error {
+	if err := r.cl.PreBootCheck(ctx, r.cl.Bookie(s.bookie)); err != nil {
+		return diverged("the bookie did not run its pre-boot check at the model's step", "the held check run", err.Error())
 	}
 	return nil
 }
@@ -91,8 +126,7 @@ func (r *run) loseDisk(ctx context.Context, s step) error {
 
 func (r *run) rejoinEmpty(ctx context.Context, s step) error {
 	b := r.cl.Bookie(s.bookie)
-	keep, _ := r.params["reformat-cookie"].(string)
-	if err := r.cl.Reformat(ctx, b, keep != "kept"); err != nil {
+	if err := r.cl.Reformat(ctx, b, r.params["reformat-cookie"] != spec.CookieKept); err != nil {
 		return err
 	}
 	if err := r.serving(ctx, b); err != nil {

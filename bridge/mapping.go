@@ -236,13 +236,16 @@ var mappings = []mapping{
 		drive:  "as BookieCheckpoints, with the write cache empty (the agent refuses the step otherwise)",
 		awaits: "the checkpoint's end: DbLedgerStorage returns at once with nothing flushed, and the journal's mark moves all the same",
 		code:   "`SyncThread.checkpoint`, `SingleDirectoryDbLedgerStorage.checkpoint`'s empty-write-cache return, `Journal.checkpointComplete`"},
+	{action: "BookieRunsPreBootCheck", take: (*run).preBootCheck,
+		drive:  "the data-integrity check the bookie's restart started (`dataIntegrityChecking=true`, `journalWriteData=false`, an unclean shutdown) and the bkcheck agent has held since, run now on the control port (`runPreBootCheck(\"UNCLEAN_SHUTDOWN\")`); the full check that DataIntegrityService would start every 3 s after it is held for the whole run (`needsFullCheck` false): the model has none",
+		awaits: "the check's future: each open ledger whose last ensemble holds the bookie fenced and in limbo, the ledger storage flushed",
+		code:   "`EmbeddedServer` (the call whose future it drops), `DataIntegrityCheckImpl.runPreBootCheck`, `processPreBoot`, `DataIntegrityService`"},
 
 	{action: "ClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},
 	{action: "ClientResendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
 	{action: "RecoveryClientChangesEnsemble", byDesign: true, notDriven: specWriterChange},
 	{action: "RecoveryClientSendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
 	{action: "BookieFillsDisk", notDriven: "a full disk (read-only with no high-priority writes either): the harness cannot fill a bookie's disks yet"},
-	{action: "BookieRunsPreBootCheck", notDriven: "the pre-boot data-integrity check: the harness runs its bookies without dataIntegrityChecking yet"},
 
 	{action: "AuditorMarksLedgerUnderreplicated", notDriven: noAutoRecovery},
 	{action: "AuditorChecksLedger", notDriven: noAutoRecovery},

@@ -99,9 +99,10 @@ func TestRefusedParams(t *testing.T) {
 		{map[string]any{"bookies": 3, "variant": "reference", "journal": "", "checkpoints": true, "recovery-read": "sequence"}, nil},
 		{map[string]any{"variant": spec.VariantSplitAddCheck, "journal": "synced", "ledger-storage": "db"}, nil},
 		{map[string]any{"variant": spec.VariantDurableFenceReply}, nil},
-		{map[string]any{"variant": spec.VariantAwaitPreBootCheck}, []string{"--variant await-preboot-check (the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)"}},
+		{map[string]any{"variant": spec.VariantAwaitPreBootCheck, "data-integrity": true, "reformat-cookie": "kept"}, nil},
+		{map[string]any{"variant": spec.VariantSkipChangeNoFailed}, []string{"--variant skip-change-without-failed (the agent weaves no advice for skip-change-without-failed (SkipChangeWithoutFailed)"}},
 		{map[string]any{"journal": "no-sync", "autorecovery": true}, []string{"--journal no-sync (journalSyncData=false and journalWriteData=false lose data only on a power loss, which needs a FUSE file system here: no FUSE", "--autorecovery true (the harness runs no Auditor"}},
-		{map[string]any{"data-integrity": true, "ledger-storage": "interleaved", "unavailable": 1.0}, []string{"--data-integrity true (", "--ledger-storage interleaved (the harness's bookies run DbLedgerStorage)", "--unavailable 1 ("}},
+		{map[string]any{"data-integrity": true, "ledger-storage": "interleaved", "unavailable": 1.0}, []string{"--ledger-storage interleaved (the harness's bookies run DbLedgerStorage)", "--unavailable 1 ("}},
 		{map[string]any{"unavailable": 0.0, "data-integrity": false}, nil},
 		{map[string]any{"no-such-setting": 1}, []string{"--no-such-setting (a setting this bkcheck's model does not have)"}},
 	} {

@@ -179,12 +179,14 @@ func orNone(s string) string {
 	return s
 }
 
-// ackQuorumCopies answers AckedEntriesHaveAckQuorumCopies in BookKeeper's
-// terms: each acknowledged entry is served by at least Qa of the bookies
-// the metadata names for it now (its write set in the ensemble that holds
-// it, RoundRobinDistributionSchedule).
-func (r *run) ackQuorumCopies(o *observation, who []string) (bool, string, error) {
-	qw, qa := toInt(r.params["write-quorum"]), toInt(r.params["ack-quorum"])
+// copies answers, in BookKeeper's terms, whether each acknowledged entry
+// is served by at least need of the bookies the metadata names for it
+// now (its write set in the ensemble that holds it,
+// RoundRobinDistributionSchedule): need is Qa for
+// AckedEntriesHaveAckQuorumCopies, and 1 for AllAckedEntriesAreReadable
+// while the ledger is open (no closed ledger for a reader to open).
+func (r *run) copies(o *observation, who []string, need int, needText string) (bool, string, error) {
+	qw := toInt(r.params["write-quorum"])
 	var short []string
 	for _, c := range o.Clients {
 		for _, e := range c.Acked {
@@ -202,9 +204,9 @@ func (r *run) ackQuorumCopies(o *observation, who []string) (bool, string, error
 					holders = append(holders, r.bookieName(id))
 				}
 			}
-			if len(holders) < qa {
-				short = append(short, fmt.Sprintf("entry %d is acknowledged, the metadata names {%s} for it, and only {%s} serve it (Qa = %d)",
-					e, strings.Join(named, ","), strings.Join(holders, ","), qa))
+			if len(holders) < need {
+				short = append(short, fmt.Sprintf("entry %d is acknowledged, the metadata names {%s} for it, and only {%s} serve it (%s)",
+					e, strings.Join(named, ","), strings.Join(holders, ","), needText))
 			}
 		}
 	}
@@ -212,7 +214,7 @@ func (r *run) ackQuorumCopies(o *observation, who []string) (bool, string, error
 	if len(short) > 0 {
 		return true, evidence + ": " + strings.Join(short, "; ") + " (messages in flight, held by the proxy: " + r.heldList() + ")", nil
 	}
-	return false, evidence + ": every acknowledged entry has Qa copies on the bookies the metadata names", nil
+	return false, evidence + ": every acknowledged entry has " + needText + " on the bookies the metadata names", nil
 }
 
 // asked are the properties property can ask of BookKeeper, each about
@@ -270,7 +272,8 @@ func (r *run) property(ctx context.Context, invariant string, last itfState) (bo
 	}
 	sort.Strings(who)
 	if invariant == "AckedEntriesHaveAckQuorumCopies" {
-		return r.ackQuorumCopies(o, who)
+		qa := toInt(r.params["ack-quorum"])
+		return r.copies(o, who, qa, fmt.Sprintf("Qa = %d copies", qa))
 	}
 	if o.Meta.State == "" && r.closedLast != nil {
 		var lost []string
@@ -286,6 +289,10 @@ func (r *run) property(ctx context.Context, invariant string, last itfState) (bo
 		return false, evidence, nil
 	}
 	if o.Meta.State != "CLOSED" {
+		if invariant == "AllAckedEntriesAreReadable" && o.Meta.State != "" {
+			lost, evidence, err := r.copies(o, who, 1, "a copy")
+			return lost, fmt.Sprintf("the ledger is %s; %s", o.Meta.State, evidence), err
+		}
 		return false, fmt.Sprintf("the ledger is %s; %s", orNone(o.Meta.State), ackedText(who)), nil
 	}
 	var rd struct {

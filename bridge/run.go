@@ -87,6 +87,7 @@ type bookies interface {
 	ReadOnly(ctx context.Context, b *cluster.Bookie) error
 	Checkpoint(ctx context.Context, b *cluster.Bookie, flush bool) error
 	ShortRead(ctx context.Context, b *cluster.Bookie, ledger, entry int64) error
+	PreBootCheck(ctx context.Context, b *cluster.Bookie) error
 	PowerLoss(b *cluster.Bookie) (int, error)
 	SyncDisks(b *cluster.Bookie, journalOnly bool) error
 	Close()
@@ -133,12 +134,13 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 		}
 	}()
 	copts := cluster.Options{Classpath: cp, Bookies: toInt(params["bookies"]), Dir: dir,
-		Settings: journalSettings(params), PowerLoss: powerLossJournal(params)}
+		Settings: bookieSettings(params), PowerLoss: powerLossJournal(params)}
 	if needsAgent(states, params, opts) {
 		if copts.Agent, err = agentJar(cp); err != nil {
 			return nil, err
 		}
 		copts.Fixes = opts.fixes
+		copts.HoldPreBootCheck = holdsPreBootCheck(params, opts)
 	}
 	cl, err := cluster.Start(ctx, copts)
 	if err != nil {

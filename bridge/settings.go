@@ -76,11 +76,10 @@ var settingUses = map[string]use{
 			}
 			return ""
 		}},
-	"disk-loss": {kind: steps, how: "BookieLosesDisk"},
-	"reformat":  {kind: steps, how: "BookieRejoinsEmpty"},
-	"data-integrity": {kind: driven, how: "dataIntegrityChecking=false, the bookies' default",
-		refuse: refuseBut("the harness's bookies run without dataIntegrityChecking, and it does not drive the pre-boot check yet", false)},
-	"reformat-cookie":                 {kind: driven, how: "bookieformat with -deleteCookie unless kept"},
+	"disk-loss":                       {kind: steps, how: "BookieLosesDisk"},
+	"reformat":                        {kind: steps, how: "BookieRejoinsEmpty"},
+	"data-integrity":                  {kind: driven, how: "dataIntegrityChecking=true where the trace has it (false, the bookies' default, where not); the pre-boot check a restart starts is held by the bkcheck agent until BookieRunsPreBootCheck, the full check never runs"},
+	"reformat-cookie":                 {kind: driven, how: "bookieformat with -deleteCookie unless kept; kept with dataIntegrityStampMissingCookies=true"},
 	"ledger-storage":                  {kind: driven, how: "DbLedgerStorage", refuse: refuseBut("the harness's bookies run DbLedgerStorage", spec.LedgerStorageDB, "db")},
 	"read-only":                       {kind: steps, how: "BookieBecomesReadOnly"},
 	"disk-full":                       {kind: steps, how: "BookieFillsDisk"},

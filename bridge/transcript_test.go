@@ -208,6 +208,10 @@ func (j *fakeJava) ShortRead(_ context.Context, b *cluster.Bookie, ledger, entry
 	j.record("short read of %s: ledger %d entry %d", b.Name, ledger, entry)
 	return nil
 }
+func (j *fakeJava) PreBootCheck(_ context.Context, b *cluster.Bookie) error {
+	j.record("pre-boot check of %s", b.Name)
+	return nil
+}
 func (j *fakeJava) PowerLoss(b *cluster.Bookie) (int, error) {
 	j.record("power loss of %s", b.Name)
 	return 1, nil

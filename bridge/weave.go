@@ -48,6 +48,8 @@ var weaves = []weave{
 		code: "`PendingAddOp.unsetSuccessAndSendWriteRequest`: its call of `lh.sendAddSuccessCallbacks()` for an op whose write set lacks the index removed (a substitution of that call only); `LedgerHandle.unsetSuccessAndSendWriteRequest`: `sendAddSuccessCallbacks()` once after the loop (PR #3041's diff, refs/pull/3041/merge 333f9536); in the client driver's JVM"},
 	{rule: "CallbacksAfterUnset", fix: "unset-while-changing", only: []string{spec.VariantUnsetWhileChanging},
 		code: "callbacks-after-unset's two changes, and the lambda that completes `LedgerHandle.ensembleChangeLoop` run in PR #4194's order in place of the release's (its diff, refs/pull/4194/merge 2a77ca6f): the new ensemble's unset and re-send while `changingEnsemble` is still set, then under `metadataLock` the delayed failures handed to the next change (from the new ensemble) or `changingEnsemble` cleared, and one `sendAddSuccessCallbacks` after; the failure branches as the release has them; in the client driver's JVM"},
+	{rule: "AwaitPreBootCheck", fix: "await-preboot-check",
+		code: "`DataIntegrityCheckImpl.runPreBootCheck`: called with the reason `UNCLEAN_SHUTDOWN` (by `EmbeddedServer`, which drops the future in the release) it returns only once the check has run, so the bookie starts serving after it"},
 	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",
 		code: "`SingleDirectoryDbLedgerStorage.checkpoint`: with an empty write cache the ledger index is flushed and the checkpoint recorded before the method returns (PR #4843's diff, refs/pull/4843/merge 9b4f81f4)"},
 }
@@ -102,9 +104,10 @@ func CheckFix(variant string) error {
 }
 
 // needsAgent reports whether a run needs the bookies' agent: fixes to
-// weave, or a checkpoint or a corrupt read among the trace's steps.
+// weave, the data-integrity check to hold, or a checkpoint or a corrupt
+// read among the trace's steps.
 func needsAgent(states []itfState, params map[string]any, opts Options) bool {
-	if len(opts.fixes) > 0 {
+	if len(opts.fixes) > 0 || dataIntegrity(params) {
 		return true
 	}
 	disabled := journalMode(params) == spec.JournalDisabled

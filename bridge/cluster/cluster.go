@@ -44,6 +44,9 @@ type Options struct {
 	// agent's names. A bookie whose weave does not take exits at its start.
 	Agent string
 	Fixes []string
+	// HoldPreBootCheck has the agent hold the data-integrity check a
+	// bookie starts after an unclean shutdown until PreBootCheck runs it.
+	HoldPreBootCheck bool
 	// PowerLoss mounts each bookie's journal and ledger directories on a
 	// file system that can lose power (package powerloss): PowerLoss and
 	// SyncDisks act on it. Start fails where FUSE cannot mount.
@@ -228,7 +231,11 @@ func (c *Cluster) AgentFlags(control int) []string {
 	if c.opts.Agent == "" {
 		return nil
 	}
-	return []string{fmt.Sprintf("-javaagent:%s=control=%d;fixes=%s", c.opts.Agent, control, strings.Join(c.opts.Fixes, "+"))}
+	args := fmt.Sprintf("control=%d;fixes=%s", control, strings.Join(c.opts.Fixes, "+"))
+	if c.opts.HoldPreBootCheck && control != 0 {
+		args += ";preboot=hold"
+	}
+	return []string{"-javaagent:" + c.opts.Agent + "=" + args}
 }
 
 // Checkpoint has the bookie's SyncThread checkpoint its ledger storage now,
@@ -253,6 +260,14 @@ func (c *Cluster) Checkpoint(ctx context.Context, b *Bookie, flush bool) error {
 // before PR #2909, EIO from it on).
 func (c *Cluster) ShortRead(ctx context.Context, b *Bookie, ledger, entry int64) error {
 	return c.control(ctx, b, fmt.Sprintf("short-read %d %d", ledger, entry))
+}
+
+// PreBootCheck has the bookie run the data-integrity check its start
+// began and the agent held (Options.HoldPreBootCheck), and awaits its end:
+// each open ledger whose last ensemble holds the bookie fenced and in
+// limbo.
+func (c *Cluster) PreBootCheck(ctx context.Context, b *Bookie) error {
+	return c.control(ctx, b, "preboot")
 }
 
 // control sends one command to the bookie's agent and awaits its answer.

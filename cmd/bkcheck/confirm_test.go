@@ -42,10 +42,10 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", v413}, exitUsage, []string{"v4.13 model"}},
 		{[]string{"confirm", "--bookkeeper", "4.x", "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"a release is three numbers"}},
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
-		{[]string{"confirm", "../../docs/traces/findings/f-preboot.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--data-integrity true"}},
+		{[]string{"confirm", "../../docs/traces/findings/f-stuck-writer-fix1.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--variant skip-change-without-failed"}},
 		// --fix names a variant the agent weaves whole, checked with the rest.
-		{[]string{"confirm", "--fix", "await-preboot-check", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
-			[]string{"--fix: the agent weaves no advice for await-preboot-check (AwaitPreBootCheck)", "--step-timeout: must be > 0"}},
+		{[]string{"confirm", "--fix", "skip-change-without-failed", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
+			[]string{"--fix: the agent weaves no advice for skip-change-without-failed (SkipChangeWithoutFailed)", "--step-timeout: must be > 0"}},
 		{[]string{"confirm", "--fix", "split-add-check", "x.itf.json"}, exitUsage, []string{"--fix: split-add-check is no change to BookKeeper's code"}},
 		{[]string{"confirm", "--fix", "no-such", "x.itf.json"}, exitUsage, []string{`--fix: unknown variant "no-such"`}},
 		{[]string{"confirm", "--fix", "", "x.itf.json"}, exitUsage, []string{"--fix: is empty"}},

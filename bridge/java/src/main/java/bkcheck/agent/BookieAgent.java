@@ -30,7 +30,8 @@ import net.bytebuddy.utility.JavaModule;
  * the release's jars are never changed. ARGS are {@code control=PORT} (the
  * harness's control connection, {@link Control}) and, optionally,
  * {@code fixes=A+B}: the candidate fixes to weave, by the names of
- * {@link Fixes#WEAVES}. Every class a weave changes is loaded before the
+ * {@link Fixes#WEAVES}, and {@code preboot=hold}: the data-integrity
+ * pre-boot check held until the harness runs it ({@link PreBoot}). Every class a weave changes is loaded before the
  * bookie starts, and a weave that did not take stops the JVM (exit 70), so
  * that a run "with the fix" never runs without it.
  */
@@ -55,7 +56,19 @@ public final class BookieAgent {
             if (w == null) {
                 fail("unknown fix " + fix + " (the agent weaves " + String.join(", ", Fixes.WEAVES.keySet()) + ")");
             }
-            weaves.addAll(w);
+            for (Weave x : w) {
+                if (!weaves.contains(x)) {
+                    weaves.add(x);
+                }
+            }
+        }
+        PreBoot.await = List.of(fixes.split("\\+")).contains("await-preboot-check");
+        if (opts.getOrDefault("preboot", "").equals("hold")) {
+            for (Weave x : PreBoot.WEAVES) {
+                if (!weaves.contains(x)) {
+                    weaves.add(x);
+                }
+            }
         }
         Set<String> woven = ConcurrentHashMap.newKeySet();
         Map<String, Throwable> failed = new ConcurrentHashMap<>();

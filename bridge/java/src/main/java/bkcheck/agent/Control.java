@@ -32,6 +32,8 @@ import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
  *   short-read L E    the next read of entry E of ledger L from the entry log
  *                     comes back short (BookieFailsRead; ShortRead), after a
  *                     checkpoint has moved it there from the write cache
+ *   preboot           the pre-boot check held since the bookie's start runs
+ *                     now, awaited to its end (BookieRunsPreBootCheck; PreBoot)
  * </pre>
  *
  * A checkpoint is SyncThread's own, as its flushInterval timer would start
@@ -125,6 +127,8 @@ public final class Control {
                 }
                 ShortRead.arm(Long.parseLong(w[1]), Long.parseLong(w[2]));
                 return "ok";
+            case "preboot":
+                return PreBoot.run();
             default:
                 return "error unknown command: " + line;
         }

@@ -67,6 +67,9 @@ public final class Fixes {
         unsetWhileChanging.add(new BookieAgent.Weave("org.apache.bookkeeper.client.LedgerHandle", ensembleChangeCompletion(),
                 UnsetWhileChanging.class));
         WEAVES.put("unset-while-changing", unsetWhileChanging);
+        // await-preboot-check: PreBoot's advice, which awaits the check
+        // where it would hold it (the agent sets PreBoot.await for it).
+        WEAVES.put("await-preboot-check", PreBoot.WEAVES);
         WEAVES.put("checkpoint-flushes-index", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage", method("checkpoint", 1),
                 CheckpointFlushesIndex.class)));

@@ -544,7 +544,8 @@ public final class Driver {
 
     /**
      * One read of entry 0 of a ledger on a bookie, straight to its port: the
-     * rc says whether it serves (any answer but a failed connection).
+     * rc says whether it serves (any answer of a bookie, not a failed
+     * connection).
      * BookieNettyServer binds its port before the journal is replayed and
      * resets connections until the bookie runs, so the Go side asks this
      * until it does.
@@ -555,8 +556,10 @@ public final class Driver {
         bookieObserver.readEntry(BookieId.parse(bookie), Math.max(ledger, 0), 0,
                 (r, l, en, buf, ctx) -> f.complete(r), null, 0);
         int rc = f.get(30, TimeUnit.SECONDS);
+        // -108 is DataUnknownException (4.14 on): a bookie whose pre-boot
+        // check put the ledger in limbo serves, and answers so
         boolean serving = rc == BKException.Code.OK || rc == BKException.Code.NoSuchLedgerExistsException
-                || rc == BKException.Code.NoSuchEntryException;
+                || rc == BKException.Code.NoSuchEntryException || rc == -108;
         return Map.of("rc", rc, "serving", serving);
     }
 
