@@ -50,6 +50,8 @@ var weaves = []weave{
 		code: "callbacks-after-unset's two changes, and the lambda that completes `LedgerHandle.ensembleChangeLoop` run in PR #4194's order in place of the release's (its diff, refs/pull/4194/merge 2a77ca6f): the new ensemble's unset and re-send while `changingEnsemble` is still set, then under `metadataLock` the delayed failures handed to the next change (from the new ensemble) or `changingEnsemble` cleared, and one `sendAddSuccessCallbacks` after; the failure branches as the release has them; in the client driver's JVM"},
 	{rule: "AwaitPreBootCheck", fix: "await-preboot-check",
 		code: "`DataIntegrityCheckImpl.runPreBootCheck`: called with the reason `UNCLEAN_SHUTDOWN` (by `EmbeddedServer`, which drops the future in the release) it returns only once the check has run, so the bookie starts serving after it"},
+	{rule: "SkipChangeWithoutFailed", fix: "skip-change-without-failed",
+		code: "`LedgerHandle.handleBookieFailure`: with no ensemble change running, the delayed failures and these (`toReplace`) start one only if some names the bookie the current ensemble has at its index; otherwise the delayed failures are cleared and the method returns, the failures dropped (PR #4278's diff, refs/pull/4278/merge db8a3066); in the client driver's JVM"},
 	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",
 		code: "`SingleDirectoryDbLedgerStorage.checkpoint`: with an empty write cache the ledger index is flushed and the checkpoint recorded before the method returns (PR #4843's diff, refs/pull/4843/merge 9b4f81f4)"},
 }
@@ -150,6 +152,11 @@ func (r *run) agentNotes() []string {
 				continue
 			}
 			kind, what, _ := strings.Cut(rest, ": ")
+			if k, kept := strings.CutSuffix(kind, keptSuffix); kept {
+				kind = k + " kept the release's course"
+			} else {
+				kind += " acted"
+			}
 			for _, b := range r.cl.Bookies() {
 				what = strings.ReplaceAll(what, b.ID(), b.Name) // the model's names
 			}
@@ -160,11 +167,16 @@ func (r *run) agentNotes() []string {
 			count[kind]++
 		}
 		for _, k := range kinds {
-			notes = append(notes, fmt.Sprintf("the agent in %s: %s acted %s (first: %s)", l.name, k, times(count[k]), first[k]))
+			notes = append(notes, fmt.Sprintf("the agent in %s: %s %s (first: %s)", l.name, k, times(count[k]), first[k]))
 		}
 	}
 	return notes
 }
+
+// keptSuffix marks an advice's log line where it was reached and left
+// the release's course as it is ("FIX kept: WHAT"): a fix whose
+// condition never holds in a run shows so, rather than nothing.
+const keptSuffix = " kept"
 
 func times(n int) string {
 	if n == 1 {

@@ -70,6 +70,8 @@ public final class Fixes {
         // await-preboot-check: PreBoot's advice, which awaits the check
         // where it would hold it (the agent sets PreBoot.await for it).
         WEAVES.put("await-preboot-check", PreBoot.WEAVES);
+        WEAVES.put("skip-change-without-failed", List.of(new BookieAgent.Weave(
+                "org.apache.bookkeeper.client.LedgerHandle", method("handleBookieFailure", 1), SkipChangeWithoutFailed.class)));
         WEAVES.put("checkpoint-flushes-index", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage", method("checkpoint", 1),
                 CheckpointFlushesIndex.class)));
@@ -150,6 +152,56 @@ public final class Fixes {
     }
 
     /**
+     * skip-change-without-failed, PR #4278 (its diff: refs/pull/4278/merge
+     * db8a3066 against its base): LedgerHandle.handleBookieFailure, when no
+     * ensemble change is running, gathers the delayed failures and these
+     * (toReplace) as the release does, and starts the change only if one
+     * of them names the bookie the current ensemble has at its index;
+     * otherwise it clears the delayed failures and changingEnsemble and
+     * returns, the failures dropped. The advice decides so before the
+     * method under the same metadataLock (on the ledger's ordered thread,
+     * as the method runs) and skips it where the PR returns; where the PR
+     * goes on, the release's method runs as it is. The release's first two
+     * branches (ensemble change disabled, DEFERRED_SYNC) come first there,
+     * and the advice leaves both cases to them. In the client driver's JVM.
+     */
+    public static final class SkipChangeWithoutFailed {
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
+        static boolean enter(@Advice.This Object lh, @Advice.Argument(0) Map<Integer, ?> failed) throws Exception {
+            return Fixes.nothingToReplace(lh, failed);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    public static boolean nothingToReplace(Object lh, Map<Integer, ?> failed) throws Exception {
+        Object conf = call(Control.field(lh, "clientCtx"), "getConf");
+        if ((Boolean) call(Control.field(conf, "disableEnsembleChangeFeature"), "isAvailable")
+                || ((java.util.Set<?>) Control.field(lh, "writeFlags")).contains(org.apache.bookkeeper.client.api.WriteFlag.DEFERRED_SYNC)) {
+            return false;
+        }
+        synchronized (Control.field(lh, "metadataLock")) {
+            if ((Boolean) Control.field(lh, "changingEnsemble")) {
+                return false;
+            }
+            Map<Integer, Object> delayed = (Map<Integer, Object>) Control.field(lh, "delayedWriteFailedBookies");
+            Map<Integer, Object> toReplace = new java.util.HashMap<>(delayed);
+            toReplace.putAll(failed);
+            List<?> current = (List<?>) call(lh, "getCurrentEnsemble");
+            for (Map.Entry<Integer, Object> e : toReplace.entrySet()) {
+                if (current.get(e.getKey()).equals(e.getValue())) {
+                    acted("skip-change-without-failed kept", "failures " + toReplace + " name " + e.getValue()
+                            + " at index " + e.getKey() + " of the current ensemble " + current + ": the change starts, as in the release");
+                    return false;
+                }
+            }
+            delayed.clear();
+            acted("skip-change-without-failed", "failures " + toReplace + " name no bookie of the current ensemble " + current
+                    + " at its index: no ensemble change, the failures dropped");
+            return true;
+        }
+    }
+
+    /**
      * checkpoint-flushes-index, PR #4843 (its diff: refs/pull/4843/merge
      * 9b4f81f4): SingleDirectoryDbLedgerStorage.checkpoint with an empty
      * write cache flushes the ledger index (fenced flags, master keys) and
@@ -188,9 +240,10 @@ public final class Fixes {
     }
 
     /**
-     * Logs, in the bookie's log, that a fix changed what the release does:
-     * the harness reports it (a run with a fix that never acted proves
-     * nothing of the fix).
+     * Logs, in the JVM's log, what an advice did, for the verdict's notes:
+     * "FIX: WHAT" where it changed what the release does, "FIX kept: WHAT"
+     * where it was reached and left the release's course as it is (a run
+     * with a fix never reached proves nothing of the fix).
      */
     public static void acted(String fix, String what) {
         System.err.println("bkcheck agent: " + fix + ": " + what);
