@@ -266,8 +266,14 @@ func (r *run) takeSteps(ctx context.Context, res *Result, progress func(string, 
 	}
 	for i := 1; i < len(states); i++ {
 		prev, next := states[i-1], states[i]
+		// A lost read Java has sent by now is timed out, and the reads it
+		// then sends let waiting steps go before this one: a step that
+		// needs their answers (a recovery's close) must not come first.
 		if err := r.loseLater(ctx); err != nil {
 			return stop(i, err)
+		}
+		if d, err := settle(false); err != nil {
+			return stop(d, err)
 		}
 		if !sched.arrive(i) {
 			continue
@@ -287,6 +293,9 @@ func (r *run) takeSteps(ctx context.Context, res *Result, progress func(string, 
 				return stop(i, err)
 			}
 		}
+	}
+	if err := r.loseLater(ctx); err != nil {
+		return stop(len(states)-1, err)
 	}
 	if sched.waiting() {
 		if d, err := settle(true); err != nil {

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/bkcheck/bkcheck/bridge/wire"
 )
@@ -97,18 +99,30 @@ func (r *run) answer(entry int, bookie string) {
 	r.answered[entry][bookie] = true
 }
 
-// loseLater loses (stalls) a request the model lost but Java sends only
-// later (a later replica of a sequence read), once Java has sent it.
+// loseLater handles the requests the model lost that Java sends only
+// later (a later replica of a sequence read): once every replica before
+// one in the write set has answered without deciding the entry, Java sends
+// it, so its frame is awaited, stalled and timed out (readSent), and the
+// client moves on to the next replica; once the entry is decided, Java
+// never sends it. Awaited, not polled: Java sends it on its own thread
+// after the previous answer, and a step taken before it would race it.
 func (r *run) loseLater(ctx context.Context) error {
-	for k, m := range r.lostLater {
-		m := m
-		if f := r.heldNow(func(f *wire.Frame) bool { return frameOf(m, f) }); f != nil {
-			r.lose(f)
-			if err := r.timeOutRead(ctx, m); err != nil {
+	for progress := true; progress; {
+		progress = false
+		for _, k := range slices.Sorted(maps.Keys(r.lostLater)) {
+			m := r.lostLater[k]
+			if r.decided[m.Entry] {
+				delete(r.lostLater, k)
+				continue
+			}
+			if slices.ContainsFunc(r.owedAfter[k], func(b string) bool { return !r.answered[m.Entry][b] }) {
+				continue
+			}
+			delete(r.lostLater, k)
+			if err := r.readSent(ctx, m); err != nil {
 				return err
 			}
-			r.answer(m.Entry, m.Bookie)
-			delete(r.lostLater, k)
+			progress = true
 		}
 	}
 	return nil
@@ -169,6 +183,7 @@ func (r *run) recoveryReads(ctx context.Context, prev, next itfState, client str
 			}
 		case m.Count < 0:
 			r.lostLater[m.key()] = m
+			r.owedAfter[m.key()] = append([]string(nil), before...)
 		case first:
 			if err := r.readSent(ctx, m); err != nil {
 				return err

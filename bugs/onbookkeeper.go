@@ -150,8 +150,8 @@ var Runs = []Run{
 		Says: "every step as the model took it, the crash a power loss of b2's machine (journalWriteData=false: the entry was in the write cache only), and entry 0 is acknowledged beyond the closed ledger's last entry -1 (5 of 5)"},
 	{Trace: "traces/guarantees/e5-w3-a2-crash-nosync-1.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step of the spec model's trace (E = 5, Qw = 3, Qa = 2), its parallel recovery read mapped onto Java's sequence read, the crash a power loss: entry 0 is acknowledged beyond the closed ledger's last entry -1 (5 of 5)"},
-	{Trace: "traces/guarantees/e5-w3-a2-crash-nojournal-1.itf.json", Release: "4.18.2", Verdict: Diverged, Step: 27,
-		Says: "every step up to the recovery's close agreed, the power loss included; the recovery, its reads answered NoSuchEntry by b4 and b2 and its read of b3 held, did not close the ledger within the step's time (3 of 3; not yet explained: the trace is of the spec model, whose parallel read the harness maps onto Java's sequence read)"},
+	{Trace: "traces/guarantees/e5-w3-a2-crash-nojournal-1.itf.json", Release: "4.18.2", Verdict: Reproduced,
+		Says: "every step of the spec model's trace (E = 5, Qw = 3, Qa = 2), its parallel recovery read mapped onto Java's sequence read, the crash a power loss: b2's NoSuchEntry, then the read of b3 the model lost stalled and timed out once Java sent it, then b4's NoSuchEntry, and recovery closes the ledger empty with entry 0 acknowledged. It diverged at step 27 before 2026-12-07: the harness polled for Java's read of b3 and took the close first when the read had not arrived yet (now awaited)"},
 	{Trace: "traces/guarantees/ar-safe-off.itf.json", Release: "4.18.2", Verdict: Reproduced,
 		Says: "every step of the BookKeeper model's trace (sequence recovery reads, the crash rule of --checkpoints) as the model took it: the restarted bookie, fenced while it held nothing of the ledger, accepts the writer's add, and entry 0 is acknowledged beyond the closed ledger's last entry -1"},
 }
