@@ -140,10 +140,9 @@ func (r *run) becomeReadOnly(ctx context.Context, s step) error {
 	return r.cl.ReadOnly(ctx, r.cl.Bookie(s.bookie))
 }
 
-// syncJournal: with the default journal a no-op on the cluster: the
-// bookie's journal thread writes and fsyncs what it queued within
-// journalMaxGroupWaitMSec (2 ms) by itself, and the harness does not hold
-// it (docs/conformance.md). With --journal no-sync the journal never
+// syncJournal: with the default journal the fence records the model had
+// not made durable are released to the journal before the step
+// (journalHolds), which writes and fsyncs them. With --journal no-sync the journal never
 // fsyncs (journalSyncData=false): its writes become durable when the
 // operating system writes them back, which the harness does now on the
 // bookie's journal disk. With --journal disabled the entries are in the
@@ -181,4 +180,63 @@ func (r *run) queueAllReplacements(ctx context.Context) {
 	for c := 1; c <= toInt(r.params["clients"]); c++ {
 		r.queueReplacements(ctx, fmt.Sprintf("c%d", c))
 	}
+}
+
+// holdsFenceRecords: the trace's model can lose a fence a crash comes
+// before the journal wrote (b_unflushed_fence; --crashes), with a journal
+// that fsyncs what it writes (synced or disabled: with no-sync a power
+// loss drops what was not fsynced, on the bookies' FUSE disks). Then each
+// bookie's agent keeps its journal records back while the model's fence
+// record is not durable there (journalHolds). Not with a fix woven by
+// --fix that answers every fencing read only once its record is durable
+// (durable-fence-reply): the trace's fence durability is then the unfixed
+// model's, which the fixed bookie does not have, and the run shows where
+// the durable fence matters (a restarted bookie still fenced) rather than
+// stopping at the first answer the fix delays.
+func holdsFenceRecords(states []itfState, params map[string]any, opts Options) bool {
+	if toInt(params["crashes"]) == 0 || journalMode(params) == spec.JournalNoSync || len(states) == 0 {
+		return false
+	}
+	if fixes, _ := fixesOf(opts.Fix); slices.Contains(fixes, "durable-fence-reply") {
+		return false
+	}
+	_, ok := states[0]["b_unflushed_fence"]
+	return ok
+}
+
+// processEnds are the steps that end a bookie's process: what its agent
+// held is gone with it, and a restarted bookie holds nothing.
+var processEnds = map[string]bool{"BookieCrashes": true, "BookieLosesDisk": true, "BookieRejoinsEmpty": true}
+
+// journalHolds makes each bookie's journal follow the model's fence
+// durability before the step is driven: held while the model's state
+// after the step has its fence record not durable (b_unflushed_fence),
+// released (written, and awaited) once the model has made it durable,
+// at BookieSyncsJournal, or at a fencing read answered with data, which
+// waits for the record. The step that ends a bookie's process releases
+// nothing: the held records are lost with it, as the model's fence is.
+func (r *run) journalHolds(ctx context.Context, next itfState) error {
+	if !r.holdJournal {
+		return nil
+	}
+	unflushed := set(next["b_unflushed_fence"])
+	ending := ""
+	if processEnds[next.action()] {
+		ending, _ = next.picks()["bookie"].(string)
+	}
+	for _, b := range r.cl.Bookies() {
+		want := contains(unflushed, b.Name)
+		switch {
+		case want == r.holding[b.Name]:
+			continue
+		case b.Name == ending || r.crashed[b.Name]:
+			r.holding[b.Name] = false
+			continue
+		}
+		if err := r.cl.Journal(ctx, b, want); err != nil {
+			return diverged("the bookie's journal did not follow the model's fence durability", fmt.Sprintf("the journal of %s held: %v", b.Name, want), err.Error())
+		}
+		r.holding[b.Name] = want
+	}
+	return nil
 }

@@ -222,10 +222,10 @@ var mappings = []mapping{
 		awaits: "the response: NoSuchEntry where the trace's model answers so (corrupt-read-nosuch, before PR #2909), EIO otherwise",
 		code:   "`EntryLogger.internalReadEntry` (`DefaultEntryLogger` from 4.16), `readFromLogChannel`; `ReadEntryProcessor`"},
 	{action: "BookieSyncsJournal", take: (*run).syncJournal,
-		drive: "nothing: the bookie's journal writes and fsyncs what it queued within `journalMaxGroupWaitMSec` (2 ms) by itself; the harness does not hold it, " +
-			"so a crash the model places before the sync finds the record already durable in BookKeeper; " +
-			"with --journal no-sync (no fsync) the operating system's write-back of the journal files, on the power-loss file system; with --journal disabled a checkpoint through the agent (the write cache flushed and fsynced)",
-		awaits: "—",
+		drive: "the fence records the model has not made durable, which the bookie's agent kept back from its journal since the fencing answer (with --crashes and a synced or disabled journal the harness holds a bookie's journal while the model's b_unflushed_fence names it: " +
+			"every record given to `Journal.logAddEntry` kept back, in order, and lost by a crash), handed to the journal, which writes and fsyncs them; " +
+			"with --journal no-sync (no fsync) the operating system's write-back of the journal files, on the power-loss file system; with --journal disabled also a checkpoint through the agent (the write cache flushed and fsynced)",
+		awaits: "each released record's callback (written, and fsynced with journalSyncData)",
 		code:   "`Journal`"},
 	{action: "BookieCheckpoints", take: checkpointStep(true),
 		drive: "the bookie's SyncThread checkpoints now, through the bkcheck agent (`doCheckpoint(checkpointSource.newCheckpoint())` on its executor, as its flushInterval timer would; the timer is set to a day): " +
@@ -283,6 +283,9 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 	p := next.picks()
 	client, _ := p["client"].(string)
 	bookie, _ := p["bookie"].(string)
+	if err := r.journalHolds(ctx, next); err != nil {
+		return err
+	}
 	return m.take(r, ctx, step{prev: prev, next: next, client: client, bookie: bookie})
 }
 

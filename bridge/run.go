@@ -51,6 +51,11 @@ type run struct {
 	queued map[int]bool
 	// crashed: the bookies down after a crash.
 	crashed map[string]bool
+	// holdJournal: the bookies' journals follow the model's fence
+	// durability (holdsFenceRecords); holding: the bookies whose agent
+	// keeps their journal's records back now (journalHolds).
+	holdJournal bool
+	holding     map[string]bool
 	// linkClosed: the step at which the harness last closed a client's
 	// connection to a bookie (by "client/bookie"), to fail a write as a
 	// closed connection does (addTimeout).
@@ -88,6 +93,7 @@ type bookies interface {
 	Checkpoint(ctx context.Context, b *cluster.Bookie, flush bool) error
 	ShortRead(ctx context.Context, b *cluster.Bookie, ledger, entry int64) error
 	PreBootCheck(ctx context.Context, b *cluster.Bookie) error
+	Journal(ctx context.Context, b *cluster.Bookie, hold bool) error
 	PowerLoss(b *cluster.Bookie) (int, error)
 	SyncDisks(b *cluster.Bookie, journalOnly bool) error
 	Close()
@@ -121,9 +127,9 @@ func maxEnsembleChanges(params map[string]any) string {
 
 // newState is a run with no parts yet.
 func newState(states []itfState, params map[string]any, opts Options) *run {
-	return &run{states: states, opts: opts, params: params, ledger: -1, entries: toInt(params["entries"]),
+	return &run{states: states, opts: opts, params: params, ledger: -1, holdJournal: holdsFenceRecords(states, params, opts), entries: toInt(params["entries"]),
 		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
-		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, linkClosed: map[string]int{}, lostAt: map[int]int{}, completing: map[string]bool{}}
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, holding: map[string]bool{}, linkClosed: map[string]int{}, lostAt: map[int]int{}, completing: map[string]bool{}}
 }
 
 func newRun(ctx context.Context, cp, dir string, states []itfState, params map[string]any, opts Options) (_ *run, err error) {
@@ -141,6 +147,7 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 		}
 		copts.Fixes = opts.fixes
 		copts.HoldPreBootCheck = holdsPreBootCheck(params, opts)
+		copts.HoldJournal = r.holdJournal
 	}
 	cl, err := cluster.Start(ctx, copts)
 	if err != nil {

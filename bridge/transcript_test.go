@@ -212,6 +212,14 @@ func (j *fakeJava) PreBootCheck(_ context.Context, b *cluster.Bookie) error {
 	j.record("pre-boot check of %s", b.Name)
 	return nil
 }
+func (j *fakeJava) Journal(_ context.Context, b *cluster.Bookie, hold bool) error {
+	if hold {
+		j.record("journal of %s held", b.Name)
+	} else {
+		j.record("journal of %s released", b.Name)
+	}
+	return nil
+}
 func (j *fakeJava) PowerLoss(b *cluster.Bookie) (int, error) {
 	j.record("power loss of %s", b.Name)
 	return 1, nil

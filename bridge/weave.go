@@ -106,10 +106,10 @@ func CheckFix(variant string) error {
 }
 
 // needsAgent reports whether a run needs the bookies' agent: fixes to
-// weave, the data-integrity check to hold, or a checkpoint or a corrupt
-// read among the trace's steps.
+// weave, the data-integrity check or the journal's records to hold, or a
+// checkpoint or a corrupt read among the trace's steps.
 func needsAgent(states []itfState, params map[string]any, opts Options) bool {
-	if len(opts.fixes) > 0 || dataIntegrity(params) {
+	if len(opts.fixes) > 0 || dataIntegrity(params) || holdsFenceRecords(states, params, opts) {
 		return true
 	}
 	disabled := journalMode(params) == spec.JournalDisabled

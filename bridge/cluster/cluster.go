@@ -47,6 +47,9 @@ type Options struct {
 	// HoldPreBootCheck has the agent hold the data-integrity check a
 	// bookie starts after an unclean shutdown until PreBootCheck runs it.
 	HoldPreBootCheck bool
+	// HoldJournal has the agent able to keep a bookie's journal records
+	// back (Journal).
+	HoldJournal bool
 	// PowerLoss mounts each bookie's journal and ledger directories on a
 	// file system that can lose power (package powerloss): PowerLoss and
 	// SyncDisks act on it. Start fails where FUSE cannot mount.
@@ -235,6 +238,9 @@ func (c *Cluster) AgentFlags(control int) []string {
 	if c.opts.HoldPreBootCheck && control != 0 {
 		args += ";preboot=hold"
 	}
+	if c.opts.HoldJournal && control != 0 {
+		args += ";journal=hold"
+	}
 	return []string{"-javaagent:" + c.opts.Agent + "=" + args}
 }
 
@@ -268,6 +274,17 @@ func (c *Cluster) ShortRead(ctx context.Context, b *Bookie, ledger, entry int64)
 // limbo.
 func (c *Cluster) PreBootCheck(ctx context.Context, b *Bookie) error {
 	return c.control(ctx, b, "preboot")
+}
+
+// Journal has the bookie's agent keep back every record given to its
+// journal from now on (hold), or hand the records kept back to the
+// journal in order and await each one's write (and fsync, with
+// journalSyncData) (release). A crash loses what is held.
+func (c *Cluster) Journal(ctx context.Context, b *Bookie, hold bool) error {
+	if hold {
+		return c.control(ctx, b, "journal hold")
+	}
+	return c.control(ctx, b, "journal release")
 }
 
 // control sends one command to the bookie's agent and awaits its answer.

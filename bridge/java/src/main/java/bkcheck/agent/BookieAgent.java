@@ -30,8 +30,10 @@ import net.bytebuddy.utility.JavaModule;
  * the release's jars are never changed. ARGS are {@code control=PORT} (the
  * harness's control connection, {@link Control}) and, optionally,
  * {@code fixes=A+B}: the candidate fixes to weave, by the names of
- * {@link Fixes#WEAVES}, and {@code preboot=hold}: the data-integrity
- * pre-boot check held until the harness runs it ({@link PreBoot}). Every class a weave changes is loaded before the
+ * {@link Fixes#WEAVES}; {@code preboot=hold}: the data-integrity
+ * pre-boot check held until the harness runs it ({@link PreBoot});
+ * {@code journal=hold}: the journal's records held on demand until the
+ * harness releases them ({@link JournalHold}). Every class a weave changes is loaded before the
  * bookie starts, and a weave that did not take stops the JVM (exit 70), so
  * that a run "with the fix" never runs without it.
  */
@@ -61,6 +63,9 @@ public final class BookieAgent {
                     weaves.add(x);
                 }
             }
+        }
+        if (opts.getOrDefault("journal", "").equals("hold")) {
+            weaves.addAll(JournalHold.WEAVES);
         }
         PreBoot.await = List.of(fixes.split("\\+")).contains("await-preboot-check");
         if (opts.getOrDefault("preboot", "").equals("hold")) {

@@ -34,6 +34,8 @@ import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
  *                     checkpoint has moved it there from the write cache
  *   preboot           the pre-boot check held since the bookie's start runs
  *                     now, awaited to its end (BookieRunsPreBootCheck; PreBoot)
+ *   journal hold      the journal's records kept back from now on (JournalHold)
+ *   journal release   the records kept back written, in order, and awaited
  * </pre>
  *
  * A checkpoint is SyncThread's own, as its flushInterval timer would start
@@ -129,6 +131,14 @@ public final class Control {
                 return "ok";
             case "preboot":
                 return PreBoot.run();
+            case "journal":
+                if (w.length == 2 && w[1].equals("hold")) {
+                    return JournalHold.start();
+                }
+                if (w.length == 2 && w[1].equals("release")) {
+                    return JournalHold.release();
+                }
+                return "error unknown command: " + line;
             default:
                 return "error unknown command: " + line;
         }
