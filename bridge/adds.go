@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/bkcheck/bkcheck/bridge/wire"
 )
 
 // The adds' handlers (mapping.go): creating the ledger, the writer's adds,
@@ -74,7 +76,64 @@ func (r *run) createAddOp(ctx context.Context, s step) error {
 // checkAdd: a check apart from its store by no step of the bookie
 // (unsupported checked it) is taken with the store: the bookie checks and
 // stores when the harness delivers the add, at the store's step.
-func (r *run) checkAdd(context.Context, step) error { return nil }
+func (r *run) checkAdd(ctx context.Context, s step) error {
+	if checkInterleaved(r.states, r.cur) == 0 {
+		return nil
+	}
+	return r.raceAdd(ctx, s)
+}
+
+// raceAdd runs an add's fence check apart from its store (split-add-check,
+// a fence between them; raceRefused ran the trace): the bookie's agent is
+// armed for the ledger, the add delivered, and its thread awaited where it
+// has created its own handle for the ledger and not stored it yet
+// (AddRace). The fence's delivery then interleaves them (raceFence), and
+// the store's step lets the add store (deliver).
+func (r *run) raceAdd(ctx context.Context, s step) error {
+	var add *message
+	for _, m := range messages(s.prev) {
+		if m.Type == "AddEntryRequestMessage" && m.Count > 0 && m.Client == s.client && m.Bookie == s.bookie && m.Entry == toInt(s.next.picks()["entry"]) {
+			m := m
+			add = &m
+		}
+	}
+	if add == nil {
+		return fmt.Errorf("no add of %s to %s in flight to check", s.client, s.bookie)
+	}
+	b := r.cl.Bookie(s.bookie)
+	if err := r.cl.Race(ctx, b, fmt.Sprintf("arm %d", r.ledger)); err != nil {
+		return diverged("the bookie's agent could not arm the race", "an add and a fence on their own handles", err.Error())
+	}
+	f, err := r.awaitFrame(ctx, add.String(), func(f *wire.Frame) bool { return frameOf(*add, f) })
+	if err != nil {
+		return err
+	}
+	if err := r.px.Deliver(f); err != nil {
+		return diverged("the frame could not be delivered", add.String()+" delivered", err.Error())
+	}
+	if err := r.cl.Race(ctx, b, "await-created"); err != nil {
+		return diverged("the add did not create a handle of its own", "the add checked on a handle it created", err.Error())
+	}
+	r.raced[s.bookie] = add.key()
+	r.notes = append(r.notes, fmt.Sprintf("step %d: %s's add of entry %d held by the agent in %s after creating its own handle, before storing it (the race before PR #4701)", r.cur+1, s.client, add.Entry, s.bookie))
+	return nil
+}
+
+// raceFence interleaves, after a fencing request's delivery to a bookie
+// whose agent holds a checked add, the fence and the add as the trace has
+// them: the fence on a handle of its own, the add checked before it
+// fences and stored after it answers. With PR #4701 both share the handle
+// stored first, and the fence waits for the add: the trace's order is
+// not BookKeeper's there.
+func (r *run) raceFence(ctx context.Context, m *message) error {
+	if r.raced[m.Bookie] == "" || (m.Type != "FenceRequestMessage" && m.Fields["fence"] != true) {
+		return nil
+	}
+	if err := r.cl.Race(ctx, r.cl.Bookie(m.Bookie), "interleave"); err != nil {
+		return diverged("the fence did not run between the add's check and its store", "the fence on its own handle, answered while the checked add waits to store", err.Error())
+	}
+	return nil
+}
 
 // expectSentStep awaits the frames the step sends, which Java sends by
 // itself.

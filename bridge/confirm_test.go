@@ -23,9 +23,7 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 		trace, verdict, reason string
 	}{
 		{docTrace("findings/f-4551.itf.json"), NotExecutable, "--autorecovery true (the harness runs no Auditor or ReplicationWorker yet)"},
-		{docTrace("bugs/bk-4701.itf.json"), NotExecutable, "BookieChecksAdd is the fence check"},
 		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "RecoveryClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
-		{docTrace("bugs/bk-2614-still.itf.json"), NotExecutable, "here state 12 (BookieSendsReadResponse) comes between the check and the store"},
 	} {
 		res, err := Confirm(ctx, tc.trace, Options{Version: "0.0.0-not-a-release"})
 		if err != nil {

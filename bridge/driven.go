@@ -38,12 +38,71 @@ func unsupported(params map[string]any, states []itfState) (int, string) {
 		case m.take == nil:
 			return i, a + " is " + m.notDriven
 		case a == "BookieChecksAdd":
-			if k := checkInterleaved(states, i); k > 0 {
+			if k := raceRefused(states, i); k > 0 {
 				return i, fmt.Sprintf("%s is %s; here state %d (%s) comes between the check and the store", a, splitCheck, k+1, states[k].action())
 			}
 		}
 	}
 	return -1, ""
+}
+
+// raceRefused says which step between a bookie's fence check of an add
+// (state i) and its store the harness cannot run inside the bookie: the
+// index of the first such state, 0 if none. The agent's AddRace runs one
+// fencing request of another client in between (the fence on its own
+// handle, as before PR #4701); any other step of that bookie between them
+// (a second fence, a read, a crash) is not driven.
+func raceRefused(states []itfState, i int) int {
+	k := checkInterleaved(states, i)
+	if k == 0 || !fencesAt(states[k-1], states[k]) {
+		return k
+	}
+	bookie := states[i].picks()["bookie"]
+	for j := k + 1; j < len(states); j++ {
+		if states[j].picks()["bookie"] != bookie {
+			continue
+		}
+		if storesChecked(states, i, j) {
+			return 0
+		}
+		return j
+	}
+	return 0
+}
+
+// racesAdds: the trace has a fence between an add's check and its store
+// (raceRefused ran it), so the bookies' agent must be able to race them.
+func racesAdds(states []itfState) bool {
+	for i := 1; i < len(states); i++ {
+		if states[i].action() == "BookieChecksAdd" && checkInterleaved(states, i) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fencesAt says whether the step answers a fencing request of a bookie: a
+// fencing LAC read, or a recovery read that fences (4.14 on).
+func fencesAt(prev, next itfState) bool {
+	switch next.action() {
+	case "BookieSendsFencingReadLacResponse":
+		return true
+	case "BookieSendsReadResponse":
+		m := consumed(prev, next, "ReadRequestMessage")
+		return m != nil && m.Fields["fence"] == true
+	}
+	return false
+}
+
+// storesChecked says whether state j is the store (or refusal) of the add
+// checked at state i.
+func storesChecked(states []itfState, i, j int) bool {
+	p, q := states[i].picks(), states[j].picks()
+	switch states[j].action() {
+	case "BookieSendsAddConfirmedResponse", "BookieSendsAddFencedResponse", "BookieSendsAddReadOnlyResponse":
+		return q["client"] == p["client"] && toInt(q["entry"]) == toInt(p["entry"])
+	}
+	return false
 }
 
 // checkInterleaved says whether a bookie's fence check of an add

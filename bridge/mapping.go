@@ -52,7 +52,6 @@ const (
 		"the Java client changes its ensemble as --add-path java models it (ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange)"
 	noAutoRecovery = "a step of AutoRecovery: the harness runs no Auditor or ReplicationWorker yet"
 	noDecommission = "a step of an operator's decommission: the harness has no decommission yet"
-	notControlled  = "which the harness does not control (it controls messages, crashes and flushes)"
 )
 
 // mappings is the harness's mapping, in the order of docs/conformance.md's
@@ -76,8 +75,10 @@ var mappings = []mapping{
 		awaits: "the add frames to the write set at the proxy; a lost one stalled (held, never delivered: its connection delivers nothing more to that bookie until it closes)",
 		code:   "`PendingAddOp.initiate`, `PerChannelBookieClient.addEntry`"},
 	{action: "BookieChecksAdd", take: (*run).checkAdd,
-		drive:  "nothing at this step: a check with no step of the same bookie between it and its store (as on every release before 4.17.4) is the add as the bookie runs it, checked and stored when the harness delivers the request at the store's step",
-		awaits: "—",
+		drive: "nothing at this step where no step of the same bookie comes between the check and the store: the add as the bookie runs it, checked and stored when the harness delivers the request at the store's step; " +
+			"where a fencing request of another client comes between them (bk-4701's race, releases before 4.17.4), the add delivered now with the bkcheck agent armed: its thread stops once it has created its own handle for the ledger (`LedgerDescriptor.create`, before `putIfAbsent`); " +
+			"the fencing request's delivery then interleaves them (the fence's thread stops with its own handle stored, the add goes on to stop after its fence check, the fence goes on) and the store's step lets the add store",
+		awaits: "the add's thread stopped with its own handle; at the fence's step, the fence holding its handle's lock (an error where it waits for the add's: one handle, PR #4701)",
 		code:   "`WriteEntryProcessor`, `BookieImpl.addEntry`"},
 	{action: "BookieSendsAddConfirmedResponse", take: respondTo("AddEntryRequestMessage", "AddEntryResponseMessage", rcIs(wire.EOK)),
 		drive:  "the add frame delivered to the bookie",
@@ -261,8 +262,9 @@ var mappings = []mapping{
 	{action: "AdminFinishesDecommission", notDriven: noDecommission},
 }
 
-// splitCheck is why a BookieChecksAdd apart from its store is not driven.
-const splitCheck = "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, " + notControlled
+// splitCheck is why a BookieChecksAdd apart from its store is not driven
+// where more than one fencing request comes between them.
+const splitCheck = "the fence check and the store of one add on two of a bookie's threads: a race inside a bookie's process, which the harness runs with one fencing request between them only"
 
 // mappingOf is the mapping of each action, by name.
 var mappingOf = func() map[string]*mapping {

@@ -288,3 +288,41 @@ func TestReleasesDeclared(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRaceRefused: the harness runs an add's check apart from its store
+// when what comes between at that bookie is one fencing request (bk-4701's
+// trace: the recovery read at state 12), and refuses any other step there,
+// naming it.
+func TestRaceRefused(t *testing.T) {
+	states, _, err := readITFStates(docTrace("bugs/bk-4701.itf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := -1
+	for i := 1; i < len(states) && check < 0; i++ {
+		if states[i].action() == "BookieChecksAdd" && checkInterleaved(states, i) > 0 {
+			check = i
+		}
+	}
+	if check < 0 {
+		t.Fatal("bk-4701's trace has no check apart from its store")
+	}
+	if k := raceRefused(states, check); k != 0 {
+		t.Errorf("bk-4701: refused at state %d (%s), want it run", k+1, states[k].action())
+	}
+	if !racesAdds(states) {
+		t.Error("bk-4701: racesAdds false, want the agent able to race")
+	}
+	// Without the store (state 13) the next step of b2 after the fence is
+	// not the checked add's: refused there.
+	var cut []itfState
+	for i, s := range states {
+		if !(s.action() == "BookieSendsAddConfirmedResponse" && s.picks()["bookie"] == "b2" && i > check) {
+			cut = append(cut, s)
+		}
+	}
+	k := raceRefused(cut, check)
+	if k == 0 || cut[k].picks()["bookie"] != "b2" || fencesAt(cut[k-1], cut[k]) {
+		t.Errorf("without the store: refused at %d, want the first step of b2 after the fence", k)
+	}
+}

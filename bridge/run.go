@@ -56,6 +56,9 @@ type run struct {
 	// keeps their journal's records back now (journalHolds).
 	holdJournal bool
 	holding     map[string]bool
+	// raced: for each bookie, the key of the add its agent holds between
+	// its fence check and its store (adds.go, raceAdd).
+	raced map[string]string
 	// linkClosed: the step at which the harness last closed a client's
 	// connection to a bookie (by "client/bookie"), to fail a write as a
 	// closed connection does (addTimeout).
@@ -94,6 +97,7 @@ type bookies interface {
 	ShortRead(ctx context.Context, b *cluster.Bookie, ledger, entry int64) error
 	PreBootCheck(ctx context.Context, b *cluster.Bookie) error
 	Journal(ctx context.Context, b *cluster.Bookie, hold bool) error
+	Race(ctx context.Context, b *cluster.Bookie, cmd string) error
 	PowerLoss(b *cluster.Bookie) (int, error)
 	SyncDisks(b *cluster.Bookie, journalOnly bool) error
 	Close()
@@ -129,7 +133,7 @@ func maxEnsembleChanges(params map[string]any) string {
 func newState(states []itfState, params map[string]any, opts Options) *run {
 	return &run{states: states, opts: opts, params: params, ledger: -1, holdJournal: holdsFenceRecords(states, params, opts), entries: toInt(params["entries"]),
 		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
-		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, holding: map[string]bool{}, linkClosed: map[string]int{}, lostAt: map[int]int{}, completing: map[string]bool{}}
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, holding: map[string]bool{}, raced: map[string]string{}, linkClosed: map[string]int{}, lostAt: map[int]int{}, completing: map[string]bool{}}
 }
 
 func newRun(ctx context.Context, cp, dir string, states []itfState, params map[string]any, opts Options) (_ *run, err error) {
@@ -148,6 +152,7 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 		copts.Fixes = opts.fixes
 		copts.HoldPreBootCheck = holdsPreBootCheck(params, opts)
 		copts.HoldJournal = r.holdJournal
+		copts.RaceAdds = racesAdds(states)
 	}
 	cl, err := cluster.Start(ctx, copts)
 	if err != nil {
@@ -564,6 +569,14 @@ func (r *run) deliver(ctx context.Context, prev, next itfState, typ string) (*me
 	if m == nil {
 		return nil, fmt.Errorf("the trace's step consumes no %s", typ)
 	}
+	if r.raced[m.Bookie] == m.key() {
+		// the add was delivered at its check and waits to store (raceAdd)
+		delete(r.raced, m.Bookie)
+		if err := r.cl.Race(ctx, r.cl.Bookie(m.Bookie), "store"); err != nil {
+			return nil, diverged("the checked add could not store", m.String()+" stored", err.Error())
+		}
+		return m, nil
+	}
 	f, err := r.awaitFrame(ctx, m.String(), func(f *wire.Frame) bool { return frameOf(*m, f) })
 	if err != nil {
 		return nil, err
@@ -573,6 +586,9 @@ func (r *run) deliver(ctx context.Context, prev, next itfState, typ string) (*me
 			return nil, notExecutable(why)
 		}
 		return nil, diverged("the frame could not be delivered", m.String()+" delivered", err.Error())
+	}
+	if err := r.raceFence(ctx, m); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -220,6 +220,10 @@ func (j *fakeJava) Journal(_ context.Context, b *cluster.Bookie, hold bool) erro
 	}
 	return nil
 }
+func (j *fakeJava) Race(_ context.Context, b *cluster.Bookie, cmd string) error {
+	j.record("race in %s: %s", b.Name, cmd)
+	return nil
+}
 func (j *fakeJava) PowerLoss(b *cluster.Bookie) (int, error) {
 	j.record("power loss of %s", b.Name)
 	return 1, nil

@@ -50,6 +50,9 @@ type Options struct {
 	// HoldJournal has the agent able to keep a bookie's journal records
 	// back (Journal).
 	HoldJournal bool
+	// RaceAdds has the agent able to interleave an add and a fence inside
+	// a bookie (Race).
+	RaceAdds bool
 	// PowerLoss mounts each bookie's journal and ledger directories on a
 	// file system that can lose power (package powerloss): PowerLoss and
 	// SyncDisks act on it. Start fails where FUSE cannot mount.
@@ -241,6 +244,9 @@ func (c *Cluster) AgentFlags(control int) []string {
 	if c.opts.HoldJournal && control != 0 {
 		args += ";journal=hold"
 	}
+	if c.opts.RaceAdds && control != 0 {
+		args += ";race=add"
+	}
 	return []string{"-javaagent:" + c.opts.Agent + "=" + args}
 }
 
@@ -285,6 +291,16 @@ func (c *Cluster) Journal(ctx context.Context, b *Bookie, hold bool) error {
 		return c.control(ctx, b, "journal hold")
 	}
 	return c.control(ctx, b, "journal release")
+}
+
+// Race drives the bookie's agent through an add and a fence interleaved
+// on the bookie's own threads (the agent's AddRace): "arm L" (the next add
+// of ledger L stops after creating its handle), "await-created",
+// "interleave" (after a fencing request's delivery: the fence stores its
+// handle, the add checks, the fence goes on; an error if the fence waits
+// for the add's lock), "store" (the add stores). Each is awaited.
+func (c *Cluster) Race(ctx context.Context, b *Bookie, cmd string) error {
+	return c.control(ctx, b, "race "+cmd)
 }
 
 // control sends one command to the bookie's agent and awaits its answer.

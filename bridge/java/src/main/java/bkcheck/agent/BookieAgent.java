@@ -33,7 +33,8 @@ import net.bytebuddy.utility.JavaModule;
  * {@link Fixes#WEAVES}; {@code preboot=hold}: the data-integrity
  * pre-boot check held until the harness runs it ({@link PreBoot});
  * {@code journal=hold}: the journal's records held on demand until the
- * harness releases them ({@link JournalHold}). Every class a weave changes is loaded before the
+ * harness releases them ({@link JournalHold}); {@code race=add}: an add
+ * and a fence interleaved inside the bookie ({@link AddRace}). Every class a weave changes is loaded before the
  * bookie starts, and a weave that did not take stops the JVM (exit 70), so
  * that a run "with the fix" never runs without it.
  */
@@ -63,6 +64,9 @@ public final class BookieAgent {
                     weaves.add(x);
                 }
             }
+        }
+        if (opts.getOrDefault("race", "").equals("add")) {
+            weaves.addAll(AddRace.WEAVES);
         }
         if (opts.getOrDefault("journal", "").equals("hold")) {
             weaves.addAll(JournalHold.WEAVES);

@@ -36,6 +36,10 @@ import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
  *                     now, awaited to its end (BookieRunsPreBootCheck; PreBoot)
  *   journal hold      the journal's records kept back from now on (JournalHold)
  *   journal release   the records kept back written, in order, and awaited
+ *   race arm L        the next add of ledger L stops after creating its handle
+ *   race await-created  ... and is awaited there (AddRace)
+ *   race interleave   a fence delivered since: the two interleaved, awaited
+ *   race store        the add stores
  * </pre>
  *
  * A checkpoint is SyncThread's own, as its flushInterval timer would start
@@ -131,6 +135,19 @@ public final class Control {
                 return "ok";
             case "preboot":
                 return PreBoot.run();
+            case "race":
+                switch (w.length > 1 ? w[1] : "") {
+                    case "arm":
+                        return AddRace.arm(Long.parseLong(w[2]));
+                    case "await-created":
+                        return AddRace.awaitCreated();
+                    case "interleave":
+                        return AddRace.interleave();
+                    case "store":
+                        return AddRace.store();
+                    default:
+                        return "error unknown command: " + line;
+                }
             case "journal":
                 if (w.length == 2 && w[1].equals("hold")) {
                     return JournalHold.start();
