@@ -182,9 +182,9 @@ func (r *run) queueAllReplacements(ctx context.Context) {
 	}
 }
 
-// holdsFenceRecords: the trace's model can lose a fence a crash comes
-// before the journal wrote (b_unflushed_fence; --crashes), with a journal
-// that fsyncs what it writes (synced or disabled: with no-sync a power
+// holdsFenceRecords: the trace has a fence its model can lose to a crash
+// that comes before the journal wrote it (b_unflushed_fence; --crashes),
+// with a journal that fsyncs what it writes (synced or disabled: with no-sync a power
 // loss drops what was not fsynced, on the bookies' FUSE disks). Then each
 // bookie's agent keeps its journal records back while the model's fence
 // record is not durable there (journalHolds). Not with a fix woven by
@@ -200,8 +200,14 @@ func holdsFenceRecords(states []itfState, params map[string]any, opts Options) b
 	if fixes, _ := fixesOf(opts.Fix); slices.Contains(fixes, "durable-fence-reply") {
 		return false
 	}
-	_, ok := states[0]["b_unflushed_fence"]
-	return ok
+	// Only where the trace has a fence record not yet durable somewhere:
+	// the agent costs each bookie's start its weaving.
+	for _, st := range states {
+		if len(set(st["b_unflushed_fence"])) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // processEnds are the steps that end a bookie's process: what its agent
