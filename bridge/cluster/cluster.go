@@ -113,6 +113,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		opts.StartTimeout = 90 * time.Second
 	}
 	c := &Cluster{opts: opts, procs: map[*proc]bool{}}
+	if opts.PowerLoss {
+		// A bkcheck killed with SIGKILL leaves its mounts behind,
+		// disconnected: the next run that mounts takes them away.
+		if swept := powerloss.Sweep(); len(swept) > 0 {
+			fmt.Fprintf(os.Stderr, "bkcheck: unmounted %d power-loss file systems a killed bkcheck left behind: %s\n", len(swept), strings.Join(swept, ", "))
+		}
+	}
 	defer func() {
 		if err != nil {
 			c.Close()

@@ -26,6 +26,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -76,6 +78,58 @@ func probeMount() error {
 	return f.Close()
 }
 
+// fsNamePrefix names the file system in the mount table, followed by the
+// pid of the process serving it: a mount whose process is gone (a bkcheck
+// killed with SIGKILL, which no exit path outlives) is found by it and
+// swept (Sweep).
+const fsNamePrefix = "bkcheck-powerloss:"
+
+func fsName(pid int) string { return fmt.Sprintf("%s%d", fsNamePrefix, pid) }
+
+// Sweep unmounts (lazily: MNT_DETACH) every mount of this file system
+// whose serving process no longer runs, and returns their mount points: a
+// disconnected FUSE mount answers nothing but ENOTCONN, and only a
+// process killed without its exit paths leaves one. A mount whose
+// process runs, or whose pid another process now holds, is left alone.
+func Sweep() []string {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return nil
+	}
+	var swept []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[0], fsNamePrefix) {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimPrefix(f[0], fsNamePrefix))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		mnt := unescapeMount(f[1])
+		if syscall.Unmount(mnt, syscall.MNT_DETACH) == nil {
+			swept = append(swept, mnt)
+		}
+	}
+	return swept
+}
+
+// unescapeMount undoes /proc/mounts' octal escapes (a space is \040).
+func unescapeMount(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 // FS is one mounted file system.
 type FS struct {
 	backing, mountpoint string
@@ -112,7 +166,7 @@ func mount(backing, mountpoint string) (*FS, error) {
 	server, err := gofs.Mount(mountpoint, root, &gofs.Options{
 		MountOptions: fuse.MountOptions{
 			DirectMountStrict: true,
-			FsName:            "bkcheck-powerloss",
+			FsName:            fsName(os.Getpid()),
 			Name:              "powerloss",
 			AllowOther:        true,
 		},

@@ -3,10 +3,13 @@ package powerloss
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // mountTest mounts a file system over a fresh backing directory, or skips
@@ -169,5 +172,57 @@ func TestDeletedFileForgotten(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(backing, "CURRENT"))
 	if err != nil || string(got) != string(rune('a'+19)) {
 		t.Errorf("CURRENT after the power loss: %q, %v; want the last synced file renamed into place, %q", got, err, string(rune('a'+19)))
+	}
+}
+
+// TestSweep: a process that mounted the file system and was killed with
+// SIGKILL leaves its mount behind, disconnected; Sweep unmounts it, and
+// leaves a mount whose process runs (this one's) alone.
+func TestSweep(t *testing.T) {
+	if dir := os.Getenv("BKCHECK_POWERLOSS_HOLD"); dir != "" {
+		// The child: mount, say so, and wait to be killed.
+		if _, err := Mount(filepath.Join(dir, "backing"), filepath.Join(dir, "mnt")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		select {}
+	}
+	live, _ := mountTest(t) // skips without FUSE; a mount of this process's
+	dir := t.TempDir()
+	for _, d := range []string{"backing", "mnt"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	child := exec.Command(os.Args[0], "-test.run=^TestSweep$")
+	child.Env = append(os.Environ(), "BKCHECK_POWERLOSS_HOLD="+dir)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mnt := filepath.Join(dir, "mnt")
+	for !mounted(mnt) {
+		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil && !mounted(mnt) {
+			t.Fatal("the child says it mounted, and nothing is mounted")
+		}
+		if child.ProcessState != nil {
+			t.Fatal("the child exited before it mounted")
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the child's mount, not deciding
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	if !mounted(mnt) {
+		t.Fatal("the killed child's mount went away by itself: nothing to sweep")
+	}
+	swept := Sweep()
+	if mounted(mnt) || !slices.Contains(swept, mnt) {
+		t.Errorf("Sweep() = %v: %s still mounted or not named", swept, mnt)
+	}
+	if !mounted(live.Mountpoint()) {
+		t.Errorf("Sweep() unmounted %s, the mount of a process that runs", live.Mountpoint())
 	}
 }
