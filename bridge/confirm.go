@@ -61,6 +61,10 @@ type Options struct {
 	// fixes are the agent's fixes the run weaves: the trace's variant's
 	// and Fix's (preflight).
 	fixes []string
+	// terminal: the trace ends in a state with no successor (its #meta:
+	// a terminal-state property's counterexample), so that no step of
+	// the model, AutoRecovery's included, can follow (auditorCheck).
+	terminal bool
 }
 
 // Result is a confirmation's outcome.
@@ -203,6 +207,9 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	res.Notes = append(res.Notes, r.agentNotes()...)
 	if done {
 		return res, nil
+	}
+	if stop, err := r.auditorCheck(ctx, res); err != nil || stop {
+		return res, err
 	}
 	violated, evidence, err := r.property(ctx, tr.Invariant, states[len(states)-1])
 	if err != nil {
@@ -369,6 +376,7 @@ func preflight(path string, opts Options) (pf preflighted, err error) {
 	if modelRelease != "" && modelRelease != opts.Version {
 		notes = append(notes, fmt.Sprintf("the trace's model is BookKeeper %s; it runs on %s (master has no released artifact; with --bookkeeper, the one asked for)", modelRelease, opts.Version))
 	}
+	opts.terminal = meta["terminal"] == true
 	res := &Result{Trace: path, Version: opts.Version, Steps: len(states), Property: tr.Invariant, Notes: notes, Fix: opts.Fix}
 	if opts.Fix != "" {
 		if err := CheckFix(opts.Fix); err != nil {

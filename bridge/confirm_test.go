@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	for _, tc := range []struct {
 		trace, verdict, reason string
 	}{
-		{docTrace("findings/f-4551.itf.json"), NotExecutable, "--autorecovery true (the harness runs no Auditor or ReplicationWorker yet)"},
+		{docTrace("findings/f-4872.itf.json"), NotExecutable, "AuditorMarksLedgerUnderreplicated is a step of AutoRecovery: the harness runs no Auditor or ReplicationWorker yet"},
 		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "RecoveryClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
 	} {
 		res, err := Confirm(ctx, tc.trace, Options{Version: "0.0.0-not-a-release"})
@@ -178,5 +179,26 @@ func TestBookKeeperModelTraces(t *testing.T) {
 	}
 	if i, why := unsupported(map[string]any{}, nil); i != -1 || why != "" {
 		t.Errorf("no settings: unsupported = %d, %q; want -1, \"\"", i, why)
+	}
+}
+
+// TestRealAuditorCheck: a trace with --autorecovery that takes no step of
+// AutoRecovery and ends in a terminal state runs, and at its end the
+// release's LedgerChecker, asked of the closed ledger as the Auditor's
+// periodic check asks it, finds no fragment to re-replicate
+// (testdata/auditor-finds-nothing.itf.json: bkcheck check --bookkeeper
+// 4.18.2 --bookies 2 --write-quorum 2 --ack-quorum 2 --entries 1
+// --autorecovery --reliable-network --invariants none --terminal
+// 'ClosedWithEntry=!(meta_status == "STATUS_CLOSED" && meta_last_entry == 1)').
+func TestRealAuditorCheck(t *testing.T) {
+	testtier.Real(t)
+	res, err := Confirm(context.Background(), filepath.Join("testdata", "auditor-finds-nothing.itf.json"), Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != Unasked || !slices.ContainsFunc(res.Notes, func(n string) bool {
+		return strings.Contains(n, "LedgerChecker, auditorLedgerVerificationPercentage=0) of the closed ledger finds no fragment to re-replicate")
+	}) {
+		t.Errorf("want every step agreed and the Auditor's check asked:\n%s", res.Text())
 	}
 }

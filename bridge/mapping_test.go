@@ -102,7 +102,8 @@ func TestRefusedParams(t *testing.T) {
 		{map[string]any{"variant": spec.VariantAwaitPreBootCheck, "data-integrity": true, "reformat-cookie": "kept"}, nil},
 		{map[string]any{"variant": spec.VariantSkipChangeNoFailed}, nil},
 		{map[string]any{"variant": spec.VariantSkipInconsistentRange}, []string{"--variant skip-inconsistent-range (the agent weaves no advice for skip-inconsistent-range (SkipInconsistentRange)"}},
-		{map[string]any{"journal": "no-sync", "autorecovery": true}, []string{"--journal no-sync (journalSyncData=false and journalWriteData=false lose data only on a power loss, which needs a FUSE file system here: no FUSE", "--autorecovery true (the harness runs no Auditor"}},
+		{map[string]any{"journal": "no-sync", "ledger-storage": "interleaved"}, []string{"--journal no-sync (journalSyncData=false and journalWriteData=false lose data only on a power loss, which needs a FUSE file system here: no FUSE", "--ledger-storage interleaved ("}},
+		{map[string]any{"autorecovery": true, "auditor-verification-percentage": 100.0}, nil},
 		{map[string]any{"data-integrity": true, "ledger-storage": "interleaved", "unavailable": 1.0}, []string{"--ledger-storage interleaved (the harness's bookies run DbLedgerStorage)", "--unavailable 1 ("}},
 		{map[string]any{"unavailable": 0.0, "data-integrity": false}, nil},
 		{map[string]any{"no-such-setting": 1}, []string{"--no-such-setting (a setting this bkcheck's model does not have)"}},
@@ -122,9 +123,9 @@ func TestRefusedParams(t *testing.T) {
 	if why := RefusedSettings(p); why != "" {
 		t.Errorf("the default model is refused: %s", why)
 	}
-	p.AutoRecovery = true
-	if why := RefusedSettings(p); !strings.Contains(why, "--autorecovery") {
-		t.Errorf("--autorecovery: refused %q, want it named", why)
+	p.Unavailable = 1
+	if why := RefusedSettings(p); !strings.Contains(why, "--unavailable") {
+		t.Errorf("--unavailable: refused %q, want it named", why)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", v413}, exitUsage, []string{"v4.13 model"}},
 		{[]string{"confirm", "--bookkeeper", "4.x", "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"a release is three numbers"}},
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
-		{[]string{"confirm", "../../docs/traces/findings/f-4551.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "--autorecovery true"}},
+		{[]string{"confirm", "../../docs/traces/findings/f-4872.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "a step of AutoRecovery"}},
 		// --fix names a variant the agent weaves whole, checked with the rest.
 		{[]string{"confirm", "--fix", "skip-inconsistent-range", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
 			[]string{"--fix: the agent weaves no advice for skip-inconsistent-range (SkipInconsistentRange)", "--step-timeout: must be > 0"}},
@@ -200,8 +200,8 @@ func TestClusterCommandsRefuseBeforeAnyCluster(t *testing.T) {
 		want []string
 	}{
 		{[]string{"conform", "--model", "v4.13", "--traces", "1", "--out", filepath.Join(dir, "o1")}, []string{"--model: the release-4.13 spec is not a client the harness runs"}},
-		{[]string{"conform", "--autorecovery", "--depth", "0", "--out", filepath.Join(dir, "o2")},
-			[]string{"every walk would be NOT EXECUTABLE: --autorecovery true", `--depth: "0" is not a value it takes`}},
+		{[]string{"conform", "--unavailable", "1", "--depth", "0", "--out", filepath.Join(dir, "o2")},
+			[]string{"every walk would be NOT EXECUTABLE: --unavailable 1", `--depth: "0" is not a value it takes`}},
 		{[]string{"conform", "--out", file}, []string{"--out: " + file + " is a file, not a directory"}},
 		{[]string{"confirm", "--bookkeeper", "", "--dir", file, trace}, []string{"--bookkeeper: is empty", "--dir: " + file + " is a file, not a directory"}},
 	} {

@@ -212,6 +212,8 @@ public final class Driver {
                 return Map.of("bookies", ids);
             case "read-closed":
                 return readClosed(Long.parseLong(a[0]));
+            case "check-ledger":
+                return checkLedger(Long.parseLong(a[0]), Long.parseLong(a[1]));
             case "quit":
                 return QUIT;
             default:
@@ -561,6 +563,40 @@ public final class Driver {
         boolean serving = rc == BKException.Code.OK || rc == BKException.Code.NoSuchLedgerExistsException
                 || rc == BKException.Code.NoSuchEntryException || rc == -108;
         return Map.of("rc", rc, "serving", serving);
+    }
+
+    /**
+     * What the Auditor's periodic check finds of the ledger
+     * (AuditorCheckAllLedgersTask: the ledger opened without recovery,
+     * LedgerChecker.checkLedger with auditorLedgerVerificationPercentage):
+     * the fragments it would have re-replicated, marking the ledger
+     * under-replicated if there is one. Straight to the bookies.
+     */
+    Map<String, Object> checkLedger(long ledger, long percentage) throws Exception {
+        ensureObserver();
+        List<Object> lost = new ArrayList<>();
+        try (LedgerHandle lh = observer.openLedgerNoRecovery(ledger, BookKeeper.DigestType.CRC32, PASSWORD)) {
+            CompletableFuture<java.util.Set<org.apache.bookkeeper.client.LedgerFragment>> done = new CompletableFuture<>();
+            new org.apache.bookkeeper.client.LedgerChecker(observer).checkLedger(lh, (rc, fragments) -> {
+                if (rc == BKException.Code.OK) {
+                    done.complete(fragments);
+                } else {
+                    done.completeExceptionally(BKException.create(rc));
+                }
+            }, percentage);
+            for (org.apache.bookkeeper.client.LedgerFragment f : done.get(30, TimeUnit.SECONDS)) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("first", f.getFirstEntryId());
+                m.put("last", f.getLastKnownEntryId());
+                List<String> bookies = new ArrayList<>();
+                for (BookieId b : f.getAddresses()) {
+                    bookies.add(b.toString());
+                }
+                m.put("bookies", bookies);
+                lost.add(m);
+            }
+        }
+        return Map.of("fragments", lost);
     }
 
     /** What a reader that arrives after the fact sees: the closed ledger and each entry's read. */
