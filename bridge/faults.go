@@ -142,10 +142,10 @@ func (r *run) becomeReadOnly(ctx context.Context, s step) error {
 
 // syncJournal: with the default journal the fence records the model had
 // not made durable are released to the journal before the step
-// (journalHolds), which writes and fsyncs them. With --journal no-sync the journal never
-// fsyncs (journalSyncData=false): its writes become durable when the
-// operating system writes them back, which the harness does now on the
-// bookie's journal disk. With --journal disabled the entries are in the
+// (journalHolds), which writes and fsyncs them. With --journal no-sync
+// the journal never fsyncs (journalSyncData=false): its writes become
+// durable when the operating system writes them back, which the harness
+// does now on the bookie's journal disk. With --journal disabled the entries are in the
 // write cache only (journalWriteData=false) until the ledger storage
 // flushes: a checkpoint now, through the agent, whose fsyncs make them
 // durable.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/bkcheck/bkcheck/bridge/wire"
 )
@@ -463,55 +462,4 @@ func (r *run) writeBackFenced(ctx context.Context, s step) error {
 		return nil
 	}
 	return r.recoveryFails(ctx, s.client, "a write-back is refused EFENCED")
-}
-
-// auditorCheck asks, at the end of a trace with --autorecovery (which
-// takes no AutoRecovery step: those are not driven) that ends in a
-// terminal state, what the Auditor's periodic check would find of the
-// closed ledger: the release's LedgerChecker run as
-// AuditorCheckAllLedgersTask runs it (the ledger opened without recovery,
-// auditorLedgerVerificationPercentage as the trace's
-// --auditor-verification-percentage). The model's last state has no
-// successor, AutoRecovery's steps included, so the checker must find no
-// fragment to re-replicate: one it finds is a divergence at the last step
-// (the Auditor would mark the ledger). stop: res holds that verdict.
-func (r *run) auditorCheck(ctx context.Context, res *Result) (stop bool, err error) {
-	on, _ := r.params["autorecovery"].(bool)
-	if !on || !r.opts.terminal || r.params["auditor-periodic-check"] == "off" || r.ledger < 0 {
-		return false, nil
-	}
-	last := r.states[len(r.states)-1]
-	if last.str("meta_status") != "STATUS_CLOSED" {
-		return false, nil
-	}
-	var out struct {
-		Fragments []struct {
-			First   int64    `json:"first"`
-			Last    int64    `json:"last"`
-			Bookies []string `json:"bookies"`
-		} `json:"fragments"`
-	}
-	pct := toInt(r.params["auditor-verification-percentage"])
-	if err := r.drv.call(ctx, &out, "check-ledger", r.ledger, pct); err != nil {
-		return false, err
-	}
-	what := fmt.Sprintf("the Auditor's periodic check (LedgerChecker, auditorLedgerVerificationPercentage=%d) of the closed ledger", pct)
-	if len(out.Fragments) == 0 {
-		res.Notes = append(res.Notes, what+" finds no fragment to re-replicate: AutoRecovery would not act, as the model's last state allows no AutoRecovery step")
-		return false, nil
-	}
-	var fs []string
-	for _, f := range out.Fragments {
-		var names []string
-		for _, b := range f.Bookies {
-			names = append(names, r.bookieName(b))
-		}
-		fs = append(fs, fmt.Sprintf("entries %d to %d on {%s}", f.First, f.Last, strings.Join(names, ",")))
-	}
-	i := len(r.states) - 1
-	res.Verdict, res.Step, res.Action = Diverged, i+1, last.action()
-	res.Reason = what + " finds fragments to re-replicate"
-	res.Model = "no AutoRecovery step is enabled in the trace's last state"
-	res.BookKeeper = "LedgerChecker reports " + strings.Join(fs, "; ") + ": the Auditor would mark the ledger under-replicated"
-	return true, nil
 }

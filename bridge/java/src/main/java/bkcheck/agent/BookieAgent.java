@@ -8,6 +8,7 @@ import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 import java.lang.instrument.Instrumentation;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -50,7 +51,9 @@ public final class BookieAgent {
 
     public static void premain(String args, Instrumentation inst) {
         Map<String, String> opts = parse(args);
-        List<Weave> weaves = new ArrayList<>();
+        // A set: a weave two options name (await-preboot-check's and the
+        // pre-boot hold's) is woven once.
+        Set<Weave> weaves = new LinkedHashSet<>();
         weaves.add(new Weave("org.apache.bookkeeper.bookie.SyncThread", isConstructor(), Control.SyncThreadCreated.class));
         weaves.addAll(ShortRead.WEAVES);
         String fixes = opts.getOrDefault("fixes", "");
@@ -59,11 +62,7 @@ public final class BookieAgent {
             if (w == null) {
                 fail("unknown fix " + fix + " (the agent weaves " + String.join(", ", Fixes.WEAVES.keySet()) + ")");
             }
-            for (Weave x : w) {
-                if (!weaves.contains(x)) {
-                    weaves.add(x);
-                }
-            }
+            weaves.addAll(w);
         }
         if (opts.getOrDefault("race", "").equals("add")) {
             weaves.addAll(AddRace.WEAVES);
@@ -73,11 +72,7 @@ public final class BookieAgent {
         }
         PreBoot.await = List.of(fixes.split("\\+")).contains("await-preboot-check");
         if (opts.getOrDefault("preboot", "").equals("hold")) {
-            for (Weave x : PreBoot.WEAVES) {
-                if (!weaves.contains(x)) {
-                    weaves.add(x);
-                }
-            }
+            weaves.addAll(PreBoot.WEAVES);
         }
         Set<String> woven = ConcurrentHashMap.newKeySet();
         Map<String, Throwable> failed = new ConcurrentHashMap<>();
