@@ -139,6 +139,9 @@ func TestRealInterrupted(t *testing.T) {
 				if len(cluster.Leftover(dir)) < 4 {
 					t.Errorf("at step 5, %d JVMs run, want ZooKeeper, 2 bookies and the driver", len(cluster.Leftover(dir)))
 				}
+				if libs, _ := filepath.Glob(filepath.Join(dir, "tmp", "librocksdbjni*")); len(libs) == 0 {
+					t.Errorf("at step 5, no RocksDB library unpacked in the cluster's %s: the JVMs unpack theirs elsewhere", filepath.Join(dir, "tmp"))
+				}
 				cancel()
 			}
 		}
@@ -148,6 +151,9 @@ func TestRealInterrupted(t *testing.T) {
 	}
 	if left := cluster.Leftover(dir); len(left) > 0 {
 		t.Errorf("processes left behind: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the JVMs' temporary directory is left behind (%v)", err)
 	}
 }
 
