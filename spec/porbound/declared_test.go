@@ -64,6 +64,7 @@ func declared(g *Graph, fp func(spec.Action) uint64) *Relations {
 // must satisfy to be sound; and how many states they keep, against the
 // measured relations (docs/reduction.md: coarse footprints keep all).
 func TestCoarseFootprintIsConservative(t *testing.T) {
+	t.Parallel() // the graphs are shared, explored once, read-only
 	models := []spec.Params{params(2, 1, 1, false), params(3, 3, 2, true)}
 	if testtier.IsLong() {
 		models = append(models, params(2, 2, 1, false))

@@ -92,33 +92,41 @@ func readsDeclared(p spec.Params) func(*spec.State) string {
 // on them needs to be sound; and the measured relations' best case,
 // against which TestDeadAndNecessary's figures for --por compare.
 func TestFootprintsContainMeasured(t *testing.T) {
+	t.Parallel() // the graphs are shared, explored once, read-only
 	for _, p := range declaredModels() {
-		g, fps := exploreDeclared(t, p)
-		name := p.String
-		meas := measure(g)
-		decl := fromFootprints(g, fps, nil)
-		for x := range g.Groups {
-			for y := range g.Groups {
-				if meas.Dep[x].has(y) && !decl.Dep[x].has(y) {
-					t.Errorf("%s: %v and %v are dependent, their footprints do not conflict", name(), g.Groups[x], g.Groups[y])
-				}
-				if meas.Enabler[x].has(y) && !decl.Enabler[x].has(y) {
-					t.Errorf("%s: %v enables %v, and writes nothing it reads", name(), g.Groups[y], g.Groups[x])
-				}
-			}
-		}
-		vis := invariantVars(p, fps)
-		decl = fromFootprints(g, fps, vis)
-		meas.SetVisible(g, memoRead(g, readsDeclared(p)))
-		for x := range g.Groups {
-			if meas.Visible.has(x) && !decl.Visible.has(x) {
-				t.Errorf("%s: %v changes what the invariants read, and is not declared visible", name(), g.Groups[x])
-			}
-		}
-		measTerm := measure(g)
-		t.Logf("%s: %d states; the measured relations' best case keeps %d (terminal only), %d (invariants)",
-			name(), len(g.States), Reduce(g, measTerm).States, Reduce(g, meas).States)
+		t.Run(p.String(), func(t *testing.T) {
+			t.Parallel()
+			footprintsContainMeasured(t, p)
+		})
 	}
+}
+
+func footprintsContainMeasured(t *testing.T, p spec.Params) {
+	g, fps := exploreDeclared(t, p)
+	name := p.String
+	meas := measure(g)
+	decl := fromFootprints(g, fps, nil)
+	for x := range g.Groups {
+		for y := range g.Groups {
+			if meas.Dep[x].has(y) && !decl.Dep[x].has(y) {
+				t.Errorf("%s: %v and %v are dependent, their footprints do not conflict", name(), g.Groups[x], g.Groups[y])
+			}
+			if meas.Enabler[x].has(y) && !decl.Enabler[x].has(y) {
+				t.Errorf("%s: %v enables %v, and writes nothing it reads", name(), g.Groups[y], g.Groups[x])
+			}
+		}
+	}
+	vis := invariantVars(p, fps)
+	decl = fromFootprints(g, fps, vis)
+	meas.SetVisible(g, memoRead(g, readsDeclared(p)))
+	for x := range g.Groups {
+		if meas.Visible.has(x) && !decl.Visible.has(x) {
+			t.Errorf("%s: %v changes what the invariants read, and is not declared visible", name(), g.Groups[x])
+		}
+	}
+	measTerm := measure(g)
+	t.Logf("%s: %d states; the measured relations' best case keeps %d (terminal only), %d (invariants)",
+		name(), len(g.States), Reduce(g, measTerm).States, Reduce(g, meas).States)
 }
 
 // TestDeadAndNecessary checks the state-dependent declarations on whole
@@ -129,73 +137,81 @@ func TestFootprintsContainMeasured(t *testing.T) {
 // model). Then the reduction --por runs keeps every terminal state, and
 // what it keeps is logged (docs/reduction.md).
 func TestDeadAndNecessary(t *testing.T) {
+	t.Parallel() // the graphs are shared, explored once, read-only
 	for _, p := range declaredModels() {
-		g, fps := exploreDeclared(t, p)
-		every := max(1, len(g.States)/2000)
-		fut := FutureEnabled(g)
-		n := len(g.Groups)
-		writes := make([]spec.VarSet, n)
-		for u := range n {
-			writes[u] = fps.Of(g.Groups[u]).Writes
-		}
-		var st spec.State
-		dead, checked := 0, 0
-		seen, search := make([]int32, len(g.States)), int32(0)
-		var stack []int32
-		for s := range g.States {
-			if err := g.Model.Decode(g.States[s], &st); err != nil {
-				t.Fatal(err)
-			}
-			en := g.enabled(int32(s))
-			for a := range n {
-				if en.has(a) {
-					continue
-				}
-				if fps.Dead(&st, g.Groups[a]) {
-					dead++
-					if fut[s].has(a) {
-						t.Errorf("%s: %v is dead in state %d, and fires later", p, g.Groups[a], s)
-					}
-					continue
-				}
-				if s%every != 0 || !fut[s].has(a) {
-					continue
-				}
-				checked++
-				nes := fps.Necessary(&st, g.Groups[a])
-				// seen[x] == search: x was met in this search.
-				search++
-				seen[s] = search
-				stack = append(stack[:0], int32(s))
-				for len(stack) > 0 {
-					x := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					for _, e := range g.Succ[x] {
-						if e.Group == int32(a) && x != int32(s) {
-							t.Fatalf("%s: %v disabled in state %d, enabled in state %d by a path writing none of its necessary variables", p, g.Groups[a], s, x)
-						}
-						if writes[e.Group].Meets(nes) || seen[e.To] == search {
-							continue
-						}
-						seen[e.To] = search
-						stack = append(stack, e.To)
-					}
-				}
-			}
-		}
-		if checked == 0 {
-			t.Errorf("%+v: %d dead, %d necessary sets checked: the test checks nothing", p, dead, checked)
-		}
-		decl := reduceDeclared(t, g, nil)
-		for s := range g.States {
-			if g.Terminal(int32(s)) && !decl.Reached[s] {
-				t.Errorf("%s: terminal state %d not reached by the declared reduction", p, s)
-			}
-		}
-		vis := reduceDeclared(t, g, &spec.PropertyReads{MetaFragments: true, MetaEnd: true, Stores: true, ClientClass: true, ClientLAC: true})
-		t.Logf("%s: %d states; %d dead pairs, %d necessary sets checked; declared keeps %d (terminal only), %d (invariants)",
-			p, len(g.States), dead, checked, decl.States, vis.States)
+		t.Run(p.String(), func(t *testing.T) {
+			t.Parallel()
+			deadAndNecessary(t, p)
+		})
 	}
+}
+
+func deadAndNecessary(t *testing.T, p spec.Params) {
+	g, fps := exploreDeclared(t, p)
+	every := max(1, len(g.States)/2000)
+	fut := FutureEnabled(g)
+	n := len(g.Groups)
+	writes := make([]spec.VarSet, n)
+	for u := range n {
+		writes[u] = fps.Of(g.Groups[u]).Writes
+	}
+	var st spec.State
+	dead, checked := 0, 0
+	seen, search := make([]int32, len(g.States)), int32(0)
+	var stack []int32
+	for s := range g.States {
+		if err := g.Model.Decode(g.States[s], &st); err != nil {
+			t.Fatal(err)
+		}
+		en := g.enabled(int32(s))
+		for a := range n {
+			if en.has(a) {
+				continue
+			}
+			if fps.Dead(&st, g.Groups[a]) {
+				dead++
+				if fut[s].has(a) {
+					t.Errorf("%s: %v is dead in state %d, and fires later", p, g.Groups[a], s)
+				}
+				continue
+			}
+			if s%every != 0 || !fut[s].has(a) {
+				continue
+			}
+			checked++
+			nes := fps.Necessary(&st, g.Groups[a])
+			// seen[x] == search: x was met in this search.
+			search++
+			seen[s] = search
+			stack = append(stack[:0], int32(s))
+			for len(stack) > 0 {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for _, e := range g.Succ[x] {
+					if e.Group == int32(a) && x != int32(s) {
+						t.Fatalf("%s: %v disabled in state %d, enabled in state %d by a path writing none of its necessary variables", p, g.Groups[a], s, x)
+					}
+					if writes[e.Group].Meets(nes) || seen[e.To] == search {
+						continue
+					}
+					seen[e.To] = search
+					stack = append(stack, e.To)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Errorf("%+v: %d dead, %d necessary sets checked: the test checks nothing", p, dead, checked)
+	}
+	decl := reduceDeclared(t, g, nil)
+	for s := range g.States {
+		if g.Terminal(int32(s)) && !decl.Reached[s] {
+			t.Errorf("%s: terminal state %d not reached by the declared reduction", p, s)
+		}
+	}
+	vis := reduceDeclared(t, g, &spec.PropertyReads{MetaFragments: true, MetaEnd: true, Stores: true, ClientClass: true, ClientLAC: true})
+	t.Logf("%s: %d states; %d dead pairs, %d necessary sets checked; declared keeps %d (terminal only), %d (invariants)",
+		p, len(g.States), dead, checked, decl.States, vis.States)
 }
 
 // reduceDeclared searches g with the reduction --por runs, for
@@ -425,6 +441,7 @@ func TestUniverseHoldsEveryLabel(t *testing.T) {
 // of reduced sets). Every other step increases Progress there too, and
 // the AutoRecovery models do have cycles.
 func TestProgressIncreases(t *testing.T) {
+	t.Parallel() // the graphs are shared, explored once, read-only
 	closes := map[spec.ActionKind]bool{spec.WorkerDefersLedger: true, spec.WorkerMarksLedgerReplicated: true,
 		spec.WorkerReleasesLedger: true, spec.WorkerGraceExpires: true, spec.WorkerDiesOnInconsistentRange: true, spec.WorkerReplicatesFragment: true}
 	cyclic := 0
@@ -461,6 +478,7 @@ func TestProgressIncreases(t *testing.T) {
 // (TypeOK, field-wise, declares nothing visible and is argued instead;
 // invariants without declared reads make everything visible.)
 func TestInvariantReads(t *testing.T) {
+	t.Parallel() // the graphs are shared, explored once, read-only
 	changed := map[string]int{}
 	// Models where more invariants change value: no-recovery-fence
 	// violates NoDivergenceBetweenClientAndMetaData (apache/bookkeeper#2614),

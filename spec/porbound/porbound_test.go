@@ -59,23 +59,30 @@ func params(bookies, w, a int, reliable bool) spec.Params {
 }
 
 // graphs caches the explored graphs: several tests walk the same models
-// (read-only).
-var graphs sync.Map // spec.Params.String() -> *Graph
+// (read-only), the longest of them in parallel.
+var graphs sync.Map // spec.Params.String() -> *explored
 
 func explore(t *testing.T, p spec.Params) *Graph {
 	t.Helper()
-	if g, ok := graphs.Load(p.String()); ok {
-		return g.(*Graph)
+	e, _ := graphs.LoadOrStore(p.String(), &explored{})
+	x := e.(*explored)
+	x.once.Do(func() {
+		if x.g, x.err = Explore(p, 5_000_000); x.err == nil && !p.AutoRecovery && !Acyclic(x.g) {
+			x.err = fmt.Errorf("%+v: the graph has a cycle", p) // Progress says it cannot
+		}
+	})
+	if x.err != nil {
+		t.Fatal(x.err)
 	}
-	g, err := Explore(p, 5_000_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.AutoRecovery && !Acyclic(g) {
-		t.Fatalf("%+v: the graph has a cycle", p) // Progress says it cannot
-	}
-	graphs.Store(p.String(), g)
-	return g
+	return x.g
+}
+
+// explored is a model's graph, explored once for every test that walks
+// it, however many ask at once.
+type explored struct {
+	once sync.Once
+	g    *Graph
+	err  error
 }
 
 // memoRead is read, remembering its value for each state of g it meets
@@ -211,6 +218,7 @@ func keptOf(red *Reduced, bad []bool) (n int) {
 // without TypeOK, and for all three; then what --por keeps, for terminal
 // states and for the shipped invariants.
 func TestBounds(t *testing.T) {
+	t.Parallel() // the graphs are shared, explored once, read-only
 	if !testtier.IsLong() {
 		t.Skip("long tier: " + testtier.Env + "=1")
 	}

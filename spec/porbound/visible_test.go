@@ -100,6 +100,7 @@ func project(r spec.PropertyReads, pc *pieces) string {
 // one. Properties declaring the same reads share one check (the
 // reduction and the projection depend on the reads alone).
 func TestVisibleValuesKept(t *testing.T) {
+	t.Parallel() // the graphs are shared, explored once, read-only
 	shipped, err := invariants.Lookup(invariants.Default)
 	if err != nil {
 		t.Fatal(err)
