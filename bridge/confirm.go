@@ -208,6 +208,11 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	if done {
 		return res, nil
 	}
+	if pf.lasso != "" {
+		res.Verdict = Reproduced
+		res.Evidence = fmt.Sprintf("%s: every turn of the cycle reached the model's states, the same at each turn, so BookKeeper repeats it as the model does and %s never holds", pf.lasso, tr.Invariant)
+		return res, nil
+	}
 	if stop, err := r.auditorCheck(ctx, res); err != nil || stop {
 		return res, err
 	}
@@ -344,6 +349,7 @@ type preflighted struct {
 	res     *Result
 	opts    Options // with the release the trace runs on
 	decided bool    // res is the verdict: NOT EXECUTABLE before any process starts
+	lasso   string  // a lasso's cycle run lassoTurns times: what was run (runLasso)
 }
 
 // preflight is what Confirm does before any process starts: it reads the
@@ -367,6 +373,11 @@ func preflight(path string, opts Options) (pf preflighted, err error) {
 	params, _ := meta["params"].(map[string]any)
 	modelRelease, _ := params["bookkeeper"].(string)
 	var notes []string
+	lasso := ""
+	if tr.Kind == "eventually" && tr.Loop > 0 {
+		states, lasso = runLasso(states, tr.Loop)
+		notes = append(notes, lasso)
+	}
 	if opts.Version == "" {
 		opts.Version = modelRelease
 	}
@@ -394,7 +405,7 @@ func preflight(path string, opts Options) (pf preflighted, err error) {
 		}
 	}
 	res.Fixes = opts.fixes
-	pf = preflighted{tr: tr, states: states, params: params, res: res, opts: opts}
+	pf = preflighted{tr: tr, states: states, params: params, res: res, opts: opts, lasso: lasso}
 	if step, why := unsupported(params, states); step >= 0 {
 		res.Verdict, res.Step, res.Reason = NotExecutable, step+1, why
 		if step > 0 {
@@ -403,6 +414,28 @@ func preflight(path string, opts Options) (pf preflighted, err error) {
 		pf.decided = true
 	}
 	return pf, nil
+}
+
+// lassoTurns is how many times a lasso's cycle runs on BookKeeper: what a
+// committer accepts for "for ever" is the same cycle, to the same state,
+// three times.
+const lassoTurns = 3
+
+// runLasso is a lasso's states with its cycle (the states after the one
+// at 1-based loop, which the last equals) run lassoTurns times, and the
+// note that says so.
+func runLasso(states []itfState, loop int) ([]itfState, string) {
+	cycle := states[loop:]
+	out := slices.Clone(states)
+	for range lassoTurns - 1 {
+		out = append(out, cycle...)
+	}
+	var acts []string
+	for _, s := range cycle {
+		acts = append(acts, s.action())
+	}
+	return out, fmt.Sprintf("a lasso: its cycle (steps %d-%d of the trace: %s) run %d times, steps %d-%d here",
+		loop+1, len(states), strings.Join(acts, ", "), lassoTurns, loop+1, len(out))
 }
 
 // Preflight gives the verdict Confirm reaches before any process starts

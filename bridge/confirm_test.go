@@ -23,7 +23,7 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	for _, tc := range []struct {
 		trace, verdict, reason string
 	}{
-		{docTrace("findings/f-4872.itf.json"), NotExecutable, "AuditorMarksLedgerUnderreplicated is a step of AutoRecovery: the harness runs no Auditor or ReplicationWorker yet"},
+		{docTrace("findings/f-3887.itf.json"), NotExecutable, "AdminDecommissionsBookie is a step of an operator's decommission"},
 		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "RecoveryClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
 	} {
 		res, err := Confirm(ctx, tc.trace, Options{Version: "0.0.0-not-a-release"})
@@ -206,5 +206,27 @@ func TestRealAuditorCheck(t *testing.T) {
 		return strings.Contains(n, "LedgerChecker, auditorLedgerVerificationPercentage=0) of the closed ledger finds no fragment to re-replicate")
 	}) {
 		t.Errorf("want every step agreed and the Auditor's check asked:\n%s", res.Text())
+	}
+}
+
+// TestRunLasso: a lasso's cycle (the states after the 1-based loop state,
+// which the last state equals) is run three times, and the note names the
+// trace's steps and the run's.
+func TestRunLasso(t *testing.T) {
+	st := func(a string) itfState { return itfState{"mbt::actionTaken": a} }
+	states := []itfState{st("init"), st("A"), st("B"), st("C"), st("D")}
+	got, note := runLasso(states, 2)
+	var acts []string
+	for _, s := range got {
+		acts = append(acts, s.action())
+	}
+	if want := "init A B C D B C D B C D"; strings.Join(acts, " ") != want {
+		t.Errorf("states %s, want %s", strings.Join(acts, " "), want)
+	}
+	if want := "its cycle (steps 3-5 of the trace: B, C, D) run 3 times, steps 3-11 here"; !strings.Contains(note, want) {
+		t.Errorf("note %q lacks %q", note, want)
+	}
+	if len(states) != 5 {
+		t.Errorf("runLasso changed its argument: %d states", len(states))
 	}
 }

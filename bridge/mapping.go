@@ -50,7 +50,6 @@ type step struct {
 const (
 	specWriterChange = "the TLA+ spec's one-step ensemble change and re-send, which has no single Java counterpart: " +
 		"the Java client changes its ensemble as --add-path java models it (ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange)"
-	noAutoRecovery = "a step of AutoRecovery: the harness runs no Auditor or ReplicationWorker yet"
 	noDecommission = "a step of an operator's decommission: the harness has no decommission yet"
 )
 
@@ -248,16 +247,40 @@ var mappings = []mapping{
 	{action: "RecoveryClientSendsPendingAddOp", byDesign: true, notDriven: specWriterChange},
 	{action: "BookieFillsDisk", notDriven: "a full disk (read-only with no high-priority writes either): the harness cannot fill a bookie's disks yet"},
 
-	{action: "AuditorMarksLedgerUnderreplicated", notDriven: noAutoRecovery},
-	{action: "AuditorChecksLedger", notDriven: noAutoRecovery},
-	{action: "WorkerAcquiresLedger", notDriven: noAutoRecovery},
-	{action: "WorkerReplicatesFragment", notDriven: noAutoRecovery},
-	{action: "WorkerUpdatesEnsemble", notDriven: noAutoRecovery},
-	{action: "WorkerDefersLedger", notDriven: noAutoRecovery},
-	{action: "WorkerMarksLedgerReplicated", notDriven: noAutoRecovery},
-	{action: "WorkerReleasesLedger", notDriven: noAutoRecovery},
-	{action: "WorkerGraceExpires", notDriven: noAutoRecovery},
-	{action: "WorkerDiesOnInconsistentRange", notDriven: noAutoRecovery},
+	{action: "AuditorMarksLedgerUnderreplicated", take: (*run).auditorMarks,
+		drive:  "the Auditor's mark opened: the release's Auditor runs in the client driver (lostBookieRecoveryDelay 0) and, told by ZooKeeper of the lost bookie's registration gone, audits the ledgers and stops at its `markLedgerUnderreplicatedAsync` (the bkcheck agent's gate) until this step",
+		awaits: "the urL znode written; the bookies it marks the ledger with must be the model's",
+		code:   "`Auditor` (`submitAuditTask`, `auditBookies`, `publishSuspectedLedgersAsync`), `ZkLedgerUnderreplicationManager.markLedgerUnderreplicatedAsync`"},
+	{action: "AuditorChecksLedger", notDriven: "the Auditor's periodic check (AuditorCheckAllLedgersTask, weekly): the harness runs the Auditor with its periodic checks off and has no check on demand yet"},
+	{action: "WorkerAcquiresLedger", take: gateStep("acquire", "take the ledger's lock"),
+		drive:  "the worker's loop opened: the release's ReplicationWorker runs in the client driver with a client of its own on the bookies' own ports and stops at each `getLedgerToRereplicate` (a gate) until this step",
+		awaits: "the worker at rest again: the lock taken, the ledger opened without recovery and checked (LedgerChecker), the worker stopped at its first closed under-replicated fragment or its run's end",
+		code:   "`ReplicationWorker.rereplicate`, `ZkLedgerUnderreplicationManager.getLedgerToRereplicate`, `LedgerChecker.checkLedger`"},
+	{action: "WorkerReplicatesFragment", take: (*run).workerReplicatesFragment,
+		drive:  "the fragment the worker stopped at opened (`tryReadingFaultyEntries`, then `replicateLedgerFragment`), its replacement the model's (the placement policy given it)",
+		awaits: "the worker at rest again; the fragment must be the model's (its first entry), and its unableToReadEntriesForReplication the model's rw_unreadable",
+		code:   "`ReplicationWorker.tryReadingFaultyEntries`, `BookKeeperAdmin.replicateLedgerFragment`, `LedgerFragmentReplicator`"},
+	{action: "WorkerUpdatesEnsemble", take: (*run).workerUpdatesEnsemble,
+		drive:  "the worker's metadata write released (its client's writes are held like the clients')",
+		awaits: "the write's answer",
+		code:   "`LedgerFragmentReplicator.updateEnsembleInfo`"},
+	{action: "WorkerDefersLedger", take: gateStep("defer", "defer the lock's release"),
+		drive:  "the worker's `deferLedgerLockRelease` opened (a gate)",
+		awaits: "the call's end and the worker at rest again",
+		code:   "`ReplicationWorker.deferLedgerLockRelease`"},
+	{action: "WorkerMarksLedgerReplicated", take: gateStep("replicated", "mark the ledger replicated"),
+		drive:  "the worker's `markLedgerReplicated` opened (a gate)",
+		awaits: "the urL znode deleted, the worker at rest again",
+		code:   "`ZkLedgerUnderreplicationManager.markLedgerReplicated`"},
+	{action: "WorkerReleasesLedger", take: gateStep("release", "release the ledger's lock"),
+		drive:  "the lock's release opened (a gate on `releaseUnderreplicatedLedger`): the timer `deferLedgerLockReleaseOfFailedLedger` scheduled (lockReleaseOfFailedLedgerGracePeriod 0: the backoff is this step), or the run's own",
+		awaits: "the lock released, the worker at rest again (back at its loop's acquire: rwRereplicateBackoffMs 0)",
+		code:   "`ReplicationWorker.deferLedgerLockReleaseOfFailedLedger`, `ZkLedgerUnderreplicationManager.releaseUnderreplicatedLedger`"},
+	{action: "WorkerGraceExpires", notDriven: "the grace period's recovery (`admin.openLedger`): the worker's client is not through the proxy, so the recovery's messages cannot be the model's steps yet"},
+	{action: "WorkerDiesOnInconsistentRange", take: (*run).workerDies,
+		drive:  "the fragment the worker stopped at opened: `tryReadingFaultyEntries` on a fragment whose first entry is past its last throws `IllegalArgumentException` (\"inconsistent range\")",
+		awaits: "the worker's thread dead",
+		code:   "`ReplicationWorker.tryReadingFaultyEntries`, `ConcurrentSkipListSet.subSet`, `ReplicationWorker.run`"},
 	{action: "AdminDecommissionsBookie", notDriven: noDecommission},
 	{action: "AdminFinishesDecommission", notDriven: noDecommission},
 }

@@ -14,6 +14,8 @@ type observation struct {
 	Bookies map[string][]int      `json:"bookies"`
 	Meta    javaMeta              `json:"meta"`
 	Clients map[string]clientView `json:"clients"`
+	// UR is the ledger's under-replication znode, where AutoRecovery runs.
+	UR *underReplicated `json:"-"`
 }
 
 // javaMeta is the ledger's metadata as the driver shows it (Driver.metadataOf).
@@ -129,6 +131,12 @@ func (r *run) observe(ctx context.Context, want itfState) (*observation, error) 
 	if err := r.drv.call(ctx, &o, "observe", args...); err != nil {
 		return nil, err
 	}
+	if r.autoRecovery {
+		o.UR = &underReplicated{}
+		if err := r.drv.call(ctx, o.UR, "under-replicated", r.ledger); err != nil {
+			return nil, err
+		}
+	}
 	if o.Meta.State == "CLOSED" {
 		last := o.Meta.LastEntry
 		r.closedLast = &last
@@ -193,6 +201,9 @@ func (r *run) differences(want itfState, got *observation) []string {
 			k = append(k, fmt.Sprintf("e%d:{%s}", e.First+1, strings.Join(names, ",")))
 		}
 		add("ensembles", strings.Join(m, " "), strings.Join(k, " "))
+	}
+	if got.UR != nil {
+		add(r.arDifference(want, got.UR))
 	}
 	// Writers: the LAC of each open writer.
 	clients := mapOf(want["clients"])
@@ -354,9 +365,8 @@ func (r *run) property(ctx context.Context, invariant string, last itfState) (bo
 	return false, evidence + ": every acknowledged entry is there", nil
 }
 
-// auditorCheck asks, at the end of a trace with --autorecovery (which
-// takes no AutoRecovery step: those are not driven) that ends in a
-// terminal state, what the Auditor's periodic check would find of the
+// auditorCheck asks, at the end of a trace with --autorecovery that ends
+// in a terminal state, what the Auditor's periodic check would find of the
 // closed ledger: the release's LedgerChecker run as
 // AuditorCheckAllLedgersTask runs it (the ledger opened without recovery,
 // auditorLedgerVerificationPercentage as the trace's

@@ -55,7 +55,9 @@ type run struct {
 	// durability (holdsFenceRecords); holding: the bookies whose agent
 	// keeps their journal's records back now (journalHolds).
 	holdJournal bool
-	holding     map[string]bool
+	// autoRecovery: the driver runs the Auditor and the worker.
+	autoRecovery bool
+	holding      map[string]bool
 	// raced: for each bookie, the key of the add its agent holds between
 	// its fence check and its store (adds.go, raceAdd).
 	raced map[string]string
@@ -153,6 +155,7 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 		copts.HoldPreBootCheck = holdsPreBootCheck(params, opts)
 		copts.HoldJournal = r.holdJournal
 		copts.RaceAdds = racesAdds(states)
+		copts.HoldAutoRecovery = runsAutoRecovery(states)
 	}
 	cl, err := cluster.Start(ctx, copts)
 	if err != nil {
@@ -190,6 +193,11 @@ func newRun(ctx context.Context, cp, dir string, states []itfState, params map[s
 			ports = append(ports, fmt.Sprintf("%s=%d", b.ID(), port))
 		}
 		if err := r.drv.call(ctx, nil, "client", name, strings.Join(ports, ",")); err != nil {
+			return nil, err
+		}
+	}
+	if runsAutoRecovery(states) {
+		if err := r.startAutoRecovery(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -96,9 +96,9 @@ var settingUses = map[string]use{
 	"registration-expiry": {kind: steps, how: "BookieRegistrationExpires: the session's expiry awaited"},
 	"checkpoints":         {kind: compared, how: "DbLedgerStorage's crash rule (a fence or a key survives only where the ledger index or a replayed journal record keeps it), the model's with --checkpoints; the bookies checkpoint only on demand (flushInterval a day), at BookieCheckpoints and BookieCheckpointsIdle, through the agent"},
 	"recovery-read":       {kind: compared, how: "Java's sequence read; a trace of the parallel read is mapped onto it"},
-	"autorecovery": {kind: driven, how: "autoRecoveryDaemonEnabled=false: the harness runs no Auditor or ReplicationWorker, so each AutoRecovery step is NOT EXECUTABLE; " +
-		"a trace that takes none runs, and where it ends in a terminal state the release's LedgerChecker, as the Auditor's periodic check runs it, is asked of the closed ledger: it must find no fragment to re-replicate"},
-	"auditor-verification-percentage": {kind: driven, how: "the LedgerChecker's auditorLedgerVerificationPercentage at the trace's end (--autorecovery)"},
+	"autorecovery": {kind: driven, how: "a trace that takes AutoRecovery's steps runs the release's Auditor and ReplicationWorker in the client driver, each of their steps held at a gate of the bkcheck agent until the model's step (lostBookieRecoveryDelay, the failed ledger's backoff and the worker's loop backoff 0: their ends are steps; the Auditor's periodic checks off); " +
+		"a trace that takes none runs without them, and where it ends in a terminal state the release's LedgerChecker, as the Auditor's periodic check runs it, is asked of the closed ledger: it must find no fragment to re-replicate"},
+	"auditor-verification-percentage": {kind: driven, how: "the worker's auditorLedgerVerificationPercentage, and the LedgerChecker's at the trace's end (--autorecovery)"},
 	"auditor-periodic-check":          {kind: driven, how: "off: no LedgerChecker at the trace's end (--autorecovery)"},
 	"decommission":                    {kind: steps, how: "AdminDecommissionsBookie, AdminFinishesDecommission"},
 	"max-ensemble-changes":            {kind: driven, how: "maxNumEnsembleChanges=N on the driver's clients (BookKeeper's default is unlimited): LedgerHandle.ensembleChangeLoop gives the ledger up beyond the model's bound, as the model does"},

@@ -109,7 +109,7 @@ func CheckFix(variant string) error {
 // weave, the data-integrity check or the journal's records to hold, or a
 // checkpoint or a corrupt read among the trace's steps.
 func needsAgent(states []itfState, params map[string]any, opts Options) bool {
-	if len(opts.fixes) > 0 || dataIntegrity(params) || holdsFenceRecords(states, params, opts) || racesAdds(states) {
+	if len(opts.fixes) > 0 || dataIntegrity(params) || holdsFenceRecords(states, params, opts) || racesAdds(states) || runsAutoRecovery(states) {
 		return true
 	}
 	disabled := journalMode(params) == spec.JournalDisabled

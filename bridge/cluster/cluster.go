@@ -53,6 +53,10 @@ type Options struct {
 	// RaceAdds has the agent able to interleave an add and a fence inside
 	// a bookie (Race).
 	RaceAdds bool
+	// HoldAutoRecovery has the agent in the client driver hold the
+	// Auditor's and the ReplicationWorker's steps at gates until the
+	// harness opens them (the driver's gate verb).
+	HoldAutoRecovery bool
 	// PowerLoss mounts each bookie's journal and ledger directories on a
 	// file system that can lose power (package powerloss): PowerLoss and
 	// SyncDisks act on it. Start fails where FUSE cannot mount.
@@ -256,6 +260,9 @@ func (c *Cluster) AgentFlags(control int) []string {
 	}
 	if c.opts.RaceAdds && control != 0 {
 		args += ";race=add"
+	}
+	if c.opts.HoldAutoRecovery && control == 0 {
+		args += ";autorecovery=hold"
 	}
 	return []string{"-javaagent:" + c.opts.Agent + "=" + args}
 }

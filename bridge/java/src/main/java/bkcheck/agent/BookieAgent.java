@@ -35,7 +35,9 @@ import net.bytebuddy.utility.JavaModule;
  * pre-boot check held until the harness runs it ({@link PreBoot});
  * {@code journal=hold}: the journal's records held on demand until the
  * harness releases them ({@link JournalHold}); {@code race=add}: an add
- * and a fence interleaved inside the bookie ({@link AddRace}). Every class a weave changes is loaded before the
+ * and a fence interleaved inside the bookie ({@link AddRace});
+ * {@code autorecovery=hold}: the Auditor's and the ReplicationWorker's steps
+ * held at gates in the client driver ({@link AutoRecoveryHold}). Every class a weave changes is loaded before the
  * bookie starts, and a weave that did not take stops the JVM (exit 70), so
  * that a run "with the fix" never runs without it.
  */
@@ -66,6 +68,9 @@ public final class BookieAgent {
         }
         if (opts.getOrDefault("race", "").equals("add")) {
             weaves.addAll(AddRace.WEAVES);
+        }
+        if (opts.getOrDefault("autorecovery", "").equals("hold")) {
+            weaves.addAll(AutoRecoveryHold.WEAVES);
         }
         if (opts.getOrDefault("journal", "").equals("hold")) {
             weaves.addAll(JournalHold.WEAVES);

@@ -70,11 +70,11 @@ public final class Driver {
     static final ObjectMapper JSON = new ObjectMapper();
 
     private final PrintStream out;
-    private final String metadataUri;
+    final String metadataUri;
     /** maxNumEnsembleChanges: the model's bound on a writer's ensemble changes. */
     private final int maxEnsembleChanges;
     private final Map<String, Client> clients = new LinkedHashMap<>();
-    private BookKeeper observer;
+    BookKeeper observer;
     private BookieClientImpl bookieObserver;
     private EventLoopGroup observerLoop;
     private OrderedExecutor observerExecutor;
@@ -214,6 +214,12 @@ public final class Driver {
                 return readClosed(Long.parseLong(a[0]));
             case "check-ledger":
                 return checkLedger(Long.parseLong(a[0]), Long.parseLong(a[1]));
+            case "autorecovery":
+                return autoRecovery.start(Long.parseLong(a[0]), a.length > 1 ? a[1] : "");
+            case "gate":
+                return autoRecovery.open(a[0], a.length > 1 ? Long.parseLong(a[1]) : -1);
+            case "under-replicated":
+                return autoRecovery.underReplicated(Long.parseLong(a[0]));
             case "quit":
                 return QUIT;
             default:
@@ -221,8 +227,11 @@ public final class Driver {
         }
     }
 
+    /** The release's Auditor and ReplicationWorker, when the trace has AutoRecovery. */
+    final AutoRecovery autoRecovery = new AutoRecovery(this);
+
     Client client(String name) {
-        Client c = clients.get(name);
+        Client c = name.equals(AutoRecovery.WORKER) ? autoRecovery.worker : clients.get(name);
         if (c == null) {
             throw new IllegalArgumentException("no client " + name);
         }
@@ -256,6 +265,16 @@ public final class Driver {
     }
 
     Object newClient(String name, String ports) throws Exception {
+        clients.put(name, steered(name, ports));
+        return Map.of();
+    }
+
+    /**
+     * A client whose connections go to the given port of each bookie (its
+     * proxy port, or the bookie's own) and whose metadata writes are held
+     * (meta-held events) until the harness releases them.
+     */
+    Client steered(String name, String ports) throws Exception {
         Map<String, Integer> proxy = new HashMap<>();
         for (String p : ports.split(",")) {
             if (!p.isEmpty()) {
@@ -278,8 +297,7 @@ public final class Driver {
             c.bk.onRequest = teller("req", name);
             c.bk.onDone = teller("done", name);
         }
-        clients.put(name, c);
-        return Map.of();
+        return c;
     }
 
     /** An event kind of client name, with the fields it is given. */

@@ -56,6 +56,14 @@ final class HeldLedgerManager implements InvocationHandler {
                 new Class<?>[] {LedgerManager.class}, new HeldLedgerManager(real, announce));
     }
 
+    /** Whether a write is held now. */
+    static boolean holding(LedgerManager lm) {
+        HeldLedgerManager h = (HeldLedgerManager) Proxy.getInvocationHandler(lm);
+        synchronized (h) {
+            return !h.queue.isEmpty();
+        }
+    }
+
     /**
      * Lets the oldest held write proceed and waits (at most ten seconds)
      * until its answer has run the client's continuation, which the

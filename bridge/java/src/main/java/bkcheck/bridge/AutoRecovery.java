@@ -1,0 +1,150 @@
+package bkcheck.bridge;
+
+import bkcheck.agent.AutoRecoveryHold;
+import java.lang.reflect.Constructor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.conf.ServerConfiguration;
+import org.apache.bookkeeper.meta.LedgerUnderreplicationManager;
+import org.apache.bookkeeper.meta.LedgerManagerFactory;
+import org.apache.bookkeeper.replication.Auditor;
+import org.apache.bookkeeper.replication.ReplicationWorker;
+import org.apache.bookkeeper.stats.NullStatsLogger;
+import org.apache.bookkeeper.stats.StatsLogger;
+
+/**
+ * The release's own Auditor and ReplicationWorker in the driver's JVM, each
+ * step of theirs held at a gate of the bkcheck agent
+ * ({@link AutoRecoveryHold}) until the harness opens it at the model's step.
+ *
+ * <p>The Auditor uses the driver's observer client (it reads only the
+ * metadata store). The worker has a client of its own, connected straight
+ * to the bookies (the model's worker reads and copies within one step) and
+ * whose metadata writes are held like the clients' (WorkerUpdatesEnsemble
+ * releases the ensemble's swap). Its timers are steps: the backoff of a
+ * failed ledger (lockReleaseOfFailedLedgerGracePeriod) and the worker's
+ * loop backoff (rwRereplicateBackoffMs) are 0, so that the release and the
+ * next acquire wait only at their gates; the Auditor's periodic checks are
+ * off (AuditorChecksLedger is not driven) and lostBookieRecoveryDelay is 0,
+ * so a lost bookie is audited when ZooKeeper tells the Auditor, and the
+ * mark waits at its gate.
+ */
+final class AutoRecovery {
+    /** The worker's client, by the name the harness gives it. */
+    static final String WORKER = "worker";
+
+    private final Driver driver;
+    Driver.Client worker;
+    private Auditor auditor;
+    private ReplicationWorker replicationWorker;
+    private LedgerUnderreplicationManager query;
+
+    AutoRecovery(Driver driver) {
+        this.driver = driver;
+    }
+
+    /** Starts the Auditor and the worker; returns once each rests at its gates. */
+    synchronized Object start(long verificationPercentage, String ports) throws Exception {
+        if (replicationWorker != null) {
+            throw new IllegalStateException("AutoRecovery runs already");
+        }
+        driver.ensureObserver();
+        ServerConfiguration conf = new ServerConfiguration();
+        conf.setMetadataServiceUri(driver.metadataUri);
+        conf.setAuditorLedgerVerificationPercentage(verificationPercentage);
+        conf.setLostBookieRecoveryDelay(0);
+        conf.setAuditorPeriodicCheckInterval(0);
+        conf.setAuditorPeriodicBookieCheckInterval(0);
+        conf.setRwRereplicateBackoffMs(0);
+        conf.setLockReleaseOfFailedLedgerGracePeriod("0");
+        worker = driver.steered(WORKER, ports);
+        auditor = new Auditor("bkcheck-auditor", conf, driver.observer, false, NullStatsLogger.INSTANCE);
+        auditor.start();
+        // The Auditor's bookie check at its start (every bookie up: it marks
+        // nothing) runs on its one thread: a task after it ends after it.
+        java.lang.reflect.Field ex = Auditor.class.getDeclaredField("executor");
+        ex.setAccessible(true);
+        ((ExecutorService) ex.get(auditor)).submit(() -> { }).get(60, TimeUnit.SECONDS);
+        // The constructor that takes the client is package-private.
+        Constructor<ReplicationWorker> c = ReplicationWorker.class.getDeclaredConstructor(
+                ServerConfiguration.class, BookKeeper.class, boolean.class, StatsLogger.class);
+        c.setAccessible(true);
+        replicationWorker = c.newInstance(conf, worker.bk, false, NullStatsLogger.INSTANCE);
+        replicationWorker.start();
+        String rest = AutoRecoveryHold.awaitWorker(this::metaHeld, 60_000);
+        if (!rest.equals("acquire")) {
+            throw new IllegalStateException("the ReplicationWorker started and rests at " + rest + ", not at its loop's acquire");
+        }
+        return Map.of("rest", rest);
+    }
+
+    private boolean metaHeld() {
+        return HeldLedgerManager.holding(worker.bk.getLedgerManager());
+    }
+
+    /**
+     * Opens the gate at point (the model's step) and awaits the worker at
+     * rest again: what the gate's thread was doing, where the worker rests
+     * (a gate's point, "meta": its metadata write held, or "dead"), the
+     * gates held, and the entries of ledger (if not negative) the worker
+     * could not read.
+     */
+    synchronized Object open(String point, long ledger) throws Exception {
+        if (replicationWorker == null) {
+            throw new IllegalStateException("AutoRecovery does not run");
+        }
+        Map<String, Object> res = new LinkedHashMap<>();
+        res.put("opened", AutoRecoveryHold.open(point, 60_000));
+        res.put("rest", AutoRecoveryHold.awaitWorker(this::metaHeld, 60_000));
+        res.put("held", AutoRecoveryHold.held());
+        if (ledger >= 0) {
+            res.put("unreadable", unreadable(ledger));
+        }
+        return res;
+    }
+
+    /** The worker's unableToReadEntriesForReplication of ledger (null: none made). */
+    private List<Long> unreadable(long ledger) throws Exception {
+        java.lang.reflect.Field f = ReplicationWorker.class.getDeclaredField("unableToReadEntriesForReplication");
+        f.setAccessible(true);
+        Object cache = f.get(replicationWorker);
+        // Guava's Cache: the loaded class is package-private, its interface not.
+        Object set = Class.forName("com.google.common.cache.Cache").getMethod("getIfPresent", Object.class)
+                .invoke(cache, ledger);
+        if (set == null) {
+            return null;
+        }
+        List<Long> out = new ArrayList<>();
+        for (Object e : (Iterable<?>) set) {
+            out.add((Long) e);
+        }
+        return out;
+    }
+
+    /** The ledger's under-replication znode: the missing replicas it was marked with, and whether it is locked. */
+    synchronized Object underReplicated(long ledger) throws Exception {
+        driver.ensureObserver();
+        // Both by reflection: public since 4.14 only (the Auditor's own
+        // calls are package-private before).
+        if (query == null) {
+            java.lang.reflect.Method f = BookKeeper.class.getDeclaredMethod("getLedgerManagerFactory");
+            f.setAccessible(true);
+            query = ((LedgerManagerFactory) f.invoke(driver.observer)).newLedgerUnderreplicationManager();
+        }
+        Map<String, Object> res = new LinkedHashMap<>();
+        Object ur = LedgerUnderreplicationManager.class.getMethod("getLedgerUnreplicationInfo", long.class).invoke(query, ledger);
+        res.put("missing", ur == null ? List.of() : ur.getClass().getMethod("getReplicaList").invoke(ur));
+        try {
+            res.put("locked", LedgerUnderreplicationManager.class.getMethod("isLedgerBeingReplicated", long.class)
+                    .invoke(query, ledger));
+        } catch (NoSuchMethodException e) {
+            // before 4.15: not asked
+        }
+        return res;
+    }
+}
