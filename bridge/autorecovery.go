@@ -96,9 +96,12 @@ func (r *run) rests(g *gated, s step) error {
 // told it of the lost bookies (lostBookieRecoveryDelay 0), and checks the
 // bookies it marks the ledger with.
 func (r *run) auditorMarks(ctx context.Context, s step) error {
-	g, err := r.openGate(ctx, "mark", "mark the ledger under-replicated")
-	if err != nil {
-		return err
+	var g gated
+	if err := r.drv.call(ctx, &g, "audit-mark", r.ledger); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return diverged("BookKeeper's Auditor did not mark the ledger under-replicated", "the Auditor marks the ledger", err.Error())
 	}
 	want := set(s.next.picks()["lost"])
 	got := r.bookieNames(g.Opened.Missing)
@@ -106,14 +109,53 @@ func (r *run) auditorMarks(ctx context.Context, s step) error {
 		return diverged("the Auditor marked the ledger with other missing bookies",
 			"missing {"+strings.Join(want, ",")+"}", "missing {"+strings.Join(got, ",")+"}")
 	}
-	return r.rests(g, s)
+	return r.rests(&g, s)
+}
+
+// auditorChecks runs the Auditor's periodic check now
+// (AuditorCheckAllLedgersTask, on a thread of its own as its executor would
+// run it every auditorPeriodicCheckInterval), opening each mark it makes
+// at its gate until it ends; the step's comparison then holds the
+// under-replication znode to the model's.
+func (r *run) auditorChecks(ctx context.Context, s step) error {
+	var out struct {
+		Marks []map[string]any `json:"marks"`
+		Rest  string           `json:"rest"`
+	}
+	if err := r.drv.call(ctx, &out, "audit-check", r.ledger); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return diverged("BookKeeper's Auditor did not run its check to its end", "the Auditor checks the ledger", err.Error())
+	}
+	return r.rests(&gated{Rest: out.Rest}, s)
+}
+
+// workerAcquires opens the worker's loop: it takes the ledger's lock,
+// opens it without recovery, checks it and stops at its first closed
+// under-replicated fragment or its run's end. The fragments are tried in
+// the order the trace's run tries them: rereplicate iterates a HashSet
+// ordered by identity hash codes, so every order is the release's.
+func (r *run) workerAcquires(ctx context.Context, s step) error {
+	var firsts []string
+	for _, st := range r.states[r.cur+1:] {
+		a := st.action()
+		if a == "WorkerAcquiresLedger" {
+			break
+		}
+		if a == "WorkerReplicatesFragment" || a == "WorkerDiesOnInconsistentRange" {
+			firsts = append(firsts, strconv.FormatInt(javaEntry(toInt(st.picks()["entry"])), 10))
+		}
+	}
+	if err := r.drv.call(ctx, nil, "fragment-order", strings.Join(firsts, ",")); err != nil {
+		return err
+	}
+	return gateStep("acquire", "take the ledger's lock")(r, ctx, s)
 }
 
 // gateStep is a step that opens the gate at point (what: what its thread
-// does) and checks where the worker rests after it: the worker's loop
-// (acquire: it takes the lock, opens the ledger without recovery, checks
-// it and stops at its first closed under-replicated fragment or its run's
-// end), deferLedgerLockRelease (defer), markLedgerReplicated (replicated),
+// does) and checks where the worker rests after it:
+// deferLedgerLockRelease (defer), markLedgerReplicated (replicated),
 // and the lock's release (release: the timer
 // deferLedgerLockReleaseOfFailedLedger scheduled, or the run's own).
 func gateStep(point, what string) func(*run, context.Context, step) error {
@@ -148,6 +190,15 @@ func (r *run) workerFragment(ctx context.Context, s step, what string) error {
 	if err != nil {
 		return err
 	}
+	opened := g.Opened
+	// A thread that dies of the check's exception releases the lock in
+	// rereplicate's finally on its way out: the model's step includes it.
+	if s.next.str("rw_phase") == "stopped" && g.Rest == "release" {
+		if g, err = r.openGate(ctx, "release", "release the lock as the worker's thread dies"); err != nil {
+			return err
+		}
+	}
+	g.Opened = opened
 	first := toInt(s.next.picks()["entry"])
 	if g.Opened.First == nil || *g.Opened.First != javaEntry(first) {
 		got := "none"
@@ -210,4 +261,25 @@ func (r *run) bookieNames(ids []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// observedCEL are the CEL invariants the harness asks of BookKeeper itself
+// at a trace's end, by their expression (spaces normalized): what each
+// reads is observed directly, not inferred from the model's state.
+var observedCEL = map[string]func(ctx context.Context, r *run) (violated bool, evidence string, err error){
+	// The worker runs: the ReplicationWorker's thread, the one that took
+	// the agent's gates, is alive (f-4551's question).
+	`rw_phase != "stopped"`: func(ctx context.Context, r *run) (bool, string, error) {
+		if !r.autoRecovery {
+			return false, "", fmt.Errorf("the trace runs no ReplicationWorker")
+		}
+		var out struct{ Alive bool }
+		if err := r.drv.call(ctx, &out, "worker-alive"); err != nil {
+			return false, "", err
+		}
+		if out.Alive {
+			return false, "the ReplicationWorker's thread is alive", nil
+		}
+		return true, "the ReplicationWorker's thread is dead: AutoRecovery repairs nothing more (an AutoRecoveryMain's death watcher would shut it down)", nil
+	},
 }

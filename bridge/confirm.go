@@ -216,6 +216,18 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	if stop, err := r.auditorCheck(ctx, res); err != nil || stop {
 		return res, err
 	}
+	if ask := observedCEL[strings.Join(strings.Fields(tr.Expression), " ")]; ask != nil && tr.Kind != "eventually" {
+		violated, evidence, err := ask(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		res.Evidence = evidence
+		res.Verdict = Agreed
+		if violated {
+			res.Verdict = Reproduced
+		}
+		return res, nil
+	}
 	violated, evidence, err := r.property(ctx, tr.Invariant, states[len(states)-1])
 	if err != nil {
 		return nil, err

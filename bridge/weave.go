@@ -52,6 +52,8 @@ var weaves = []weave{
 		code: "`DataIntegrityCheckImpl.runPreBootCheck`: called with the reason `UNCLEAN_SHUTDOWN` (by `EmbeddedServer`, which drops the future in the release) it returns only once the check has run, so the bookie starts serving after it"},
 	{rule: "SkipChangeWithoutFailed", fix: "skip-change-without-failed",
 		code: "`LedgerHandle.handleBookieFailure`: with no ensemble change running, the delayed failures and these (`toReplace`) start one only if some names the bookie the current ensemble has at its index; otherwise the delayed failures are cleared and the method returns, the failures dropped (PR #4278's diff, refs/pull/4278/merge db8a3066); in the client driver's JVM"},
+	{rule: "SkipInconsistentRange", fix: "skip-inconsistent-range",
+		code: "`ReplicationWorker.tryReadingFaultyEntries`: where the worker has a set of unreadable entries for the ledger, a fragment whose first entry is past its last known one returns true before the set is asked for `subSet(first, true, last, true)` (PR #4551's diff, refs/pull/4551/head 9c1acb5a); in the client driver's JVM, where the harness runs the worker"},
 	{rule: "CheckpointFlushesIndex", fix: "checkpoint-flushes-index",
 		code: "`SingleDirectoryDbLedgerStorage.checkpoint`: with an empty write cache the ledger index is flushed and the checkpoint recorded before the method returns (PR #4843's diff, refs/pull/4843/merge 9b4f81f4)"},
 }

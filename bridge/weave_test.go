@@ -44,7 +44,8 @@ func TestFixesOf(t *testing.T) {
 		{variant: spec.VariantAwaitPreBootCheck, want: []string{"await-preboot-check"}},
 		{variant: spec.VariantBothFenceFixes, want: []string{"durable-fence-reply", "await-preboot-check"}},
 		{variant: spec.VariantSkipChangeNoFailed, want: []string{"skip-change-without-failed"}},
-		{variant: spec.VariantSkipInconsistentRange, err: "skip-inconsistent-range (SkipInconsistentRange)"},
+		{variant: spec.VariantSkipInconsistentRange, want: []string{"skip-inconsistent-range"}},
+		{variant: spec.VariantIntegrityFencesClosed, err: "integrity-fences-closed (IntegrityFencesClosed)"},
 		{variant: "no-such-variant", err: "unknown variant"},
 	} {
 		got, err := fixesOf(tc.variant)

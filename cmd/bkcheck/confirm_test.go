@@ -44,8 +44,8 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
 		{[]string{"confirm", "../../docs/traces/findings/f-3887.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "a step of an operator's decommission"}},
 		// --fix names a variant the agent weaves whole, checked with the rest.
-		{[]string{"confirm", "--fix", "skip-inconsistent-range", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
-			[]string{"--fix: the agent weaves no advice for skip-inconsistent-range (SkipInconsistentRange)", "--step-timeout: must be > 0"}},
+		{[]string{"confirm", "--fix", "integrity-fences-closed", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
+			[]string{"--fix: the agent weaves no advice for integrity-fences-closed (IntegrityFencesClosed)", "--step-timeout: must be > 0"}},
 		{[]string{"confirm", "--fix", "split-add-check", "x.itf.json"}, exitUsage, []string{"--fix: split-add-check is no change to BookKeeper's code"}},
 		{[]string{"confirm", "--fix", "no-such", "x.itf.json"}, exitUsage, []string{`--fix: unknown variant "no-such"`}},
 		{[]string{"confirm", "--fix", "", "x.itf.json"}, exitUsage, []string{"--fix: is empty"}},

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import net.bytebuddy.asm.Advice;
 import net.bytebuddy.implementation.bytecode.assign.Assigner;
 
@@ -55,7 +56,45 @@ public final class AutoRecoveryHold {
             new BookieAgent.Weave(MANAGER, method("releaseUnderreplicatedLedger", 1), Gated.class),
             new BookieAgent.Weave(MANAGER, method("markLedgerUnderreplicatedAsync", 2), Gated.class),
             new BookieAgent.Weave(WORKER, method("tryReadingFaultyEntries", 2), Gated.class),
-            new BookieAgent.Weave(WORKER, method("deferLedgerLockRelease", 1), Gated.class));
+            new BookieAgent.Weave(WORKER, method("deferLedgerLockRelease", 1), Gated.class),
+            new BookieAgent.Weave(WORKER, method("getUnderreplicatedFragments", 2), Ordered.class));
+
+    /**
+     * The order the harness wants the next run's fragments tried in, by
+     * their first (Java) entry id: rereplicate iterates the HashSet
+     * getUnderreplicatedFragments returns, whose order LedgerFragment's
+     * identity hash codes decide, so any order is one the release can take;
+     * the model's trace picks one, and the set is returned in it (the
+     * fragments it does not name after, in the set's own order).
+     */
+    private static volatile List<Long> order = List.of();
+
+    /** Sets the order of the fragments the worker's next check returns. */
+    public static void order(List<Long> firsts) {
+        order = List.copyOf(firsts);
+    }
+
+    public static final class Ordered {
+        @Advice.OnMethodExit
+        static void exit(@Advice.Return(readOnly = false, typing = Assigner.Typing.DYNAMIC) Object fragments) {
+            fragments = AutoRecoveryHold.ordered(fragments);
+        }
+    }
+
+    /** The fragments as a set iterated in the harness's order. */
+    public static Object ordered(Object fragments) {
+        List<Object> rest = new ArrayList<>((java.util.Collection<?>) fragments);
+        java.util.LinkedHashSet<Object> out = new java.util.LinkedHashSet<>();
+        for (long first : order) {
+            for (Object f : rest) {
+                if (describe(f).get("first").equals(first)) {
+                    out.add(f);
+                }
+            }
+        }
+        out.addAll(rest);
+        return out;
+    }
 
     /** A thread stopped at a gate, and what it was doing. */
     private static final class Gate {
@@ -182,10 +221,18 @@ public final class AutoRecoveryHold {
         }
     }
 
+    /** Whether the worker's thread (the one that reached its gates) is alive. */
+    public static boolean workerAlive() {
+        synchronized (GATES) {
+            return worker != null && worker.isAlive();
+        }
+    }
+
     /** What a held gate is doing, for the harness: its point and detail. */
     private static Map<String, Object> show(Gate g) {
         Map<String, Object> m = new LinkedHashMap<>(g.detail);
         m.put("point", g.point);
+        m.put("thread", g.thread.getName());
         return m;
     }
 
@@ -208,16 +255,18 @@ public final class AutoRecoveryHold {
      * a fragment (their ends are the run's next gates).
      */
     public static Map<String, Object> open(String point, long timeoutMillis) throws InterruptedException {
+        return open(point, name -> true, timeoutMillis);
+    }
+
+    /** As open(point, timeout), of a gate whose thread's name passes thread. */
+    public static Map<String, Object> open(String point, Predicate<String> thread, long timeoutMillis)
+            throws InterruptedException {
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         synchronized (GATES) {
-            Gate g;
-            while ((g = first(point)) == null) {
-                long left = until - System.nanoTime();
-                if (left <= 0) {
-                    throw new IllegalStateException("no thread reached the gate " + point + " (held: " + held() + ")");
-                }
-                GATES.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            if (!awaitGate(point, thread, () -> false, timeoutMillis)) {
+                throw new IllegalStateException("no thread reached the gate " + point + " (held: " + held() + ")");
             }
+            Gate g = first(point, thread);
             g.open = true;
             GATES.notifyAll();
             Map<String, Object> shown = show(g);
@@ -235,9 +284,29 @@ public final class AutoRecoveryHold {
         }
     }
 
-    private static Gate first(String point) {
+    /**
+     * Awaits a gate at point held by a thread whose name passes thread:
+     * true when one is, false once stop holds or the time is out. stop is
+     * looked at every 10 ms at most; the gates wake it at every change.
+     */
+    public static boolean awaitGate(String point, Predicate<String> thread, BooleanSupplier stop, long timeoutMillis)
+            throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        synchronized (GATES) {
+            while (first(point, thread) == null) {
+                long left = until - System.nanoTime();
+                if (left <= 0 || stop.getAsBoolean()) {
+                    return false;
+                }
+                GATES.wait(Math.min(10, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))));
+            }
+            return true;
+        }
+    }
+
+    private static Gate first(String point, Predicate<String> thread) {
         for (Gate g : GATES) {
-            if (!g.open && g.point.equals(point)) {
+            if (!g.open && g.point.equals(point) && thread.test(g.thread.getName())) {
                 return g;
             }
         }

@@ -58,6 +58,12 @@ public final class BookieAgent {
         Set<Weave> weaves = new LinkedHashSet<>();
         weaves.add(new Weave("org.apache.bookkeeper.bookie.SyncThread", isConstructor(), Control.SyncThreadCreated.class));
         weaves.addAll(ShortRead.WEAVES);
+        // Before the fixes: a gate's advice is then the outer one on a
+        // method a fix changes too (PR #4551's), so that the gate is
+        // reached before the fix decides.
+        if (opts.getOrDefault("autorecovery", "").equals("hold")) {
+            weaves.addAll(AutoRecoveryHold.WEAVES);
+        }
         String fixes = opts.getOrDefault("fixes", "");
         for (String fix : fixes.isEmpty() ? new String[0] : fixes.split("\\+")) {
             List<Weave> w = Fixes.WEAVES.get(fix);
@@ -68,9 +74,6 @@ public final class BookieAgent {
         }
         if (opts.getOrDefault("race", "").equals("add")) {
             weaves.addAll(AddRace.WEAVES);
-        }
-        if (opts.getOrDefault("autorecovery", "").equals("hold")) {
-            weaves.addAll(AutoRecoveryHold.WEAVES);
         }
         if (opts.getOrDefault("journal", "").equals("hold")) {
             weaves.addAll(JournalHold.WEAVES);

@@ -72,6 +72,9 @@ public final class Fixes {
         WEAVES.put("await-preboot-check", PreBoot.WEAVES);
         WEAVES.put("skip-change-without-failed", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.client.LedgerHandle", method("handleBookieFailure", 1), SkipChangeWithoutFailed.class)));
+        WEAVES.put("skip-inconsistent-range", List.of(new BookieAgent.Weave(
+                "org.apache.bookkeeper.replication.ReplicationWorker", method("tryReadingFaultyEntries", 2),
+                SkipInconsistentRange.class)));
         WEAVES.put("checkpoint-flushes-index", List.of(new BookieAgent.Weave(
                 "org.apache.bookkeeper.bookie.storage.ldb.SingleDirectoryDbLedgerStorage", method("checkpoint", 1),
                 CheckpointFlushesIndex.class)));
@@ -245,6 +248,56 @@ public final class Fixes {
      * where it was reached and left the release's course as it is (a run
      * with a fix never reached proves nothing of the fix).
      */
+    /**
+     * skip-inconsistent-range, PR #4551's change (its diff, refs/pull/4551/head
+     * 9c1acb5a): ReplicationWorker.tryReadingFaultyEntries, where the
+     * worker has a set of unreadable entries for the ledger, returns true
+     * for a fragment whose first entry is past its last known one (a closed
+     * ledger's empty last fragment) instead of asking the set for
+     * subSet(first, true, last, true), which throws
+     * IllegalArgumentException("inconsistent range") and kills the worker's
+     * thread. In the client driver's JVM, where the harness runs the worker.
+     */
+    public static final class SkipInconsistentRange {
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class)
+        static boolean enter(@Advice.This Object worker, @Advice.Argument(0) Object lh,
+                             @Advice.Argument(1) Object fragment) {
+            return Fixes.emptyFragment(worker, lh, fragment);
+        }
+
+        @Advice.OnMethodExit
+        static void exit(@Advice.Enter boolean skipped, @Advice.Return(readOnly = false) boolean readable) {
+            if (skipped) {
+                readable = true;
+            }
+        }
+    }
+
+    /** Whether the fix returns at once: the worker has the ledger's set and the fragment is empty. */
+    public static boolean emptyFragment(Object worker, Object lh, Object fragment) {
+        try {
+            long ledger = (Long) call(lh, "getId");
+            long first = (Long) call(fragment, "getFirstEntryId");
+            long last = (Long) call(fragment, "getLastKnownEntryId");
+            Object cache = Control.field(worker, "unableToReadEntriesForReplication");
+            Object set = Class.forName("com.google.common.cache.Cache").getMethod("getIfPresent", Object.class)
+                    .invoke(cache, ledger);
+            if (set == null) {
+                acted("skip-inconsistent-range kept", "no unreadable entries of ledger " + ledger);
+                return false;
+            }
+            if (first <= last) {
+                acted("skip-inconsistent-range kept", "the fragment [" + first + ", " + last + "] is not empty");
+                return false;
+            }
+            acted("skip-inconsistent-range", "ledger " + ledger + ": the empty fragment from entry " + first
+                    + " (last known " + last + ") readable, no subSet asked");
+            return true;
+        } catch (Exception e) {
+            throw new IllegalStateException("skip-inconsistent-range", e);
+        }
+    }
+
     public static void acted(String fix, String what) {
         System.err.println("bkcheck agent: " + fix + ": " + what);
     }

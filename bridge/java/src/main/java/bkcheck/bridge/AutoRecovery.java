@@ -83,6 +83,60 @@ final class AutoRecovery {
         return Map.of("rest", rest);
     }
 
+    /** The Auditor's own thread (its executor's): its bookie audit marks there. */
+    static boolean auditorThread(String name) {
+        return name.startsWith("AuditorBookie-");
+    }
+
+    /**
+     * The Auditor's mark of lost bookies (AuditorMarksLedgerUnderreplicated):
+     * the gate its bookie audit reached, opened, and the worker awaited at
+     * rest.
+     */
+    synchronized Object mark(long ledger) throws Exception {
+        return afterGate(AutoRecoveryHold.open("mark", AutoRecovery::auditorThread, 60_000), ledger);
+    }
+
+    /**
+     * The Auditor's periodic check now (AuditorChecksLedger): its
+     * AuditorCheckAllLedgersTask run on a thread of its own, as the
+     * executor would every auditorPeriodicCheckInterval, each mark it makes
+     * opened as it reaches its gate, until the check ends. Returns the
+     * marks.
+     */
+    synchronized Object check(long ledger) throws Exception {
+        java.lang.reflect.Field f = Auditor.class.getDeclaredField("auditorCheckAllLedgersTask");
+        f.setAccessible(true);
+        Runnable task = (Runnable) f.get(auditor);
+        java.util.concurrent.CompletableFuture<Void> ran = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                task.run();
+                ran.complete(null);
+            } catch (Throwable e) {
+                ran.completeExceptionally(e);
+            }
+        }, "bkcheck-auditor-check");
+        t.setDaemon(true);
+        t.start();
+        List<Object> marks = new ArrayList<>();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!ran.isDone()) {
+            long left = TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime());
+            if (left <= 0) {
+                throw new IllegalStateException("the Auditor's check did not end (marks opened: " + marks + ")");
+            }
+            if (AutoRecoveryHold.awaitGate("mark", name -> !auditorThread(name), ran::isDone, left)) {
+                marks.add(AutoRecoveryHold.open("mark", name -> !auditorThread(name), left));
+            }
+        }
+        ran.get();
+        Map<String, Object> res = new LinkedHashMap<>();
+        res.put("marks", marks);
+        res.put("rest", AutoRecoveryHold.awaitWorker(this::metaHeld, 60_000));
+        return res;
+    }
+
     private boolean metaHeld() {
         return HeldLedgerManager.holding(worker.bk.getLedgerManager());
     }
@@ -98,8 +152,13 @@ final class AutoRecovery {
         if (replicationWorker == null) {
             throw new IllegalStateException("AutoRecovery does not run");
         }
+        return afterGate(AutoRecoveryHold.open(point, 60_000), ledger);
+    }
+
+    /** What the harness is shown after a gate opened: the worker at rest again. */
+    private Map<String, Object> afterGate(Map<String, Object> opened, long ledger) throws Exception {
         Map<String, Object> res = new LinkedHashMap<>();
-        res.put("opened", AutoRecoveryHold.open(point, 60_000));
+        res.put("opened", opened);
         res.put("rest", AutoRecoveryHold.awaitWorker(this::metaHeld, 60_000));
         res.put("held", AutoRecoveryHold.held());
         if (ledger >= 0) {

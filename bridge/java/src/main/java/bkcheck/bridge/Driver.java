@@ -218,6 +218,22 @@ public final class Driver {
                 return autoRecovery.start(Long.parseLong(a[0]), a.length > 1 ? a[1] : "");
             case "gate":
                 return autoRecovery.open(a[0], a.length > 1 ? Long.parseLong(a[1]) : -1);
+            case "fragment-order": {
+                List<Long> firsts = new ArrayList<>();
+                for (String f : a.length > 0 ? a[0].split(",") : new String[0]) {
+                    if (!f.isEmpty()) {
+                        firsts.add(Long.parseLong(f));
+                    }
+                }
+                bkcheck.agent.AutoRecoveryHold.order(firsts);
+                return Map.of();
+            }
+            case "worker-alive":
+                return Map.of("alive", bkcheck.agent.AutoRecoveryHold.workerAlive());
+            case "audit-mark":
+                return autoRecovery.mark(Long.parseLong(a[0]));
+            case "audit-check":
+                return autoRecovery.check(Long.parseLong(a[0]));
             case "under-replicated":
                 return autoRecovery.underReplicated(Long.parseLong(a[0]));
             case "quit":
