@@ -263,10 +263,16 @@ func (r *run) bookieNames(ids []string) []string {
 	return out
 }
 
-// observedCEL are the CEL invariants the harness asks of BookKeeper itself
+// observedCEL are the CEL properties the harness asks of BookKeeper itself
 // at a trace's end, by their expression (spaces normalized): what each
-// reads is observed directly, not inferred from the model's state.
+// reads is observed directly, not inferred from the model's state. An
+// eventually-property is asked only of a trace that ends in a terminal
+// state (Confirm).
 var observedCEL = map[string]func(ctx context.Context, r *run) (violated bool, evidence string, err error){
+	// ReachesQw (docs/guarantees.md's AutoRecovery section): every entry of
+	// the closed ledger has a copy on each bookie of its write set.
+	`meta_status == "STATUS_CLOSED" ~> seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`: reachesQw,
+	`meta_status != "STATUS_CLOSED" || seq(1, meta_last_entry).all(e, fragment_of(e).id > 0 && copies(e) == size(write_set(e)))`: reachesQw,
 	// The worker runs: the ReplicationWorker's thread, the one that took
 	// the agent's gates, is alive (f-4551's question).
 	`rw_phase != "stopped"`: func(ctx context.Context, r *run) (bool, string, error) {
@@ -282,4 +288,52 @@ var observedCEL = map[string]func(ctx context.Context, r *run) (violated bool, e
 		}
 		return true, "the ReplicationWorker's thread is dead: AutoRecovery repairs nothing more (an AutoRecoveryMain's death watcher would shut it down)", nil
 	},
+}
+
+// reachesQw asks whether every entry of the closed ledger is served by
+// each bookie its metadata names for it (its write set in the ensemble
+// that holds it, RoundRobinDistributionSchedule). A bookie down since the
+// harness emptied its disk holds nothing; another down bookie is not
+// asked (its disk may hold the entry).
+func reachesQw(ctx context.Context, r *run) (bool, string, error) {
+	o, err := r.observe(ctx, r.states[len(r.states)-1])
+	if err != nil {
+		return false, "", err
+	}
+	if o.Meta.State != "CLOSED" {
+		return false, "the ledger is not closed (" + orNone(o.Meta.State) + ")", nil
+	}
+	qw := toInt(r.params["write-quorum"])
+	var short []string
+	for e := int64(0); e <= o.Meta.LastEntry; e++ {
+		var ens []string
+		for _, f := range o.Meta.Ensembles {
+			if f.First <= e {
+				ens = f.Bookies
+			}
+		}
+		var holders, named, down []string
+		for i := 0; i < qw && len(ens) > 0; i++ {
+			id := ens[(int(e)+i)%len(ens)]
+			named = append(named, r.bookieName(id))
+			rcs, up := o.Bookies[id]
+			switch {
+			case !up && r.wiped[r.bookieName(id)]:
+				// its disk emptied, and down since: it holds nothing
+			case !up:
+				down = append(down, r.bookieName(id))
+			case int(e) < len(rcs) && rcs[e] == 0:
+				holders = append(holders, r.bookieName(id))
+			}
+		}
+		if len(holders)+len(down) < len(named) {
+			short = append(short, fmt.Sprintf("entry %d: the metadata names {%s}, only {%s} serve it (down, not asked: {%s})",
+				e, strings.Join(named, ","), strings.Join(holders, ","), strings.Join(down, ",")))
+		}
+	}
+	closed := fmt.Sprintf("the closed ledger (last entry %d)", o.Meta.LastEntry)
+	if len(short) > 0 {
+		return true, closed + ", in a state no step of the model can leave: " + strings.Join(short, "; "), nil
+	}
+	return false, closed + ": every entry on each bookie of its write set", nil
 }

@@ -216,7 +216,9 @@ func Confirm(ctx context.Context, path string, opts Options) (res *Result, err e
 	if stop, err := r.auditorCheck(ctx, res); err != nil || stop {
 		return res, err
 	}
-	if ask := observedCEL[strings.Join(strings.Fields(tr.Expression), " ")]; ask != nil && tr.Kind != "eventually" {
+	// An eventually-property's counterexample is asked at its end only
+	// where it ends in a terminal state: nothing can follow there.
+	if ask := observedCEL[strings.Join(strings.Fields(tr.Expression), " ")]; ask != nil && (tr.Kind != "eventually" || opts.terminal) {
 		violated, evidence, err := ask(ctx, r)
 		if err != nil {
 			return nil, err

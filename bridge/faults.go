@@ -121,6 +121,7 @@ func (r *run) loseDisk(ctx context.Context, s step) error {
 		return diverged("the bookie with a wiped disk did not stay down", "cookie validation keeps the bookie down", err.Error())
 	}
 	r.crashed[s.bookie] = true
+	r.wiped[s.bookie] = true
 	return nil
 }
 

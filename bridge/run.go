@@ -57,7 +57,10 @@ type run struct {
 	holdJournal bool
 	// autoRecovery: the driver runs the Auditor and the worker.
 	autoRecovery bool
-	holding      map[string]bool
+	// wiped: the bookies whose disks a BookieLosesDisk emptied, which
+	// cookie validation keeps down: they serve nothing, for good.
+	wiped   map[string]bool
+	holding map[string]bool
 	// raced: for each bookie, the key of the add its agent holds between
 	// its fence check and its store (adds.go, raceAdd).
 	raced map[string]string
@@ -135,7 +138,7 @@ func maxEnsembleChanges(params map[string]any) string {
 func newState(states []itfState, params map[string]any, opts Options) *run {
 	return &run{states: states, opts: opts, params: params, ledger: -1, holdJournal: holdsFenceRecords(states, params, opts), entries: toInt(params["entries"]),
 		owed: map[string]bool{}, lostLater: map[string]message{}, decided: map[int]bool{}, misses: map[int]int{},
-		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, holding: map[string]bool{}, raced: map[string]string{}, linkClosed: map[string]int{}, lostAt: map[int]int{}, completing: map[string]bool{}}
+		answered: map[int]map[string]bool{}, owedAfter: map[string][]string{}, queued: map[int]bool{}, crashed: map[string]bool{}, wiped: map[string]bool{}, holding: map[string]bool{}, raced: map[string]string{}, linkClosed: map[string]int{}, lostAt: map[int]int{}, completing: map[string]bool{}}
 }
 
 func newRun(ctx context.Context, cp, dir string, states []itfState, params map[string]any, opts Options) (_ *run, err error) {
