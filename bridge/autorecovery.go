@@ -291,8 +291,7 @@ var observedCEL = map[string]func(ctx context.Context, r *run) (violated bool, e
 }
 
 // reachesQw asks whether every entry of the closed ledger is served by
-// each bookie its metadata names for it (its write set in the ensemble
-// that holds it, RoundRobinDistributionSchedule). A bookie down since the
+// each bookie its metadata names for it (its write set). A bookie down since the
 // harness emptied its disk holds nothing; another down bookie is not
 // asked (its disk may hold the entry).
 func reachesQw(ctx context.Context, r *run) (bool, string, error) {
@@ -306,15 +305,8 @@ func reachesQw(ctx context.Context, r *run) (bool, string, error) {
 	qw := toInt(r.params["write-quorum"])
 	var short []string
 	for e := int64(0); e <= o.Meta.LastEntry; e++ {
-		var ens []string
-		for _, f := range o.Meta.Ensembles {
-			if f.First <= e {
-				ens = f.Bookies
-			}
-		}
 		var holders, named, down []string
-		for i := 0; i < qw && len(ens) > 0; i++ {
-			id := ens[(int(e)+i)%len(ens)]
+		for _, id := range o.writeSet(e, qw) {
 			named = append(named, r.bookieName(id))
 			rcs, up := o.Bookies[id]
 			switch {

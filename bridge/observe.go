@@ -226,6 +226,21 @@ func orNone(s string) string {
 	return s
 }
 
+// writeSet is the bookies the metadata names for Java entry e: its write
+// set of qw in the ensemble that holds it (RoundRobinDistributionSchedule).
+func (o *observation) writeSet(e int64, qw int) []string {
+	var ens, out []string
+	for _, f := range o.Meta.Ensembles {
+		if f.First <= e {
+			ens = f.Bookies
+		}
+	}
+	for i := 0; i < qw && len(ens) > 0; i++ {
+		out = append(out, ens[(int(e)+i)%len(ens)])
+	}
+	return out
+}
+
 // copies answers, in BookKeeper's terms, whether each acknowledged entry
 // is served by at least need of the bookies the metadata names for it
 // now (its write set in the ensemble that holds it,
@@ -237,15 +252,8 @@ func (r *run) copies(o *observation, who []string, need int, needText string) (b
 	var short []string
 	for _, c := range o.Clients {
 		for _, e := range c.Acked {
-			var ens []string
-			for _, f := range o.Meta.Ensembles {
-				if f.First <= e {
-					ens = f.Bookies
-				}
-			}
 			var holders, named []string
-			for i := 0; i < qw && len(ens) > 0; i++ {
-				id := ens[(int(e)+i)%len(ens)]
+			for _, id := range o.writeSet(e, qw) {
 				named = append(named, r.bookieName(id))
 				if rcs := o.Bookies[id]; int(e) < len(rcs) && rcs[e] == 0 {
 					holders = append(holders, r.bookieName(id))
