@@ -158,6 +158,13 @@ var porLong = map[string]string{
 var porDocs = map[string]string{
 	"bugs:bk-2615-fixed": "stops at 2,000,000 states either way (status unknown), twice: 8 million states",
 	"bugs:bk-4651-fixed": "2,092,739 orbits with --por, 2,373,821 without: 4.5 million states for a 12% reduction, the long tier's largest comparison (75 s of it)",
+	// The long tier's three largest comparisons besides the acceptance's
+	// crash and re-format models, each of a feature smaller cases compare
+	// there (about 45 s of CI's time on two cores).
+	"extensions.toml:striped-b3-e3-w2-a2": "2,606,081 states, 17 s; striping: extensions.toml:striped-b3-e3-w2-a1 and por:striped-b3-e3-w2-a1-reliable",
+	"tlc.toml:tlc-b2-w2-a2":               "1,795,149 states, 11 s; the lossy network: tlc.toml:tlc-b2-w2-a1 and por:b2-w2-a1-terminal",
+	"bugs:bk-4651":                        "654,625 orbits that --por reduces by 7%, 18 s; the Java add path's ensemble change: por:java-b3-w2-a2-reliable-crash, findings:f-stuck-writer",
+	"findings:f-stale-acks":               "bugs:bk-4651's configuration",
 }
 
 // porCases are models where the reduction has something to do (a
