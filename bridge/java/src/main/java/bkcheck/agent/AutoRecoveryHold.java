@@ -221,6 +221,18 @@ public final class AutoRecoveryHold {
         }
     }
 
+    /**
+     * The worker's unableToReadEntriesForReplication of ledger: the entries
+     * its replications could not read (null: no set made). The field is a
+     * Guava Cache, asked through its public interface (the loaded class is
+     * package-private).
+     */
+    public static Iterable<?> unreadable(Object replicationWorker, long ledger) throws Exception {
+        Object cache = Control.field(replicationWorker, "unableToReadEntriesForReplication");
+        return (Iterable<?>) Class.forName("com.google.common.cache.Cache").getMethod("getIfPresent", Object.class)
+                .invoke(cache, ledger);
+    }
+
     /** Whether the worker's thread (the one that reached its gates) is alive. */
     public static boolean workerAlive() {
         synchronized (GATES) {

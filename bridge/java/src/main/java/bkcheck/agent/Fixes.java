@@ -279,10 +279,7 @@ public final class Fixes {
             long ledger = (Long) call(lh, "getId");
             long first = (Long) call(fragment, "getFirstEntryId");
             long last = (Long) call(fragment, "getLastKnownEntryId");
-            Object cache = Control.field(worker, "unableToReadEntriesForReplication");
-            Object set = Class.forName("com.google.common.cache.Cache").getMethod("getIfPresent", Object.class)
-                    .invoke(cache, ledger);
-            if (set == null) {
+            if (AutoRecoveryHold.unreadable(worker, ledger) == null) {
                 acted("skip-inconsistent-range kept", "no unreadable entries of ledger " + ledger);
                 return false;
             }

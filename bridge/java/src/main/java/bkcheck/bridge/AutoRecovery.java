@@ -169,17 +169,12 @@ final class AutoRecovery {
 
     /** The worker's unableToReadEntriesForReplication of ledger (null: none made). */
     private List<Long> unreadable(long ledger) throws Exception {
-        java.lang.reflect.Field f = ReplicationWorker.class.getDeclaredField("unableToReadEntriesForReplication");
-        f.setAccessible(true);
-        Object cache = f.get(replicationWorker);
-        // Guava's Cache: the loaded class is package-private, its interface not.
-        Object set = Class.forName("com.google.common.cache.Cache").getMethod("getIfPresent", Object.class)
-                .invoke(cache, ledger);
+        Iterable<?> set = AutoRecoveryHold.unreadable(replicationWorker, ledger);
         if (set == null) {
             return null;
         }
         List<Long> out = new ArrayList<>();
-        for (Object e : (Iterable<?>) set) {
+        for (Object e : set) {
             out.add((Long) e);
         }
         return out;
