@@ -23,13 +23,16 @@ func (g *gen) decommissionActions() {
 }
 
 // AdminDecommissionsBookie: decommissionBookie(b) on a bookie that is down
-// ("Bookie: is not shutdown yet" otherwise: IllegalOpException), while an
-// Auditor runs (triggerAudit throws UnavailableException when none is
-// elected, as after the death watcher shut AutoRecovery down). One
-// decommission per run.
+// and no longer registered ("Bookie: is not shutdown yet" otherwise:
+// IllegalOpException, from getAvailableBookies and getReadOnlyBookies,
+// the registration client's view: with --registration-expiry a stopped
+// bookie stays in it until BookieRegistrationExpires), while an Auditor
+// runs (triggerAudit throws UnavailableException when none is elected, as
+// after the death watcher shut AutoRecovery down). One decommission per
+// run.
 func (g *gen) AdminDecommissionsBookie(b int) {
 	s := g.s
-	if s.DecomBookie != 0 || !s.BDown.Has(b) || s.RWPhase == RWStopped {
+	if s.DecomBookie != 0 || !s.unregistered().Has(b) || s.RWPhase == RWStopped {
 		return
 	}
 	g.begin(-1)

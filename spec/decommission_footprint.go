@@ -41,8 +41,8 @@ func necAdminDecommissionsBookie(n necView, a Action) (varList, bool) {
 	f := n.f
 	s := n.s
 	b := n.b
-	if !s.BDown.Has(b) {
-		n.vs.add(f.Down(b)) // once it is down (Dead once one is decommissioned)
+	if !s.unregistered().Has(b) {
+		n.vs.add(f.Down(b)) // once it is down and unregistered (Dead once one is decommissioned)
 		return n.vs, true
 	}
 	return n.vs, false
