@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -20,7 +21,7 @@ import (
 // runs the Auditor and the worker.
 var arActions = []string{"AuditorMarksLedgerUnderreplicated", "AuditorChecksLedger", "WorkerAcquiresLedger",
 	"WorkerReplicatesFragment", "WorkerUpdatesEnsemble", "WorkerDefersLedger", "WorkerMarksLedgerReplicated",
-	"WorkerReleasesLedger", "WorkerGraceExpires", "WorkerDiesOnInconsistentRange"}
+	"WorkerReleasesLedger", "WorkerGraceExpires", "WorkerDiesOnInconsistentRange", "AdminDecommissionsBookie", "AdminFinishesDecommission"}
 
 // runsAutoRecovery says whether the trace takes a step of AutoRecovery.
 func runsAutoRecovery(states []itfState) bool {
@@ -236,6 +237,101 @@ func (r *run) unreadable(g *gated, s step) error {
 // bookies swapped into the fragment's ensemble.
 func (r *run) workerUpdatesEnsemble(ctx context.Context, s step) error {
 	return r.releaseMeta(ctx, workerClient, "write")
+}
+
+// decommissioned is what the driver says of the decommission command: it
+// has returned (with the error it threw, if any), or it waits.
+type decommissioned struct {
+	Done  bool   `json:"done"`
+	Error string `json:"error"`
+}
+
+// decommission runs the operator's decommission of the stopped bookie
+// once its registration has expired, and awaits the command at its first
+// wait.
+func (r *run) decommission(ctx context.Context, s step) error {
+	if err := r.awaitUnregistered(ctx); err != nil {
+		return err
+	}
+	var d decommissioned
+	if err := r.drv.call(ctx, &d, "decommission", r.bookieID(s.bookie)); err != nil {
+		return err
+	}
+	if d.Done {
+		return diverged("the decommission command returned at once", "it waits for the bookie's ledgers to be replicated", "returned: "+cmp.Or(d.Error, "no error"))
+	}
+	r.decommissioning = s.bookie
+	return nil
+}
+
+// decommissionWaits asks the decommission command, after a step the
+// model ends with the command waiting and the bookie still in a segment of
+// the ledger that stores entries (AdminFinishesDecommission not enabled),
+// whether it would return now: its wait is opened, it reads the metadata
+// again (areEntriesOfLedgerStoredInTheBookie), and it must wait again. So
+// each state of a lasso where the model's command waits for ever is one
+// where BookKeeper's command, asked, waits too. With E > Qw the model's
+// rule reads the bookie's index, which the metadata alone does not say:
+// the command is not asked there.
+func (r *run) decommissionWaits(ctx context.Context, want itfState) error {
+	done, _ := want["decom_done"].(bool)
+	if r.decommissioning == "" || done || toInt(r.params["ensemble"]) > toInt(r.params["write-quorum"]) || !storesEntries(want, r.decommissioning) {
+		return nil
+	}
+	var d decommissioned
+	if err := r.drv.call(ctx, &d, "decommission-poll"); err != nil {
+		return err
+	}
+	if d.Done {
+		return diverged("the decommission command returned", "it waits: a segment of the ledger that stores entries names "+r.decommissioning, "returned: "+cmp.Or(d.Error, "no error"))
+	}
+	if !r.decommissionAsked {
+		r.decommissionAsked = true
+		r.notes = append(r.notes, fmt.Sprintf("from step %d on, after each step the decommission command's wait was opened: it read the ledger's metadata again (BookKeeperAdmin.waitForLedgersToBeReplicated) and waited again, each time", r.cur+1))
+	}
+	return nil
+}
+
+// storesEntries is the model's areEntriesOfLedgerStoredInTheBookie on an
+// ITF state, without striping: a segment of the ledger names the bookie,
+// other than a closed ledger's last segment that starts past its last
+// entry.
+func storesEntries(want itfState, bookie string) bool {
+	frags, _ := want["meta_fragments"].([]any)
+	closed := want.str("meta_status") == "STATUS_CLOSED"
+	for i, f := range frags {
+		fm, _ := f.(map[string]any)
+		if !contains(set(fm["ensemble"]), bookie) {
+			continue
+		}
+		if i == len(frags)-1 && closed && want.num("meta_last_entry") < toInt(fm["first_entry_id"]) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// decommissionPolls bounds how many of its waits the decommission's end
+// may take: one for the Auditor, one per look at the metadata.
+const decommissionPolls = 10
+
+// finishDecommission opens the command's waits until it returns.
+func (r *run) finishDecommission(ctx context.Context, s step) error {
+	for range decommissionPolls {
+		var d decommissioned
+		if err := r.drv.call(ctx, &d, "decommission-poll"); err != nil {
+			return err
+		}
+		if d.Done && d.Error != "" {
+			return diverged("the decommission command failed", "it returns", d.Error)
+		}
+		if d.Done {
+			r.decommissioning = ""
+			return nil
+		}
+	}
+	return diverged("the decommission command did not return", "it returns", fmt.Sprintf("still waiting after %d of its polls", decommissionPolls))
 }
 
 // underReplicated is the ledger's under-replication znode as the driver

@@ -40,3 +40,32 @@ func TestWorkerComparisons(t *testing.T) {
 		}
 	}
 }
+
+// TestStoresEntries: the metadata's side of the decommission's poll, as
+// the model's AdminFinishesDecommission reads it: a segment naming the
+// bookie stores entries unless it is a closed ledger's last segment that
+// starts past the last entry.
+func TestStoresEntries(t *testing.T) {
+	frag := func(first int, bookies ...any) map[string]any {
+		return map[string]any{"first_entry_id": float64(first), "ensemble": map[string]any{"#set": bookies}}
+	}
+	state := func(status string, last int, frags ...any) itfState {
+		return itfState{"meta_status": status, "meta_last_entry": float64(last), "meta_fragments": frags}
+	}
+	for _, tc := range []struct {
+		name string
+		s    itfState
+		want bool
+	}{
+		{"closed, the only segment names it", state("STATUS_CLOSED", 1, frag(1, "b1", "b2")), true},
+		{"closed, another bookie's segment", state("STATUS_CLOSED", 1, frag(1, "b1", "b3")), false},
+		{"closed, an empty last segment names it", state("STATUS_CLOSED", 1, frag(1, "b1", "b3"), frag(2, "b1", "b2")), false},
+		{"closed, its first segment replaced", state("STATUS_CLOSED", 2, frag(1, "b1", "b3"), frag(2, "b1", "b2")), true},
+		{"open, an empty last segment names it", state("STATUS_OPEN", 1, frag(1, "b1", "b3"), frag(2, "b1", "b2")), true},
+		{"no ledger", state("Nil", 0), false},
+	} {
+		if got := storesEntries(tc.s, "b2"); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

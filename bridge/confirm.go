@@ -318,6 +318,9 @@ func (r *run) takeSteps(ctx context.Context, res *Result, progress func(string, 
 			if err := r.compare(ctx, next); err != nil {
 				return stop(i, err)
 			}
+			if err := r.decommissionWaits(ctx, next); err != nil {
+				return stop(i, err)
+			}
 		}
 	}
 	if err := r.loseLater(ctx); err != nil {

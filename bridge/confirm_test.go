@@ -23,7 +23,7 @@ func TestRefusedBeforeAnyProcess(t *testing.T) {
 	for _, tc := range []struct {
 		trace, verdict, reason string
 	}{
-		{docTrace("findings/f-3887.itf.json"), NotExecutable, "AdminDecommissionsBookie is a step of an operator's decommission"},
+		{docTrace("below-qw-ensemble-change.itf.json"), NotExecutable, "ClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
 		{docTrace("bugs/bk-2615.itf.json"), NotExecutable, "RecoveryClientChangesEnsemble is the TLA+ spec's one-step ensemble change"},
 	} {
 		res, err := Confirm(ctx, tc.trace, Options{Version: "0.0.0-not-a-release"})

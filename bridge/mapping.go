@@ -50,7 +50,6 @@ type step struct {
 const (
 	specWriterChange = "the TLA+ spec's one-step ensemble change and re-send, which has no single Java counterpart: " +
 		"the Java client changes its ensemble as --add-path java models it (ClientUpdatesEnsembleMetadata, ClientCompletesEnsembleChange)"
-	noDecommission = "a step of an operator's decommission: the harness has no decommission yet"
 )
 
 // mappings is the harness's mapping, in the order of docs/conformance.md's
@@ -284,8 +283,14 @@ var mappings = []mapping{
 		drive:  "the fragment the worker stopped at opened: `tryReadingFaultyEntries` on a fragment whose first entry is past its last throws `IllegalArgumentException` (\"inconsistent range\")",
 		awaits: "the worker's thread dead",
 		code:   "`ReplicationWorker.tryReadingFaultyEntries`, `ConcurrentSkipListSet.subSet`, `ReplicationWorker.run`"},
-	{action: "AdminDecommissionsBookie", notDriven: noDecommission},
-	{action: "AdminFinishesDecommission", notDriven: noDecommission},
+	{action: "AdminDecommissionsBookie", take: (*run).decommission,
+		drive:  "once the stopped bookie's registration has expired, `BookKeeperAdmin.decommissionBookie` (`bookkeeper shell decommissionbookie`'s call) on a thread of the client driver: it triggers the Auditor's audit and waits; each of its `Thread.sleep`s (the 30 s it gives the Auditor, each poll's sleep) is a gate of the bkcheck agent instead",
+		awaits: "the command at its first wait; it must not have returned",
+		code:   "`BookKeeperAdmin.decommissionBookie`, `BookKeeperAdmin.triggerAudit`"},
+	{action: "AdminFinishesDecommission", take: (*run).finishDecommission,
+		drive:  "the command's waits opened one after another: each time it reads the ledgers' metadata again (`waitForLedgersToBeReplicated`, then `listLedgersToRereplicate`)",
+		awaits: "the command's return without an error, within ten of its polls",
+		code:   "`BookKeeperAdmin.waitForLedgersToBeReplicated`, `areEntriesOfLedgerStoredInTheBookie`"},
 }
 
 // splitCheck is why a BookieChecksAdd apart from its store is not driven

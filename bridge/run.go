@@ -57,6 +57,11 @@ type run struct {
 	holdJournal bool
 	// autoRecovery: the driver runs the Auditor and the worker.
 	autoRecovery bool
+	// decommissioning is the bookie an operator's decommission command
+	// (AdminDecommissionsBookie) waits for, until it returns; "" when none.
+	decommissioning string
+	// decommissionAsked: decommissionWaits has asked the command once.
+	decommissionAsked bool
 	// wiped: the bookies whose disks a BookieLosesDisk emptied, which
 	// cookie validation keeps down: they serve nothing, for good.
 	wiped   map[string]bool

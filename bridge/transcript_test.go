@@ -443,6 +443,9 @@ func (j *fakeJava) call(_ context.Context, v any, verb string, args ...any) erro
 				out.Bookies = append(out.Bookies, b.ID())
 			}
 		}
+	case *decommissioned:
+		// The command returns where the model's does.
+		out.Done, _ = j.r.states[j.r.cur]["decom_done"].(bool)
 	case *observation:
 		j.observe(out, j.r.states[j.r.cur])
 		if len(args) == 3 {

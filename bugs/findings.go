@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/bkcheck/bkcheck/check"
@@ -35,8 +36,31 @@ type Finding struct {
 	// scope (with message loss where the searches above assume none),
 	// each a Fix whose Name says which.
 	Also []Fix
+	// Told are counterexamples of the question no search here reaches (a
+	// fair-cycle search needs the whole behaviour graph), each a story
+	// told step by step and built by bkcheck trace build (check.Build),
+	// which checks every step against the model, the property, and the
+	// cycle's fairness: a behaviour of the model, not the shortest.
+	Told []Told
 	// Scope says what the searches cover and what the model leaves out.
 	Scope string
+}
+
+// Told is one story of a finding: its model and property, its steps (one
+// action label each, as traces print them), and for a lasso the state
+// (1-based) its last state returns to.
+type Told struct {
+	Name   string // e.g. "BookKeeper 4.18.2, told step by step"
+	Why    string // why no search answers it, and what the story is
+	Config check.ModelConfig
+	Steps  []string
+	Loop   int
+}
+
+// TraceOf is where the page keeps the trace of a finding's i-th story
+// (0-based), under docs/.
+func (f Finding) TraceOf(i int) string {
+	return fmt.Sprintf("traces/findings/%s-told%d.itf.json", f.ID, i+1)
 }
 
 // Fix is a proposed change and its verdict on the same question.
@@ -99,6 +123,16 @@ func decommissionBlocked(ackQuorum int) check.ModelConfig {
 		Crashes: 2, ReliableNetwork: true, AutoRecovery: true, Decommission: true, Exclude: []string{"ClientChangesEnsemble", "ClientResendsPendingAddOp"}},
 		Invariants: []string{"none"}, Symmetry: spec.Symmetry{Bookies: true},
 		Settings: properties.Settings{Eventually: []string{"Decommissions=" + specprops.Decommissioned}, Fair: []string{properties.FairAll}}}
+}
+
+// decommissionToldOnRelease is f-3887's question asked of the release's
+// model, for its told story: a lost write instead of a crashed bookie
+// (one crash, b2's for good), AutoRecovery's defaults.
+func decommissionToldOnRelease() check.ModelConfig {
+	return check.ModelConfig{Params: spec.Params{BookKeeper: now, Bookies: 3, Clients: 2, WriteQuorum: 2, AckQuorum: 1, Entries: 1, Inflight: 1,
+		Crashes: 1, AutoRecovery: true, Decommission: true},
+		Invariants: []string{"none"},
+		Settings:   properties.Settings{Eventually: []string{"Decommissions=" + specprops.Decommissioned}, Fair: []string{properties.FairAll}}}
 }
 
 // inconsistentRange is PR #4551's question: can the worker's thread die
@@ -389,7 +423,23 @@ var Findings = []Finding{
 		Story:    "Yes, with no lost message. E = Qw = 2, Qa = 1, bookies b1..b3, AutoRecovery on. b1 is down when the writer sends entry 1, so only b2 stores it; b2's acknowledgement is the Ack quorum, b1 restarts without the entry, and the writer closes the ledger at 1 without an ensemble change. The operator stops b2 for good and runs decommissionbookie on it. The Auditor marks the ledger (b2 lost, and its check finds b1 lacking entry 1); the worker takes the lock and must replace both bookies of the fragment with b3 alone: BookKeeperAdmin.getReplacementBookiesByIndexes fails with BKNotEnoughBookiesException before anything is read (and had there been two spares, entry 1 could be read from no bookie: b2 is gone and b1 never had it). The fragment fails, the lock is released and taken again, and the behaviour repeats for ever; the command's poll finds b2 still in the ledger's only segment every time, so it never returns and never says why (it logs the count of ledgers left). Nothing in BookKeeper ends the wait: the lasso is fair to every action, the stopped bookie's restart excepted, which the operator's decommission rules out. The entry's only copy was on the decommissioned bookie, which the operator's check before stopping it (`listunderreplicated` empty, #3887's step 1) cannot see: the Auditor's periodic check runs weekly and reads only each bookie's first and last entry of a fragment (f-ar-below-qw).\n\nReport for BookKeeper: preconditions: Qa < Qw, an acknowledged entry a bookie of its write set missed (it was down, or the write was lost, with no ensemble change), that write set's other bookie decommissioned; consequence: decommissionbookie never returns, and the entry is lost with the bookie; remedy: before stopping a bookie, run the Auditor's check with auditorLedgerVerificationPercentage = 100 (or the replicas check, which counts such entries) and wait for the under-replicated list to empty; in the tool, a bound on the wait that names the ledgers it cannot replicate (PR #3974 proposed printing them).",
 		Master:   decommissionBlocked(1),
 		Expect:   regress.Expect{Status: "violation", Invariant: "Decommissions", Length: 14, Slow: true},
-		Scope:    "One ledger with one entry, one Auditor, one worker, one decommission; the writer's ensemble change and resends left out (--exclude-actions: with them, master's shortest way to block the command is f-4551's worker death on an empty last fragment, 15 states), no lost message (a recovery's read lost on the wire waits for ever in the model: docs/model.md, \"Decommission\"). The property is CEL, Decommissions = size(decom_bookie) > 0 && meta_status == \"STATUS_CLOSED\" ~> decom_done, under weak fairness of every action (--fair all), decided by the fair-cycle search over the (state, pending) graph. With Qa = Qw = 2 the same question holds (every acknowledged entry is on both bookies of its write set, so one of them can always serve the copy): 3,304,447 orbits, 3,528,054 (state, pending) pairs, exhaustive. docs/model.md lists what the AutoRecovery and decommission model leaves out.",
+		Told: []Told{{
+			Name: "BookKeeper " + now + ", told step by step",
+			Why: "asked of the BookKeeper model, the question's fair-cycle search does not finish here: with BookKeeper's writer, recovery and storage it passed 194,026,449 orbits at depth 27 in 22.6 GiB, and 40,000,000 at depth 34 with the periodic check off and checkpoints, journal syncs and failed recovery reads left out. " +
+				"The story: the write of entry 1 to b1 is lost (its connection stalls, and nothing else is sent on it), b2 acknowledges it (Qa = 1), and the writer closes the ledger at 1 without an ensemble change (the op completed). " +
+				"The operator stops b2 for good; once its registration is gone decommissionbookie starts, triggers the Auditor's audit and waits. The periodic check finds b1 lacking entry 1 (it reads each bookie's first and last entry of the fragment), so the fragment needs two replacements and only b3 is spare: getReplacementBookiesByIndexes throws BKNotEnoughBookiesException, the lock is released, and the worker's cycle repeats for ever",
+			Config: decommissionToldOnRelease(),
+			Steps: []string{
+				"ClientCreatesLedger(c1)", "ClientSendsAddEntryRequests(c1) e1 lost:{b1}", "BookieSendsAddConfirmedResponse(b2, c1) e1",
+				"ClientReceivesAddConfirmedResponse(b2, c1) e1", "ClientClosesLedgerSuccess(c1)",
+				"BookieCrashes(b2)", "BookieRegistrationExpires(b2)", "AdminDecommissionsBookie(b2)",
+				"AuditorMarksLedgerUnderreplicated missing:{b2}", "AuditorChecksLedger missing:{b1}",
+				"WorkerAcquiresLedger", "WorkerReplicatesFragment fragment@e1", "WorkerReleasesLedger",
+				"WorkerAcquiresLedger", "WorkerReplicatesFragment fragment@e1", "WorkerReleasesLedger",
+			},
+			Loop: 14,
+		}},
+		Scope: "One ledger with one entry, one Auditor, one worker, one decommission; the writer's ensemble change and resends left out (--exclude-actions: with them, master's shortest way to block the command is f-4551's worker death on an empty last fragment, 15 states), no lost message (a recovery's read lost on the wire waits for ever in the model: docs/model.md, \"Decommission\"). The property is CEL, Decommissions = size(decom_bookie) > 0 && meta_status == \"STATUS_CLOSED\" ~> decom_done, under weak fairness of every action (--fair all), decided by the fair-cycle search over the (state, pending) graph. With Qa = Qw = 2 the same question holds (every acknowledged entry is on both bookies of its write set, so one of them can always serve the copy): 3,304,447 orbits, 3,528,054 (state, pending) pairs, exhaustive. docs/model.md lists what the AutoRecovery and decommission model leaves out.",
 	},
 	{
 		ID: "f-4551", Title: "The ReplicationWorker's thread dies on a closed ledger's empty last fragment",
@@ -511,6 +561,38 @@ func bugByID(id string) Bug {
 		}
 	}
 	panic("bugs: no bug " + id)
+}
+
+// tell builds a finding's i-th story, keeps its trace, and writes its
+// list item: the command that builds it, the steps, what it shows, and
+// its runs on real bookies. It returns the verdict, linked to the trace.
+func tell(sections *strings.Builder, page *Page, f Finding, i int, x Told) (string, error) {
+	tr, err := check.Build(x.Config, x.Steps, x.Loop)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", f.ID, x.Name, err)
+	}
+	path := f.TraceOf(i)
+	page.Traces[path] = tr
+	verdict := fmt.Sprintf("%s violated, %d-state trace (told)", tr.Invariant, len(tr.Steps))
+	what := "a witness"
+	if tr.Loop > 0 {
+		what = fmt.Sprintf("a lasso whose last state returns to state %d, so the behaviour repeats the steps after it for ever, weakly fair to every action --fair names", tr.Loop)
+	}
+	loop := ""
+	if x.Loop > 0 {
+		loop = fmt.Sprintf(" --loop %d", x.Loop)
+	}
+	file := filepath.Base(path)
+	fmt.Fprintf(sections, "- **%s** (%s), `bkcheck trace build %s%s --trace-out %s STEPS`, STEPS the lines below: %s, every step a transition of the model; the trace is [%s](%s).\n\n  ```\n",
+		x.Name, x.Why, flags(x.Config), loop, file, what, file, path)
+	for _, st := range x.Steps {
+		fmt.Fprintf(sections, "  %s\n", st)
+	}
+	sections.WriteString("  ```\n\n")
+	if on := onBookKeeper(path); on != "" {
+		fmt.Fprintf(sections, "  %s\n", on)
+	}
+	return fmt.Sprintf("[%s](%s)", verdict, path), nil
 }
 
 // FindingCases are the regression cases of the findings: master's verdict
@@ -653,12 +735,24 @@ step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
 		if err != nil {
 			return nil, err
 		}
-		if len(f.Also) > 0 {
+		if len(f.Also)+len(f.Told) > 0 {
 			sections.WriteString("\nAlso asked:\n\n")
 		}
 		alsoCell, err := cell(f.Also, "also", true, "—")
 		if err != nil {
 			return nil, err
+		}
+		for i, x := range f.Told {
+			note, err := tell(&sections, page, f, i, x)
+			if err != nil {
+				return nil, err
+			}
+			if alsoCell == "—" {
+				alsoCell = ""
+			} else {
+				alsoCell += "; "
+			}
+			alsoCell += x.Name + ": " + note
 		}
 		if opt.Report != nil {
 			opt.Report(fmt.Sprintf("%-16s master: %s", f.ID, found.short()))

@@ -42,7 +42,7 @@ func TestConfirmUsage(t *testing.T) {
 		{[]string{"confirm", v413}, exitUsage, []string{"v4.13 model"}},
 		{[]string{"confirm", "--bookkeeper", "4.x", "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"a release is three numbers"}},
 		{[]string{"confirm", "--dir", full, "../../docs/traces/findings/f-fence-lost.itf.json"}, exitUsage, []string{"is not empty"}},
-		{[]string{"confirm", "../../docs/traces/findings/f-3887.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "a step of an operator's decommission"}},
+		{[]string{"confirm", "../../docs/traces/below-qw-ensemble-change.itf.json"}, exitConfirmNotDrive, []string{"NOT EXECUTABLE", "the TLA+ spec's one-step ensemble change"}},
 		// --fix names a variant the agent weaves whole, checked with the rest.
 		{[]string{"confirm", "--fix", "integrity-fences-closed", "--step-timeout", "0s", "x.itf.json"}, exitUsage,
 			[]string{"--fix: the agent weaves no advice for integrity-fences-closed (IntegrityFencesClosed)", "--step-timeout: must be > 0"}},

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/bkcheck/bkcheck/internal/atomicfile"
 
 	"github.com/bkcheck/bkcheck/check"
 	"github.com/bkcheck/bkcheck/schema"
@@ -74,5 +77,89 @@ func runTrace(inv *invocation) int {
 		fmt.Fprintf(inv.stderr, "bkcheck trace render: %v\n", err)
 		return exitError
 	}
+	return exitOK
+}
+
+// buildSettings are bkcheck trace build's own switches.
+type buildSettings struct {
+	Loop     int    `name:"loop" unit:"K" help:"the trace is a lasso: its last state is state K (1-based: state 1 is the initial one, state i+1 follows step i) and the behaviour repeats the steps after K for ever (with --eventually)"`
+	TraceOut string `name:"trace-out" unit:"FILE" help:"where to write the trace as ITF JSON (never overwritten)"`
+}
+
+var buildSchema = schema.MustOf(buildSettings{})
+
+func buildFlags() []section {
+	mc := check.DefaultConfig().ModelConfig
+	return []section{
+		{"Model and property", schema.Target{S: check.ModelSchema, V: &mc}},
+		{"Trace", schema.Target{S: buildSchema, V: &buildSettings{}}},
+	}
+}
+
+// runTraceBuild is `bkcheck trace build [flags] STEPS`: the trace of a
+// story, one action label per line of STEPS (as traces print them; # and
+// blank lines skipped), checked by the model (every step a transition,
+// the property answered, a lasso's cycle fair) and written to
+// --trace-out. Exit 0 when written, 1 when the story is not a
+// counterexample of the model (which step, and why), 2 for bad flags or
+// files.
+func runTraceBuild(inv *invocation) int {
+	cl := inv.cl
+	mc, bs := settingsOf[check.ModelConfig](cl), settingsOf[buildSettings](cl)
+	if len(cl.args) != 1 {
+		cl.probs.Add("", "give one file of steps (got %d arguments)", len(cl.args))
+	}
+	if bs.TraceOut == "" || bs.TraceOut == "none" {
+		cl.probs.Add("trace-out", "give the file to write the trace to")
+	} else if cl.emptyValues(true, bs.TraceOut); len(cl.probs) == 0 {
+		if err := atomicfile.CheckWritable(bs.TraceOut); err != nil {
+			cl.probs.Add("trace-out", "%v", err)
+		}
+	}
+	var steps []string
+	readable := true
+	if len(cl.args) == 1 {
+		data, err := os.ReadFile(cl.args[0])
+		if err != nil {
+			cl.probs.Add("", "the steps: %v", err)
+			readable = false
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				steps = append(steps, line)
+			}
+		}
+	}
+	if err := check.BuildProblems(*mc, len(steps), bs.Loop); err != nil {
+		if !readable {
+			// The steps' count is unknown: leave out what depends on it.
+			err = check.BuildProblems(*mc, max(bs.Loop, 1), max(bs.Loop, 0))
+			if bs.Loop < 0 {
+				cl.probs.Add("loop", "must name a state before the last (got %d)", bs.Loop)
+			}
+		}
+		cl.validate(err)
+	}
+	if code := cl.report(inv.stderr); code != exitOK {
+		return code
+	}
+	tr, err := check.Build(*mc, steps, bs.Loop)
+	if err != nil {
+		fmt.Fprintf(inv.stderr, "bkcheck trace build: %v\n", err)
+		var re *check.ReplayError
+		if errors.As(err, &re) {
+			return exitError
+		}
+		return exitUsage
+	}
+	if err := traces.WriteITFFile(bs.TraceOut, tr); err != nil {
+		fmt.Fprintf(inv.stderr, "bkcheck trace build: %v\n", err)
+		return exitError
+	}
+	what := "a witness of " + tr.Invariant
+	if tr.Loop > 0 {
+		what = fmt.Sprintf("a fair lasso violating %s (the cycle from state %d)", tr.Invariant, tr.Loop)
+	}
+	fmt.Fprintf(inv.stdout, "built: %d states, %s, confirmed by the model (%s); written to %s\n", len(tr.Steps), what, tr.Model.Params(), bs.TraceOut)
 	return exitOK
 }

@@ -57,7 +57,36 @@ public final class AutoRecoveryHold {
             new BookieAgent.Weave(MANAGER, method("markLedgerUnderreplicatedAsync", 2), Gated.class),
             new BookieAgent.Weave(WORKER, method("tryReadingFaultyEntries", 2), Gated.class),
             new BookieAgent.Weave(WORKER, method("deferLedgerLockRelease", 1), Gated.class),
-            new BookieAgent.Weave(WORKER, method("getUnderreplicatedFragments", 2), Ordered.class));
+            new BookieAgent.Weave(WORKER, method("getUnderreplicatedFragments", 2), Ordered.class),
+            decommissionWaits("decommissionBookie", 1),
+            decommissionWaits("waitForLedgersToBeReplicated", 3));
+
+    /**
+     * BookKeeperAdmin.decommissionBookie's waits, each a gate
+     * ("decommission-wait") instead of a Thread.sleep: the 30 s it gives
+     * the Auditor after triggerAudit, and each poll's sleep in
+     * waitForLedgersToBeReplicated. The harness opens one at the model's
+     * AdminFinishesDecommission, and the command goes on to look at the
+     * ledgers' metadata again.
+     */
+    private static BookieAgent.Weave decommissionWaits(String name, int args) {
+        try {
+            return new BookieAgent.Weave("org.apache.bookkeeper.client.BookKeeperAdmin", method(name, args),
+                    net.bytebuddy.asm.MemberSubstitution.relaxed()
+                            .method(net.bytebuddy.matcher.ElementMatchers.named("sleep")
+                                    .and(net.bytebuddy.matcher.ElementMatchers.isDeclaredBy(Thread.class))
+                                    .and(net.bytebuddy.matcher.ElementMatchers.takesArguments(long.class)))
+                            .replaceWith(AutoRecoveryHold.class.getMethod("decommissionWait", long.class))
+                            .on(method(name, args)));
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A wait of the decommission command, held at its gate until the harness opens it. */
+    public static void decommissionWait(long millis) {
+        exited(reach("decommissionWait", new Object[] {millis}), null);
+    }
 
     /**
      * The order the harness wants the next run's fragments tried in, by
@@ -150,6 +179,9 @@ public final class AutoRecoveryHold {
                 return new Gate("mark", d);
             case "tryReadingFaultyEntries":
                 return new Gate("fragment", describe(args[1]));
+            case "decommissionWait":
+                d.put("millis", args[0]);
+                return new Gate("decommission-wait", d);
             default:
                 throw new IllegalStateException("no gate for " + method);
         }

@@ -63,8 +63,9 @@ final class AutoRecovery {
         conf.setRwRereplicateBackoffMs(0);
         conf.setLockReleaseOfFailedLedgerGracePeriod("0");
         worker = driver.steered(WORKER, ports);
-        auditor = new Auditor("bkcheck-auditor", conf, driver.observer, false, NullStatsLogger.INSTANCE);
+        auditor = new Auditor(AUDITOR_ID, conf, driver.observer, false, NullStatsLogger.INSTANCE);
         auditor.start();
+        vote(driver.metadataUri);
         // The Auditor's bookie check at its start (every bookie up: it marks
         // nothing) runs on its one thread: a task after it ends after it.
         java.lang.reflect.Field ex = Auditor.class.getDeclaredField("executor");
@@ -81,6 +82,47 @@ final class AutoRecovery {
             throw new IllegalStateException("the ReplicationWorker started and rests at " + rest + ", not at its loop's acquire");
         }
         return Map.of("rest", rest);
+    }
+
+    /** The Auditor's bookie id, as its vote names it. */
+    private static final String AUDITOR_ID = "bkcheck-auditor";
+
+    /** The ZooKeeper session that holds the Auditor's vote; the driver's exit ends it. */
+    private org.apache.zookeeper.ZooKeeper voter;
+
+    /**
+     * Casts the Auditor's vote as AuditorElector does when it wins
+     * (ZkLedgerAuditorManager.tryToBecomeAuditor, createMyVote): an
+     * ephemeral sequential V_ node under ledgers/underreplication/
+     * auditorelection holding the AuditorVoteFormat text of its bookie id.
+     * The Auditor here is started without an election, and what reads the
+     * vote, BookKeeperAdmin.triggerAudit (getCurrentAuditor), refuses to
+     * go on without one ("Autorecovery is disabled due to missing
+     * Zookeeper node").
+     */
+    private void vote(String metadataUri) throws Exception {
+        java.net.URI u = java.net.URI.create(metadataUri);
+        java.util.concurrent.CountDownLatch connected = new java.util.concurrent.CountDownLatch(1);
+        voter = new org.apache.zookeeper.ZooKeeper(u.getAuthority().replace(';', ','), 30_000, e -> {
+            if (e.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        });
+        if (!connected.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("no ZooKeeper session for the Auditor's vote");
+        }
+        String path = "";
+        for (String part : (u.getPath() + "/underreplication/auditorelection").substring(1).split("/")) {
+            path += "/" + part;
+            try {
+                voter.create(path, new byte[0], org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                        org.apache.zookeeper.CreateMode.PERSISTENT);
+            } catch (org.apache.zookeeper.KeeperException.NodeExistsException e) {
+                // made by the Auditor's or the worker's under-replication manager
+            }
+        }
+        voter.create(path + "/V_", ("bookieId: \"" + AUDITOR_ID + "\"\n").getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE, org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL);
     }
 
     /** The Auditor's own thread (its executor's): its bookie audit marks there. */
@@ -134,6 +176,55 @@ final class AutoRecovery {
         Map<String, Object> res = new LinkedHashMap<>();
         res.put("marks", marks);
         res.put("rest", AutoRecoveryHold.awaitWorker(this::metaHeld, 60_000));
+        return res;
+    }
+
+    /** The operator's decommission command, on a thread of its own; null before it starts. */
+    private java.util.concurrent.CompletableFuture<Void> decommission;
+
+    /**
+     * Runs `bookkeeper shell decommissionbookie`'s call,
+     * BookKeeperAdmin.decommissionBookie, on a thread of its own (with the
+     * observer client: it reads the metadata store only), and awaits it at
+     * its first wait (after triggerAudit) or its end.
+     */
+    synchronized Object decommission(String bookie) throws Exception {
+        driver.ensureObserver();
+        org.apache.bookkeeper.client.BookKeeperAdmin admin = new org.apache.bookkeeper.client.BookKeeperAdmin(driver.observer);
+        decommission = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                admin.decommissionBookie(org.apache.bookkeeper.net.BookieId.parse(bookie));
+                decommission.complete(null);
+            } catch (Throwable e) {
+                decommission.completeExceptionally(e);
+            }
+        }, "bkcheck-decommission");
+        t.setDaemon(true);
+        t.start();
+        return decommissionRest();
+    }
+
+    /** Opens the decommission's wait: it looks at the metadata again, and waits again or returns. */
+    synchronized Object decommissionPoll() throws Exception {
+        if (decommission == null) {
+            throw new IllegalStateException("no decommission runs");
+        }
+        AutoRecoveryHold.open("decommission-wait", 60_000);
+        return decommissionRest();
+    }
+
+    private Map<String, Object> decommissionRest() throws Exception {
+        AutoRecoveryHold.awaitGate("decommission-wait", name -> true, decommission::isDone, 60_000);
+        Map<String, Object> res = new LinkedHashMap<>();
+        res.put("done", decommission.isDone());
+        if (decommission.isCompletedExceptionally()) {
+            try {
+                decommission.get();
+            } catch (java.util.concurrent.ExecutionException e) {
+                res.put("error", String.valueOf(e.getCause()));
+            }
+        }
         return res;
     }
 

@@ -230,6 +230,10 @@ public final class Driver {
             }
             case "worker-alive":
                 return Map.of("alive", bkcheck.agent.AutoRecoveryHold.workerAlive());
+            case "decommission":
+                return autoRecovery.decommission(a[0]);
+            case "decommission-poll":
+                return autoRecovery.decommissionPoll();
             case "audit-mark":
                 return autoRecovery.mark(Long.parseLong(a[0]));
             case "audit-check":

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bkcheck/bkcheck/bugs"
+)
+
+// TestTraceBuildCLI: bkcheck trace build end to end: the committed
+// f-3887 story of the BookKeeper model builds a trace that bkcheck replay
+// confirms; a story the model refuses exits 1 naming the step and writes
+// nothing; bad flags exit 2 listing every problem; an existing file is
+// never overwritten.
+func TestTraceBuildCLI(t *testing.T) {
+	dir := t.TempDir()
+	var told bugs.Told
+	for _, f := range bugs.Findings {
+		if f.ID == "f-3887" {
+			told = f.Told[0]
+		}
+	}
+	story := filepath.Join(dir, "f-3887.steps")
+	os.WriteFile(story, []byte("# f-3887 on BookKeeper 4.18.2's model\n"+strings.Join(told.Steps, "\n")+"\n"), 0o644)
+	model := []string{"trace", "build", "--bookkeeper", "4.18.2", "--bookies", "3", "--clients", "2", "-w", "2", "-a", "1",
+		"--entries", "1", "--inflight", "1", "--crashes", "1", "--autorecovery", "--decommission", "--invariants", "none",
+		"--eventually", `Decommissions=size(decom_bookie) > 0 && meta_status == "STATUS_CLOSED" ~> decom_done`, "--fair", "all"}
+	args := func(extra ...string) []string { return append(append([]string{}, model...), extra...) }
+
+	out := filepath.Join(dir, "f-3887-bk.itf.json")
+	if code, stdout, stderr := runArgs(t, args("--loop", "14", "--trace-out", out, story)...); code != exitOK || !strings.Contains(stdout, "a fair lasso violating Decommissions (the cycle from state 14)") {
+		t.Fatalf("build: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runArgs(t, "replay", out); code != exitOK || !strings.Contains(stdout, "returns to state 14") {
+		t.Errorf("replay of the built trace: exit %d: %s%s", code, stdout, stderr)
+	}
+	got, _ := os.ReadFile(out)
+	if want, _ := os.ReadFile("../../docs/traces/findings/f-3887-told1.itf.json"); string(got) != string(want) {
+		t.Error("the command line's build differs from the findings page's trace (docs/traces/findings/f-3887-told1.itf.json)")
+	}
+	if code, _, stderr := runArgs(t, args("--loop", "14", "--trace-out", out, story)...); code != exitUsage || !strings.Contains(stderr, "already exists") {
+		t.Errorf("a second build to the same file: exit %d: %s", code, stderr)
+	}
+
+	// Without the Auditor's periodic check the cycle is unfair to it.
+	data, _ := os.ReadFile(story)
+	unfair := filepath.Join(dir, "unfair.steps")
+	os.WriteFile(unfair, []byte(strings.Replace(string(data), "AuditorChecksLedger missing:{b1}\n", "", 1)), 0o644)
+	bad := filepath.Join(dir, "unfair.itf.json")
+	if code, _, stderr := runArgs(t, args("--loop", "13", "--trace-out", bad, unfair)...); code != exitError || !strings.Contains(stderr, "step 13: the cycle is not fair to AuditorChecksLedger") {
+		t.Errorf("an unfair cycle: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Error("a refused story left a trace file")
+	}
+
+	code, _, stderr := runArgs(t, "trace", "build", "--symmetry", "bookies", "--loop", "-1", "nosuch.steps")
+	for _, want := range []string{"--symmetry", "--loop", "--trace-out: give the file", "nosuch.steps", "give one --eventually or one --probe"} {
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("bad flags: exit %d, want 2 and %q in: %s", code, want, stderr)
+		}
+	}
+}
