@@ -7,6 +7,7 @@ import (
 
 	"github.com/bkcheck/bkcheck/explorer"
 	"github.com/bkcheck/bkcheck/liveness"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/traces"
 )
@@ -15,7 +16,8 @@ import (
 // step as traces print them ("ClientSendsAddEntryRequests(c1) e1
 // lost:{b1}"), from the model's initial state: each step must be a
 // transition of the model mc names, and the trace must answer mc's one CEL
-// property, an eventually property or a probe. With loop = K (1-based, a
+// property: an eventually property, a terminal-state property (the story
+// ends in a state without successor that fails it) or a probe. With loop = K (1-based, a
 // state before the last) the trace is a lasso: the last state must be
 // state K, the property owed there, and the cycle fair to every --fair
 // constraint (Build finds each one's witness, a step of the cycle that
@@ -54,8 +56,9 @@ func Build(mc ModelConfig, steps []string, loop int) (*traces.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	tr.Terminal = tr.Kind == properties.Terminal.String()
 	if loop > 0 {
-		tr.Terminal, tr.Loop = false, loop
+		tr.Loop = loop
 		if tr.Fairness, err = fairWitnesses(b, path, loop, fair); err != nil {
 			return nil, err
 		}
@@ -95,17 +98,25 @@ func BuildProblems(mc ModelConfig, n, loop int) error {
 // with what is wrong with mc's properties and loop added to probs.
 func buildProperty(mc ModelConfig, loop int, probs *schema.Problems) string {
 	s := mc.Settings
-	if len(s.Invariant)+len(s.Terminal)+len(s.Constraint) > 0 {
-		probs.Add("", "a built trace answers one --eventually property (a lasso, with --loop) or one --probe: leave --invariant, --terminal and --constraint out")
+	if len(s.Invariant)+len(s.Constraint) > 0 {
+		probs.Add("", "a built trace answers one --eventually property (a lasso, with --loop), one --terminal property or one --probe: leave --invariant and --constraint out")
 	}
 	var prop string
 	switch {
-	case len(s.Eventually) == 1 && len(s.Probe) == 0:
+	case len(s.Terminal) == 1 && len(s.Eventually)+len(s.Probe) == 0:
+		prop = s.Terminal[0]
+		if loop != 0 {
+			probs.Add("loop", "a terminal-state property's counterexample ends in a state without successor: leave --loop out")
+		}
+		if len(s.Fair) > 0 {
+			probs.Add("fair", "only with --eventually")
+		}
+	case len(s.Eventually) == 1 && len(s.Probe)+len(s.Terminal) == 0:
 		prop = s.Eventually[0]
 		if loop == 0 {
 			probs.Add("loop", "an eventually property's counterexample here is a lasso: give the state the last one returns to")
 		}
-	case len(s.Probe) == 1 && len(s.Eventually) == 0:
+	case len(s.Probe) == 1 && len(s.Eventually)+len(s.Terminal) == 0:
 		prop = s.Probe[0]
 		if loop != 0 {
 			probs.Add("loop", "a probe's witness ends where the probe holds: leave --loop out")
@@ -114,7 +125,7 @@ func buildProperty(mc ModelConfig, loop int, probs *schema.Problems) string {
 			probs.Add("fair", "only with --eventually")
 		}
 	default:
-		probs.Add("", "give one --eventually or one --probe property for the trace to answer (got %d and %d)", len(s.Eventually), len(s.Probe))
+		probs.Add("", "give one --eventually, --terminal or --probe property for the trace to answer (got %d, %d and %d)", len(s.Eventually), len(s.Terminal), len(s.Probe))
 	}
 	name, _, _ := strings.Cut(prop, "=")
 	return name

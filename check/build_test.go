@@ -64,6 +64,9 @@ func TestBuildRefuses(t *testing.T) {
 	}
 	symmetric := decommissionStory()
 	symmetric.Symmetry = spec.Symmetry{Bookies: true}
+	terminalLoop := decommissionStory()
+	terminalLoop.Eventually, terminalLoop.Fair = nil, nil
+	terminalLoop.Terminal = []string{"Done=decom_done"}
 	probeLoop := decommissionStory()
 	probeLoop.Eventually, probeLoop.Fair = nil, nil
 	probeLoop.Probe = []string{"Done=decom_done"}
@@ -83,6 +86,8 @@ func TestBuildRefuses(t *testing.T) {
 		{"loop out of range", decommissionStory(), story, 40, 0, []string{"loop: must name a state before the last"}},
 		{"symmetry", symmetric, story, 13, 0, []string{"symmetry: a trace is built of concrete states"}},
 		{"probe with a loop", probeLoop, story, 13, 0, []string{"loop: a probe's witness ends where the probe holds"}},
+		{"terminal with a loop", terminalLoop, story, 13, 0, []string{"loop: a terminal-state property's counterexample ends in a state without successor"}},
+		{"terminal, the last state has successors", terminalLoop, story, 0, 16, []string{"successor"}},
 		{"no steps", decommissionStory(), nil, 0, 0, []string{"the story has no step", "loop: an eventually property's counterexample here is a lasso"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,7 +61,7 @@ func init() {
 		{name: "sweep merge", args: "DIR...", synopsis: "join the results of a sweep's slices into one table", flags: sweepMergeFlags, run: runSweepMerge},
 		{name: "trace render", args: "FILE", synopsis: "draw a saved trace: text, a Mermaid or Graphviz diagram, or one HTML page", flags: renderFlags,
 			run: func(_ context.Context, inv *invocation) int { return runTrace(inv) }},
-		{name: "trace build", args: "STEPS", synopsis: "the trace of a story told step by step (one action label a line), checked by the model: a fair lasso of an --eventually property, or a --probe's witness, that bkcheck confirm can run",
+		{name: "trace build", args: "STEPS", synopsis: "the trace of a story told step by step (one action label a line), checked by the model: a fair lasso of an --eventually property, a --terminal property's counterexample or a --probe's witness, that bkcheck confirm can run",
 			flags: buildFlags, run: func(_ context.Context, inv *invocation) int { return runTraceBuild(inv) }},
 		{name: "guarantees", synopsis: "regenerate docs/guarantees.md (what E, Qw and Qa guarantee)", flags: guaranteesFlags, run: runGuarantees},
 		{name: "bugs", synopsis: "regenerate docs/bugs.md (BookKeeper's protocol bugs, found again)", flags: bugsFlags, run: runBugs},

@@ -57,7 +57,7 @@ func TestTraceBuildCLI(t *testing.T) {
 	}
 
 	code, _, stderr := runArgs(t, "trace", "build", "--symmetry", "bookies", "--loop", "-1", "nosuch.steps")
-	for _, want := range []string{"--symmetry", "--loop", "--trace-out: give the file", "nosuch.steps", "give one --eventually or one --probe"} {
+	for _, want := range []string{"--symmetry", "--loop", "--trace-out: give the file", "nosuch.steps", "give one --eventually, --terminal or --probe"} {
 		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("bad flags: exit %d, want 2 and %q in: %s", code, want, stderr)
 		}
