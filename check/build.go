@@ -101,16 +101,21 @@ func buildProperty(mc ModelConfig, loop int, probs *schema.Problems) string {
 	if len(s.Invariant)+len(s.Constraint) > 0 {
 		probs.Add("", "a built trace answers one --eventually property (a lasso, with --loop), one --terminal property or one --probe: leave --invariant and --constraint out")
 	}
-	var prop string
-	switch {
-	case len(s.Terminal) == 1 && len(s.Eventually)+len(s.Probe) == 0:
-		prop = s.Terminal[0]
+	// finite: the trace ends where what says, so it takes no loop and no
+	// fairness.
+	finite := func(what string) {
 		if loop != 0 {
-			probs.Add("loop", "a terminal-state property's counterexample ends in a state without successor: leave --loop out")
+			probs.Add("loop", "%s: leave --loop out", what)
 		}
 		if len(s.Fair) > 0 {
 			probs.Add("fair", "only with --eventually")
 		}
+	}
+	var prop string
+	switch {
+	case len(s.Terminal) == 1 && len(s.Eventually)+len(s.Probe) == 0:
+		prop = s.Terminal[0]
+		finite("a terminal-state property's counterexample ends in a state without successor")
 	case len(s.Eventually) == 1 && len(s.Probe)+len(s.Terminal) == 0:
 		prop = s.Eventually[0]
 		if loop == 0 {
@@ -118,12 +123,7 @@ func buildProperty(mc ModelConfig, loop int, probs *schema.Problems) string {
 		}
 	case len(s.Probe) == 1 && len(s.Eventually)+len(s.Terminal) == 0:
 		prop = s.Probe[0]
-		if loop != 0 {
-			probs.Add("loop", "a probe's witness ends where the probe holds: leave --loop out")
-		}
-		if len(s.Fair) > 0 {
-			probs.Add("fair", "only with --eventually")
-		}
+		finite("a probe's witness ends where the probe holds")
 	default:
 		probs.Add("", "give one --eventually, --terminal or --probe property for the trace to answer (got %d, %d and %d)", len(s.Eventually), len(s.Terminal), len(s.Probe))
 	}
