@@ -37,11 +37,26 @@ func TestTraceBuildCLI(t *testing.T) {
 		t.Errorf("replay of the built trace: exit %d: %s%s", code, stdout, stderr)
 	}
 	got, _ := os.ReadFile(out)
-	if want, _ := os.ReadFile("../../docs/traces/findings/f-3887-told1.itf.json"); string(got) != string(want) {
+	want, _ := os.ReadFile("../../docs/traces/findings/f-3887-told1.itf.json")
+	if string(got) != string(want) {
 		t.Error("the command line's build differs from the findings page's trace (docs/traces/findings/f-3887-told1.itf.json)")
 	}
 	if code, _, stderr := runArgs(t, args("--loop", "14", "--trace-out", out, story)...); code != exitUsage || !strings.Contains(stderr, "already exists") {
 		t.Errorf("a second build to the same file: exit %d: %s", code, stderr)
+	}
+
+	// The cycle marked in the file instead: the same trace.
+	marked := filepath.Join(dir, "marked.steps")
+	lines := append(append(append([]string{}, told.Steps[:13]...), "loop"), told.Steps[13:]...)
+	os.WriteFile(marked, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	byMark := filepath.Join(dir, "marked.itf.json")
+	if code, stdout, stderr := runArgs(t, args("--trace-out", byMark, marked)...); code != exitOK {
+		t.Errorf("build with the loop marked: exit %d: %s%s", code, stdout, stderr)
+	} else if got, _ := os.ReadFile(byMark); string(got) != string(want) {
+		t.Error("the loop marked in the file builds another trace than --loop 14")
+	}
+	if code, _, stderr := runArgs(t, args("--loop", "12", "--trace-out", filepath.Join(dir, "x.itf.json"), marked)...); code != exitUsage || !strings.Contains(stderr, `--loop: 12, where the steps' "loop" line says 14`) {
+		t.Errorf("--loop against the file's mark: exit %d: %s", code, stderr)
 	}
 
 	// Without the Auditor's periodic check the cycle is unfair to it.

@@ -80,9 +80,14 @@ func runTrace(inv *invocation) int {
 	return exitOK
 }
 
+// loopMark is the line of a file of steps before the first step of a
+// lasso's cycle: the state it stands between is the one the last returns
+// to (--loop given by place rather than by number).
+const loopMark = "loop"
+
 // buildSettings are bkcheck trace build's own switches.
 type buildSettings struct {
-	Loop     int    `name:"loop" unit:"K" help:"the trace is a lasso: its last state is state K (1-based: state 1 is the initial one, state i+1 follows step i) and the behaviour repeats the steps after K for ever (with --eventually)"`
+	Loop     int    `name:"loop" unit:"K" help:"the trace is a lasso: its last state is state K (1-based: state 1 is the initial one, state i+1 follows step i) and the behaviour repeats the steps after K for ever (with --eventually); or a line loop in the file of steps, before the cycle's first step"`
 	TraceOut string `name:"trace-out" unit:"FILE" help:"where to write the trace as ITF JSON (never overwritten)"`
 }
 
@@ -98,7 +103,7 @@ func buildFlags() []section {
 
 // runTraceBuild is `bkcheck trace build [flags] STEPS`: the trace of a
 // story, one action label per line of STEPS (as traces print them; # and
-// blank lines skipped), checked by the model (every step a transition,
+// blank lines skipped; a line loop before a lasso's cycle), checked by the model (every step a transition,
 // the property answered, a lasso's cycle fair) and written to
 // --trace-out. Exit 0 when written, 1 when the story is not a
 // counterexample of the model (which step, and why), 2 for bad flags or
@@ -125,7 +130,12 @@ func runTraceBuild(inv *invocation) int {
 			readable = false
 		}
 		for _, line := range strings.Split(string(data), "\n") {
-			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			switch line = strings.TrimSpace(line); {
+			case line == loopMark && bs.Loop != 0 && bs.Loop != len(steps)+1:
+				cl.probs.Add("loop", "%d, where the steps' %q line says %d", bs.Loop, loopMark, len(steps)+1)
+			case line == loopMark:
+				bs.Loop = len(steps) + 1
+			case line != "" && !strings.HasPrefix(line, "#"):
 				steps = append(steps, line)
 			}
 		}
