@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
+	"time"
 
 	"github.com/bkcheck/bkcheck/spec"
 )
@@ -138,7 +140,86 @@ func (r *run) rejoinEmpty(ctx context.Context, s step) error {
 }
 
 func (r *run) becomeReadOnly(ctx context.Context, s step) error {
-	return r.cl.ReadOnly(ctx, r.cl.Bookie(s.bookie))
+	return r.turnReadOnly(ctx, s.bookie, true)
+}
+
+// becomeWritable turns the read-only bookie writable again.
+func (r *run) becomeWritable(ctx context.Context, s step) error {
+	return r.turnReadOnly(ctx, s.bookie, false)
+}
+
+// watched is one client's view of the bookies' registrations, as the
+// driver reads it: its BookieWatcher's caches, and the bookies its
+// registration client can resolve to an address now.
+type watched struct {
+	Writable   []string `json:"writable"`
+	ReadOnly   []string `json:"readOnly"`
+	Resolvable []string `json:"resolvable"`
+}
+
+// turnReadOnly turns the bookie read-only or writable, then awaits every
+// client of the driver seeing it so: each BookieWatcher's caches follow
+// ZooKeeper's watches, one registration node at a time, and a client that
+// has seen the read-only node go but not the writable one come takes the
+// bookie for unavailable (LedgerChecker then reports its fragments bad).
+// (Whether each client can resolve the bookie's address is said, not
+// awaited: after a turn to read-only no 4.18.2 client can, for good.)
+// The model's step is the change as every client knows it.
+func (r *run) turnReadOnly(ctx context.Context, bookie string, readOnly bool) error {
+	b := r.cl.Bookie(bookie)
+	if readOnly {
+		// The Auditor's client is long-lived: it holds a channel to every
+		// bookie it checks. The observer, its stand-in, opens them now,
+		// before the registration changes: a client that must open one
+		// to a bookie after it turned read-only cannot resolve its address
+		// (4.18.2's ZKRegistrationClient drops the bookie's entry from its
+		// cache when the writable node goes and does not read it again
+		// from the read-only one).
+		var c struct {
+			Bookies []string `json:"bookies"`
+		}
+		if err := r.drv.call(ctx, &c, "connect"); err != nil {
+			return err
+		}
+		if !slices.Contains(c.Bookies, b.ID()) {
+			return fmt.Errorf("the observer could not connect to %s before it turned read-only (connected: %v)", bookie, r.bookieNames(c.Bookies))
+		}
+	}
+	if err := r.cl.ReadOnly(ctx, b, readOnly); err != nil {
+		return err
+	}
+	tctx, cancel := r.timeout(ctx)
+	defer cancel()
+	for {
+		var views map[string]watched
+		if err := r.drv.call(tctx, &views, "watched"); err != nil {
+			return err
+		}
+		var behind []string
+		for client, v := range views {
+			in := v.Writable
+			if readOnly {
+				in = v.ReadOnly
+			}
+			if !slices.Contains(in, b.ID()) {
+				behind = append(behind, fmt.Sprintf("%s (writable %v, read-only %v, resolvable %v)", client,
+					r.bookieNames(v.Writable), r.bookieNames(v.ReadOnly), r.bookieNames(v.Resolvable)))
+			}
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		select {
+		case <-tctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			sort.Strings(behind)
+			return diverged("the clients did not see "+bookie+" turn "+map[bool]string{true: "read-only", false: "writable"}[readOnly],
+				"every client sees the change", fmt.Sprintf("within %v, not: %v", r.opts.StepTimeout, behind))
+		case <-time.After(20 * time.Millisecond): // polling the clients' caches for ZooKeeper's watches, not deciding a step
+		}
+	}
 }
 
 // syncJournal: with the default journal the fence records the model had

@@ -102,7 +102,7 @@ type bookies interface {
 	LoseDisk(ctx context.Context, b *cluster.Bookie) (string, error)
 	Reformat(ctx context.Context, b *cluster.Bookie, deleteCookie bool) error
 	CollectGarbage(ctx context.Context, b *cluster.Bookie) error
-	ReadOnly(ctx context.Context, b *cluster.Bookie) error
+	ReadOnly(ctx context.Context, b *cluster.Bookie, readOnly bool) error
 	Checkpoint(ctx context.Context, b *cluster.Bookie, flush bool) error
 	ShortRead(ctx context.Context, b *cluster.Bookie, ledger, entry int64) error
 	PreBootCheck(ctx context.Context, b *cluster.Bookie) error

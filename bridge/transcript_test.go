@@ -196,8 +196,8 @@ func (j *fakeJava) CollectGarbage(_ context.Context, b *cluster.Bookie) error {
 	j.record("garbage-collect %s", b.Name)
 	return nil
 }
-func (j *fakeJava) ReadOnly(_ context.Context, b *cluster.Bookie) error {
-	j.record("read-only %s", b.Name)
+func (j *fakeJava) ReadOnly(_ context.Context, b *cluster.Bookie, readOnly bool) error {
+	j.record("%s %s", map[bool]string{true: "read-only", false: "writable"}[readOnly], b.Name)
 	return nil
 }
 func (j *fakeJava) Checkpoint(_ context.Context, b *cluster.Bookie, flush bool) error {
@@ -443,6 +443,19 @@ func (j *fakeJava) call(_ context.Context, v any, verb string, args ...any) erro
 				out.Bookies = append(out.Bookies, b.ID())
 			}
 		}
+	case *map[string]watched:
+		// Every client sees the bookies as the model's state has them.
+		ro := set(j.r.states[j.r.cur]["b_read_only"])
+		var view watched
+		for _, b := range j.bookies {
+			if contains(ro, b.Name) {
+				view.ReadOnly = append(view.ReadOnly, b.ID())
+			} else {
+				view.Writable = append(view.Writable, b.ID())
+			}
+			view.Resolvable = append(view.Resolvable, b.ID())
+		}
+		*out = map[string]watched{"observer": view}
 	case *decommissioned:
 		// The command returns where the model's does.
 		out.Done, _ = j.r.states[j.r.cur]["decom_done"].(bool)

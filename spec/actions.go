@@ -95,12 +95,14 @@ const (
 	// A stopped bookie's ZooKeeper registration expires
 	// (--registration-expiry).
 	BookieRegistrationExpires
+	// A read-only bookie turns writable again (--read-only).
+	BookieBecomesWritable
 )
 
 // numActionKinds is one more than the last kind. It is declared outside the
 // block above, and without a type name or conversion, so that stringer does
 // not see it and it never becomes a nameable action.
-const numActionKinds = BookieRegistrationExpires + 1
+const numActionKinds = BookieBecomesWritable + 1
 
 // NumActionKinds is one more than the largest ActionKind.
 const NumActionKinds = numActionKinds
@@ -226,6 +228,7 @@ func (m *Model) Next(s, scratch *State, emit func(Action, *State)) {
 			g.BookieSyncsJournal(b)
 			g.BookieCheckpoints(b)
 			g.BookieBecomesReadOnly(b)
+			g.BookieBecomesWritable(b)
 			g.BookieFillsDisk(b)
 		}
 	}

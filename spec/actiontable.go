@@ -226,6 +226,7 @@ var actionTable = []actionDecl{
 	// A stopped bookie's registration expires (faults.go).
 	{kind: BookieRegistrationExpires, enabledBy: "--registration-expiry", on: func(p Params) bool { return p.RegistrationExpiry }, footprint: true,
 		fp: fpBookieRegistrationExpires, dead: deadBookieRegistrationExpires},
+	{kind: BookieBecomesWritable, enabledBy: "--read-only", on: func(p Params) bool { return p.ReadOnly > 0 }, footprint: true, fp: fpBookieBecomesWritable, dead: deadBookieBecomesWritable},
 }
 
 func (p Params) decommissions() bool { return p.Decommission }

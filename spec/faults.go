@@ -400,6 +400,23 @@ func (g *gen) BookieBecomesReadOnly(b int) {
 	g.out(Action{Kind: BookieBecomesReadOnly, Client: -1, Bookie: int8(b)})
 }
 
+// BookieBecomesWritable: read-only bookie b turns writable again: its
+// disks went back below the usage threshold (LedgerDirsMonitor, then
+// BookieStateManager.transitionToWritableMode), or an admin turned it so
+// (PUT /api/v1/bookie/state/readonly {"readOnly": false}, refused only
+// in forceReadOnlyBookie mode), release-4.18.0. A full disk
+// (BookieFillsDisk) stays full. Turning read-only again takes another of
+// --read-only's count.
+func (g *gen) BookieBecomesWritable(b int) {
+	s := g.s
+	if !s.BReadOnly.Has(b) || s.BDiskFull.Has(b) || s.BDown.Has(b) {
+		return
+	}
+	g.begin(-1)
+	g.n.BReadOnly &^= 1 << uint(b)
+	g.out(Action{Kind: BookieBecomesWritable, Client: -1, Bookie: int8(b)})
+}
+
 // BookieFillsDisk: bookie b turns read-only with every disk below
 // minUsableSizeForHighPriorityWrites: it rejects recovery adds too.
 func (g *gen) BookieFillsDisk(b int) {

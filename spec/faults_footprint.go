@@ -22,6 +22,14 @@ func fpBookieBecomesReadOnly(x fp, a Action) {
 	x.write(f.ReadOnlyBudget(), f.ReadOnly(b))
 }
 
+// fpBookieBecomesWritable is the own footprint (Footprints.Of) of BookieBecomesWritable.
+func fpBookieBecomesWritable(x fp, a Action) {
+	f := x.f
+	b := int(a.Bookie)
+	x.read(f.Down(b), f.ReadOnly(b))
+	x.write(f.ReadOnly(b))
+}
+
 // fpBookieFillsDisk is the own footprint (Footprints.Of) of BookieFillsDisk.
 func fpBookieFillsDisk(x fp, a Action) {
 	f := x.f
@@ -185,6 +193,15 @@ func deadBookieBecomesReadOnly(d deadView, a Action) bool {
 	f := d.f
 	s := d.s
 	return int(s.ReadOnlyUsed) >= f.p.ReadOnly
+}
+
+// deadBookieBecomesWritable is the deadness (Footprints.Dead) of BookieBecomesWritable.
+func deadBookieBecomesWritable(d deadView, a Action) bool {
+	f := d.f
+	s := d.s
+	b := int(a.Bookie)
+	// Full for good, or writable with no read-only turn left.
+	return s.BDiskFull.Has(b) || !s.BReadOnly.Has(b) && int(s.ReadOnlyUsed) >= f.p.ReadOnly
 }
 
 // deadBookieFillsDisk is the deadness (Footprints.Dead) of BookieFillsDisk.

@@ -955,6 +955,7 @@ func (f *Footprints) Universe() []Action {
 	}
 	for b := 0; b < p.Bookies && p.ReadOnly > 0; b++ {
 		out = append(out, Action{Kind: BookieBecomesReadOnly, Client: -1, Bookie: int8(b)})
+		out = append(out, Action{Kind: BookieBecomesWritable, Client: -1, Bookie: int8(b)})
 	}
 	for b := 0; b < p.Bookies && p.DiskFull > 0; b++ {
 		out = append(out, Action{Kind: BookieFillsDisk, Client: -1, Bookie: int8(b)})
@@ -1079,7 +1080,8 @@ var statusRank = [numStatuses]int{StatusNil: 0, StatusOpen: 1, StatusInRecovery:
 func ProgressOf(s *State) Progress {
 	var pr Progress
 	pr.faults = 4*(int(s.CrashesUsed)+int(s.ReformatUsed)+int(s.DiskLossUsed)) - 2*s.BDown.Len() - s.BStale.Len() +
-		2*(int(s.ReadOnlyUsed)+int(s.DiskFullUsed)+int(s.CorruptUsed)) - s.BCheckPending.Len()
+		2*(int(s.ReadOnlyUsed)+int(s.DiskFullUsed)+int(s.CorruptUsed)) - s.BCheckPending.Len() -
+		(s.BReadOnly &^ s.BDiskFull).Len() // a read-only bookie's return to writable raises it too
 	for b := range s.BUnflushed {
 		pr.durable -= bits.OnesCount64(uint64(s.BUnflushed[b]))
 		if s.BDurableLAC[b] != s.BLAC[b] {

@@ -287,7 +287,7 @@ func TestActionKindNames(t *testing.T) {
 		"WorkerGraceExpires", "WorkerDiesOnInconsistentRange",
 		"AdminDecommissionsBookie", "AdminFinishesDecommission",
 		"ClientCreatesAddOp", "RecoveryClientReceivesAddTimeout", "RecoveryClientFencingFails",
-		"RecoveryClientReadFails", "RecoveryClientReceivesAddFencedResponse", "BookieRegistrationExpires",
+		"RecoveryClientReadFails", "RecoveryClientReceivesAddFencedResponse", "BookieRegistrationExpires", "BookieBecomesWritable",
 	}
 	if got := int(spec.NumActionKinds) - 1; got != len(want) {
 		t.Fatalf("%d action kinds, want %d", got, len(want))

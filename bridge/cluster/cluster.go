@@ -531,20 +531,22 @@ func (c *Cluster) adminPut(ctx context.Context, b *Bookie, url, body string) (*h
 	}
 }
 
-// ReadOnly turns a running bookie read-only as an operator does, through
-// its admin HTTP server (PUT /api/v1/bookie/state/readonly,
-// BookieStateReadOnlyService: StateManager.transitionToReadOnlyMode,
-// awaited before the answer).
-func (c *Cluster) ReadOnly(ctx context.Context, b *Bookie) error {
+// ReadOnly turns bookie b read-only (readOnly true) or writable again
+// through its admin HTTP server, as an operator does (PUT
+// /api/v1/bookie/state/readonly: BookieStateReadOnlyService, which calls
+// the StateManager's transitionToReadOnlyMode or transitionToWritableMode
+// and answers the state it reached).
+func (c *Cluster) ReadOnly(ctx context.Context, b *Bookie, readOnly bool) error {
+	what := map[bool]string{true: "read-only", false: "writable"}[readOnly]
 	url := fmt.Sprintf("http://127.0.0.1:%d/api/v1/bookie/state/readonly", b.HTTP)
-	resp, err := c.adminPut(ctx, b, url, `{"readOnly": true}`)
+	resp, err := c.adminPut(ctx, b, url, fmt.Sprintf(`{"readOnly": %v}`, readOnly))
 	if err != nil {
-		return fmt.Errorf("turning %s read-only: %w", b.Name, err)
+		return fmt.Errorf("turning %s %s: %w", b.Name, what, err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(strings.ReplaceAll(string(body), " ", ""), `"readOnly":true`) {
-		return fmt.Errorf("turning %s read-only: %s %s", b.Name, resp.Status, body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(strings.ReplaceAll(string(body), " ", ""), fmt.Sprintf(`"readOnly":%v`, readOnly)) {
+		return fmt.Errorf("turning %s %s: %s %s", b.Name, what, resp.Status, body)
 	}
 	return nil
 }

@@ -167,6 +167,9 @@ func runTraceBuild(inv *invocation) int {
 		return exitError
 	}
 	what := "a witness of " + tr.Invariant
+	if tr.Terminal {
+		what = "a state without successor violating " + tr.Invariant
+	}
 	if tr.Loop > 0 {
 		what = fmt.Sprintf("a fair lasso violating %s (the cycle from state %d)", tr.Invariant, tr.Loop)
 	}

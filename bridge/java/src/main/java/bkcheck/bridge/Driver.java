@@ -212,6 +212,22 @@ public final class Driver {
                 return Map.of("bookies", ids);
             case "read-closed":
                 return readClosed(Long.parseLong(a[0]));
+            case "connect":
+                // The observer, the Auditor's stand-in, connected to every bookie.
+                ensureObserver();
+                return Map.of("bookies", org.apache.bookkeeper.client.SteeredBookKeeper.connect(observer));
+            case "watched": {
+                // Every client's view of the bookies' registrations.
+                ensureObserver();
+                Map<String, Object> views = new LinkedHashMap<>();
+                views.put("observer", org.apache.bookkeeper.client.SteeredBookKeeper.watched(observer));
+                for (Client c : clients.values()) {
+                    if (c.bk != null) {
+                        views.put(c.name, org.apache.bookkeeper.client.SteeredBookKeeper.watched(c.bk));
+                    }
+                }
+                return views;
+            }
             case "check-ledger":
                 return checkLedger(Long.parseLong(a[0]), Long.parseLong(a[1]));
             case "autorecovery":

@@ -38,6 +38,68 @@ import org.apache.bookkeeper.stats.NullStatsLogger;
  * and a late answer is then dropped, as after a real timeout.
  */
 public final class SteeredBookKeeper extends BookKeeper {
+    /**
+     * The bookies client bk's BookieWatcher has in its caches, writable and
+     * read-only (BookieWatcherImpl's writableBookies and readOnlyBookies,
+     * updated by ZooKeeper's watches): the view its LedgerChecker asks
+     * (isBookieUnavailable) and its placement chooses from, which lags the
+     * registrations; and those of them it can resolve to an address. BookieWatcher is package-private in BookKeeper, hence
+     * here.
+     */
+    /**
+     * Opens bk's connection to each bookie it knows as writable or
+     * read-only (a LAC read of ledger 0, whatever its answer), and returns
+     * the bookies that answered: a long-lived client (the Auditor's) holds
+     * a channel to every bookie it checks, and then needs no address from
+     * its registration client's cache to read one later.
+     */
+    public static java.util.List<String> connect(BookKeeper bk) throws Exception {
+        java.util.List<String> answered = new java.util.ArrayList<>();
+        Map<String, Object> known = watched(bk);
+        for (String key : new String[] {"writable", "readOnly"}) {
+            for (Object id : (java.util.List<?>) known.get(key)) {
+                java.util.concurrent.CompletableFuture<Integer> rc = new java.util.concurrent.CompletableFuture<>();
+                bk.getBookieClient().readLac(org.apache.bookkeeper.net.BookieId.parse(id.toString()), 0L,
+                        (code, ledger, lac, buf, ctx) -> rc.complete(code), null);
+                int code = rc.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                if (code != BKException.Code.BookieHandleNotAvailableException) {
+                    answered.add(id.toString());
+                }
+            }
+        }
+        return answered;
+    }
+
+    public static Map<String, Object> watched(BookKeeper bk) throws ReflectiveOperationException {
+        Object watcher = bk.getBookieWatcher();
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        for (String field : new String[] {"writableBookies", "readOnlyBookies"}) {
+            java.lang.reflect.Field f = BookieWatcherImpl.class.getDeclaredField(field);
+            f.setAccessible(true);
+            java.util.List<String> ids = new java.util.ArrayList<>();
+            for (Object id : (java.util.Set<?>) f.get(watcher)) {
+                ids.add(id.toString());
+            }
+            out.put(field.equals("writableBookies") ? "writable" : "readOnly", ids);
+        }
+        // And the bookies whose address its registration client can give
+        // now (getBookieServiceInfo answers from a cache the same watches
+        // refresh: a bookie it cannot resolve, the client cannot connect to).
+        java.util.List<String> resolvable = new java.util.ArrayList<>();
+        org.apache.bookkeeper.discover.RegistrationClient rc = bk.getMetadataClientDriver().getRegistrationClient();
+        for (String key : new String[] {"writable", "readOnly"}) {
+            for (Object id : (java.util.List<?>) out.get(key)) {
+                java.util.concurrent.CompletableFuture<?> info =
+                        rc.getBookieServiceInfo(org.apache.bookkeeper.net.BookieId.parse(id.toString()));
+                if (info.isDone() && !info.isCompletedExceptionally()) {
+                    resolvable.add(id.toString());
+                }
+            }
+        }
+        out.put("resolvable", resolvable);
+        return out;
+    }
+
     private final Map<String, Integer> proxyPorts;
     private final LedgerManager held;
     private BookieClient steered;
