@@ -661,7 +661,11 @@ file replays with ` + "`bkcheck replay`" + `); "clean, exhaustive" means every
 reachable state of the configuration shown was checked. The questions about
 the client's add path use ` + "`--add-path java`" + `, the Java client's
 PendingAddOp and LedgerHandle as docs/model.md describes them, with every
-step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes.
+step's source. ` + "`bkcheck regress`" + ` fails if a verdict changes. Where no
+search here reaches a question on BookKeeper's model, a story of it is
+told step by step and built with ` + "`bkcheck trace build`" + ` (marked told): every
+step a transition of the model and the property answered (a lasso's cycle
+fair to every action), a real behaviour but not the shortest.
 
 | question | master | proposed fixes | also asked |
 |---|---|---|---|
