@@ -610,8 +610,12 @@ func tell(sections *strings.Builder, page *Page, f Finding, i int, x Told) (stri
 		what = fmt.Sprintf("a lasso whose last state returns to state %d, so the behaviour repeats the steps after it for ever, weakly fair to every action --fair names", tr.Loop)
 	}
 	file := filepath.Base(path)
-	fmt.Fprintf(sections, "- **%s** (%s), `bkcheck trace build %s --trace-out %s STEPS`, STEPS the lines below (`loop` before the cycle's first step): %s, every step a transition of the model; the trace is [%s](%s).\n\n  ```\n",
-		x.Name, x.Why, flags(x.Config), file, what, file, path)
+	lines := "the lines below"
+	if x.Loop > 0 {
+		lines += " (`loop` before the cycle's first step)"
+	}
+	fmt.Fprintf(sections, "- **%s** (%s), `bkcheck trace build %s --trace-out %s STEPS`, STEPS %s: %s, every step a transition of the model; the trace is [%s](%s).\n\n  ```\n",
+		x.Name, x.Why, flags(x.Config), file, lines, what, file, path)
 	for i, st := range x.Steps {
 		if x.Loop > 0 && i == x.Loop-1 {
 			sections.WriteString("  loop\n")
