@@ -2,7 +2,7 @@ package check
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/bkcheck/bkcheck/explorer"
@@ -164,8 +164,8 @@ func walk(b Bound, steps []string) ([]explorer.Step, error) {
 			}
 		})
 		if next == nil {
-			sort.Strings(offered)
-			offered = compactStrings(offered)
+			slices.Sort(offered)
+			offered = slices.Compact(offered)
 			return nil, &ReplayError{Step: i + 2, Reason: fmt.Sprintf("%s is not enabled in state %d; enabled there: %s", label, i+1, strings.Join(offered, "; "))}
 		}
 		if ambiguous {
@@ -174,17 +174,6 @@ func walk(b Bound, steps []string) ([]explorer.Step, error) {
 		path = append(path, *next)
 	}
 	return path, nil
-}
-
-// compactStrings drops consecutive duplicates of a sorted list.
-func compactStrings(s []string) []string {
-	out := s[:0]
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // fairWitnesses finds, for each weak-fairness constraint, how the cycle
