@@ -16,8 +16,9 @@ import (
 // step as traces print them ("ClientSendsAddEntryRequests(c1) e1
 // lost:{b1}"), from the model's initial state: each step must be a
 // transition of the model mc names, and the trace must answer mc's one CEL
-// property: an eventually property, a terminal-state property (the story
-// ends in a state without successor that fails it) or a probe. With loop = K (1-based, a
+// property: an invariant (the story ends at the first state that fails
+// it), an eventually property, a terminal-state property (the story ends
+// in a state without successor that fails it) or a probe. With loop = K (1-based, a
 // state before the last) the trace is a lasso: the last state must be
 // state K, the property owed there, and the cycle fair to every --fair
 // constraint (Build finds each one's witness, a step of the cycle that
@@ -98,8 +99,8 @@ func BuildProblems(mc ModelConfig, n, loop int) error {
 // with what is wrong with mc's properties and loop added to probs.
 func buildProperty(mc ModelConfig, loop int, probs *schema.Problems) string {
 	s := mc.Settings
-	if len(s.Invariant)+len(s.Constraint) > 0 {
-		probs.Add("", "a built trace answers one --eventually property (a lasso, with --loop), one --terminal property or one --probe: leave --invariant and --constraint out")
+	if len(s.Constraint) > 0 {
+		probs.Add("constraint", "a built trace is the story's steps: leave --constraint out")
 	}
 	// finite: the trace ends where what says, so it takes no loop and no
 	// fairness.
@@ -113,19 +114,22 @@ func buildProperty(mc ModelConfig, loop int, probs *schema.Problems) string {
 	}
 	var prop string
 	switch {
-	case len(s.Terminal) == 1 && len(s.Eventually)+len(s.Probe) == 0:
+	case len(s.Invariant) == 1 && len(s.Eventually)+len(s.Probe)+len(s.Terminal) == 0:
+		prop = s.Invariant[0]
+		finite("an invariant's counterexample ends at the first state violating it")
+	case len(s.Terminal) == 1 && len(s.Eventually)+len(s.Probe)+len(s.Invariant) == 0:
 		prop = s.Terminal[0]
 		finite("a terminal-state property's counterexample ends in a state without successor")
-	case len(s.Eventually) == 1 && len(s.Probe)+len(s.Terminal) == 0:
+	case len(s.Eventually) == 1 && len(s.Probe)+len(s.Terminal)+len(s.Invariant) == 0:
 		prop = s.Eventually[0]
 		if loop == 0 {
 			probs.Add("loop", "an eventually property's counterexample here is a lasso: give the state the last one returns to")
 		}
-	case len(s.Probe) == 1 && len(s.Eventually)+len(s.Terminal) == 0:
+	case len(s.Probe) == 1 && len(s.Eventually)+len(s.Terminal)+len(s.Invariant) == 0:
 		prop = s.Probe[0]
 		finite("a probe's witness ends where the probe holds")
 	default:
-		probs.Add("", "give one --eventually, --terminal or --probe property for the trace to answer (got %d, %d and %d)", len(s.Eventually), len(s.Terminal), len(s.Probe))
+		probs.Add("", "give one --invariant, --eventually, --terminal or --probe property for the trace to answer (got %d, %d, %d and %d)", len(s.Invariant), len(s.Eventually), len(s.Terminal), len(s.Probe))
 	}
 	name, _, _ := strings.Cut(prop, "=")
 	return name

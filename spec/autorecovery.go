@@ -85,8 +85,11 @@ func (g *gen) readLAC() (lac int8, ok bool) {
 // NoSuchEntry); a bookie of a fragment is bad if it is unavailable or
 // lacks the first or the last entry it should store there
 // (verifyLedgerFragment reads only those two; with 100, "Verify the
-// entire fragment", every one it should store). Only fragments with a bad
-// bookie are returned.
+// entire fragment", every one it should store). A bookie that should
+// store no entry of the fragment is bad only when BookieWatcher says it is
+// unavailable (isBookieUnavailable: neither writable nor read-only
+// registered); a stopped bookie whose registration lasts is not. Only
+// fragments with a bad bookie are returned.
 func (g *gen) checkLedger(lac int8) []checkedFragment {
 	s := g.s
 	frags := s.MetaFragmentList()
@@ -110,10 +113,6 @@ func (g *gen) checkLedger(lac int8) []checkedFragment {
 			if !f.Ensemble.Has(b) {
 				continue
 			}
-			if s.BDown.Has(b) {
-				bad |= 1 << uint(b)
-				continue
-			}
 			firstStored, lastStored := Nil, Nil
 			missing := false // with percentage 100: some entry it should store
 			for id := f.First; id <= last; id++ {
@@ -126,9 +125,14 @@ func (g *gen) checkLedger(lac int8) []checkedFragment {
 				}
 			}
 			if firstStored == Nil {
+				// No entry of the fragment on b (an empty last
+				// fragment): bad only if its registration is gone.
+				if s.unregistered().Has(b) {
+					bad |= 1 << uint(b)
+				}
 				continue
 			}
-			if !s.BEntries[b].HasID(firstStored) || !s.BEntries[b].HasID(lastStored) || g.p.AuditorVerification == 100 && missing {
+			if s.BDown.Has(b) || !s.BEntries[b].HasID(firstStored) || !s.BEntries[b].HasID(lastStored) || g.p.AuditorVerification == 100 && missing {
 				bad |= 1 << uint(b)
 			}
 		}
@@ -157,7 +161,9 @@ func (g *gen) mayExist(f Fragment) bool {
 // lastSegmentMissing is ReplicationWorker.isLastSegmentOpenAndMissingBookies:
 // the ledger is open and a bookie of its last ensemble (and of the one
 // before, when the LAC has not reached the last ensemble's start) is not
-// available.
+// among admin.getAvailableBookies(), the writable registrations: a
+// stopped bookie whose registration lasts is available there, a read-only
+// one is not.
 func (g *gen) lastSegmentMissing(lac int8) bool {
 	s := g.s
 	if s.MetaStatus == StatusClosed {
@@ -168,7 +174,7 @@ func (g *gen) lastSegmentMissing(lac int8) bool {
 	if n > 1 && lac < s.MetaFragments[n-1].First-1 {
 		final |= s.MetaFragments[n-2].Ensemble
 	}
-	return final&s.BDown != 0
+	return final&(s.unregistered()|s.BReadOnly|s.BDiskFull) != 0
 }
 
 // ledgerExists: the Auditor and the worker find the ledger in the

@@ -308,7 +308,7 @@ func (x fp) writerAdds(c int, sends bool) {
 // it is down), and whether the worker stopped.
 func (x fp) readChecker() {
 	x.readMeta()
-	x.readDown()
+	x.readWritable() // isLastSegmentOpenAndMissingBookies asks for the writable registrations
 	for b := 0; b < x.f.p.Bookies; b++ {
 		x.read(x.f.Store(b))
 	}

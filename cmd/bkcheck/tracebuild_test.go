@@ -16,12 +16,7 @@ import (
 // never overwritten.
 func TestTraceBuildCLI(t *testing.T) {
 	dir := t.TempDir()
-	var told bugs.Told
-	for _, f := range bugs.Findings {
-		if f.ID == "f-3887" {
-			told = f.Told[0]
-		}
-	}
+	told := firstTold(t, "f-3887")
 	story := filepath.Join(dir, "f-3887.steps")
 	os.WriteFile(story, []byte("# f-3887 on BookKeeper 4.18.2's model\n"+strings.Join(told.Steps, "\n")+"\n"), 0o644)
 	model := []string{"trace", "build", "--bookkeeper", "4.18.2", "--bookies", "3", "--clients", "2", "-w", "2", "-a", "1",
@@ -72,9 +67,52 @@ func TestTraceBuildCLI(t *testing.T) {
 	}
 
 	code, _, stderr := runArgs(t, "trace", "build", "--symmetry", "bookies", "--loop", "-1", "nosuch.steps")
-	for _, want := range []string{"--symmetry", "--loop", "--trace-out: give the file", "nosuch.steps", "give one --eventually, --terminal or --probe"} {
+	for _, want := range []string{"--symmetry", "--loop", "--trace-out: give the file", "nosuch.steps", "give one --invariant, --eventually, --terminal or --probe"} {
 		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("bad flags: exit %d, want 2 and %q in: %s", code, want, stderr)
 		}
 	}
+}
+
+// TestTraceBuildInvariant: an invariant's story (f-4551 told on
+// BookKeeper 4.18.2's model, with --exclude-actions) builds the page's
+// trace, ending at the first state that violates the invariant; a story
+// that goes past that state is refused.
+func TestTraceBuildInvariant(t *testing.T) {
+	dir := t.TempDir()
+	told := firstTold(t, "f-4551")
+	story := filepath.Join(dir, "f-4551.steps")
+	os.WriteFile(story, []byte(strings.Join(told.Steps, "\n")+"\n"), 0o644)
+	model := []string{"trace", "build", "--bookkeeper", "4.18.2", "--bookies", "3", "--clients", "2", "-w", "1", "-a", "1",
+		"--entries", "2", "--inflight", "2", "--crashes", "2", "--disk-loss", "1", "--reliable-network",
+		"--exclude-actions", "RecoveryClientReadFails,BookieCheckpointsIdle", "--autorecovery", "--invariants", "none",
+		"--invariant", `WorkerRuns=rw_phase != "stopped"`}
+	out := filepath.Join(dir, "f-4551.itf.json")
+	code, stdout, stderr := runArgs(t, append(model, "--trace-out", out, story)...)
+	if code != exitOK || !strings.Contains(stdout, "a counterexample of WorkerRuns") {
+		t.Fatalf("build: exit %d: %s%s", code, stdout, stderr)
+	}
+	got, _ := os.ReadFile(out)
+	want, _ := os.ReadFile("../../docs/traces/findings/f-4551-told1.itf.json")
+	if string(got) != string(want) {
+		t.Error("the command line's build differs from the findings page's trace (docs/traces/findings/f-4551-told1.itf.json)")
+	}
+	// The invariant is violated at the last step: a step past it is refused.
+	longer := filepath.Join(dir, "longer.steps")
+	os.WriteFile(longer, []byte(strings.Join(append(told.Steps, "BookieRestarts(b2)"), "\n")+"\n"), 0o644)
+	if code, _, stderr := runArgs(t, append(model, "--trace-out", filepath.Join(dir, "x.itf.json"), longer)...); code != exitError {
+		t.Errorf("a story past the violation: exit %d: %s", code, stderr)
+	}
+}
+
+// firstTold is the first story the findings page tells of finding id.
+func firstTold(t *testing.T, id string) bugs.Told {
+	t.Helper()
+	for _, f := range bugs.Findings {
+		if f.ID == id && len(f.Told) > 0 {
+			return f.Told[0]
+		}
+	}
+	t.Fatalf("finding %s tells no story", id)
+	return bugs.Told{}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bkcheck/bkcheck/internal/atomicfile"
 
 	"github.com/bkcheck/bkcheck/check"
+	"github.com/bkcheck/bkcheck/properties"
 	"github.com/bkcheck/bkcheck/schema"
 	"github.com/bkcheck/bkcheck/traces"
 )
@@ -116,7 +117,7 @@ func runTraceBuild(inv *invocation) int {
 	}
 	if bs.TraceOut == "" || bs.TraceOut == "none" {
 		cl.probs.Add("trace-out", "give the file to write the trace to")
-	} else if cl.emptyValues(true, bs.TraceOut); len(cl.probs) == 0 {
+	} else if cl.emptyValues(len(mc.Exclude) == 0, bs.TraceOut); len(cl.probs) == 0 {
 		if err := atomicfile.CheckWritable(bs.TraceOut); err != nil {
 			cl.probs.Add("trace-out", "%v", err)
 		}
@@ -167,6 +168,9 @@ func runTraceBuild(inv *invocation) int {
 		return exitError
 	}
 	what := "a witness of " + tr.Invariant
+	if tr.Kind == properties.Invariant.String() {
+		what = "a counterexample of " + tr.Invariant + " (its last state, the first to violate it)"
+	}
 	if tr.Terminal {
 		what = "a state without successor violating " + tr.Invariant
 	}
