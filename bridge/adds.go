@@ -38,10 +38,11 @@ func (r *run) createLedger(ctx context.Context, s step) error {
 }
 
 // failToCreateLedger: the model's creation fails when fewer than E bookies
-// are up. BookKeeper's placement sees the bookies registered: a crashed
-// bookie's registration lasts until its ZooKeeper session expires
-// (zkTimeout), so the harness waits for that event, then asks for a ledger
-// with the placement left to BookKeeper.
+// are registered. BookKeeper's placement sees the bookies registered: a
+// crashed bookie's registration lasts until the harness ends it (at the
+// crash, or at the model's BookieRegistrationExpires), so the harness
+// checks that it has, then asks for a ledger with the placement left to
+// BookKeeper.
 func (r *run) failToCreateLedger(ctx context.Context, s step) error {
 	if err := r.awaitUnregistered(ctx); err != nil {
 		return err

@@ -34,7 +34,7 @@ func (r *run) crash(ctx context.Context, s step) error {
 		return err
 	}
 	r.crashed[s.bookie] = true
-	return nil
+	return r.stopped(ctx, s.bookie)
 }
 
 // powerLossJournal: the trace's journal acknowledges before it fsyncs, so
@@ -109,12 +109,11 @@ func (r *run) restart(ctx context.Context, s step) error {
 	return r.serving(ctx, b)
 }
 
-// registrationExpires awaits the event a stopped bookie's registration
-// ending is: its ZooKeeper session expiring, bounded by the step's time.
+// registrationExpires ends the stopped bookie's registration, as its
+// ZooKeeper session's expiry does (no session expires by a clock in the
+// cluster), and awaits every client seeing it gone.
 func (r *run) registrationExpires(ctx context.Context, s step) error {
-	id := r.bookieID(s.bookie)
-	return r.awaitGone(ctx, func(w string) bool { return w == id },
-		"the stopped bookie stayed registered", "its registration expires with its ZooKeeper session")
+	return r.unregister(ctx, s.bookie)
 }
 
 func (r *run) loseDisk(ctx context.Context, s step) error {
@@ -124,7 +123,7 @@ func (r *run) loseDisk(ctx context.Context, s step) error {
 	}
 	r.crashed[s.bookie] = true
 	r.wiped[s.bookie] = true
-	return nil
+	return r.stopped(ctx, s.bookie)
 }
 
 func (r *run) rejoinEmpty(ctx context.Context, s step) error {
@@ -188,6 +187,19 @@ func (r *run) turnReadOnly(ctx context.Context, bookie string, readOnly bool) er
 	if err := r.cl.ReadOnly(ctx, b, readOnly); err != nil {
 		return err
 	}
+	return r.awaitViews(ctx, "the clients did not see "+bookie+" turn "+map[bool]string{true: "read-only", false: "writable"}[readOnly],
+		func(v watched) bool {
+			if readOnly {
+				return slices.Contains(v.ReadOnly, b.ID())
+			}
+			return slices.Contains(v.Writable, b.ID())
+		})
+}
+
+// awaitViews awaits every client of the driver (the worker's included)
+// seeing the bookies' registrations as sees says, bounded by the step's
+// time; else the run diverged (did).
+func (r *run) awaitViews(ctx context.Context, did string, sees func(watched) bool) error {
 	tctx, cancel := r.timeout(ctx)
 	defer cancel()
 	for {
@@ -197,11 +209,7 @@ func (r *run) turnReadOnly(ctx context.Context, bookie string, readOnly bool) er
 		}
 		var behind []string
 		for client, v := range views {
-			in := v.Writable
-			if readOnly {
-				in = v.ReadOnly
-			}
-			if !slices.Contains(in, b.ID()) {
+			if !sees(v) {
 				behind = append(behind, fmt.Sprintf("%s (writable %v, read-only %v, resolvable %v)", client,
 					r.bookieNames(v.Writable), r.bookieNames(v.ReadOnly), r.bookieNames(v.Resolvable)))
 			}
@@ -215,11 +223,34 @@ func (r *run) turnReadOnly(ctx context.Context, bookie string, readOnly bool) er
 				return ctx.Err()
 			}
 			sort.Strings(behind)
-			return diverged("the clients did not see "+bookie+" turn "+map[bool]string{true: "read-only", false: "writable"}[readOnly],
-				"every client sees the change", fmt.Sprintf("within %v, not: %v", r.opts.StepTimeout, behind))
+			return diverged(did, "every client sees the change", fmt.Sprintf("within %v, not: %v", r.opts.StepTimeout, behind))
 		case <-time.After(20 * time.Millisecond): // polling the clients' caches for ZooKeeper's watches, not deciding a step
 		}
 	}
+}
+
+// unregister ends the stopped bookie's registration (as its ZooKeeper
+// session's expiry does) and awaits every client seeing it gone.
+func (r *run) unregister(ctx context.Context, bookie string) error {
+	b := r.cl.Bookie(bookie)
+	if _, err := r.cl.Unregister(ctx, b); err != nil {
+		return err
+	}
+	return r.awaitViews(ctx, "the clients still list "+bookie+" after its registration ended",
+		func(v watched) bool {
+			return !slices.Contains(v.Writable, b.ID()) && !slices.Contains(v.ReadOnly, b.ID())
+		})
+}
+
+// stopped follows a bookie's stop (a crash, a power loss, a lost disk):
+// where the model has no --registration-expiry its registration ends with
+// it, so the harness ends it now; else it lasts until the model's
+// BookieRegistrationExpires.
+func (r *run) stopped(ctx context.Context, bookie string) error {
+	if on, _ := r.params["registration-expiry"].(bool); on {
+		return nil
+	}
+	return r.unregister(ctx, bookie)
 }
 
 // syncJournal: with the default journal the fence records the model had

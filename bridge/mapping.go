@@ -193,16 +193,17 @@ var mappings = []mapping{
 		code:   "`TriggerGCService`, `GarbageCollectorThread`"},
 	{action: "BookieCrashes", take: (*run).crash,
 		drive: "`kill -9` of the bookie's JVM (the replacements of the ensemble changes the closed connections start are given to the placement policy from the trace first); " +
-			"with --journal no-sync or disabled a power loss: kill -9, and what its journal and ledger files held that no fsync made durable dropped (bridge/powerloss)",
-		awaits: "the process's exit",
+			"with --journal no-sync or disabled a power loss: kill -9, and what its journal and ledger files held that no fsync made durable dropped (bridge/powerloss); " +
+			"without --registration-expiry its registration ended at once, as BookieRegistrationExpires does",
+		awaits: "the process's exit (and, its registration ended, every client's BookieWatcher without it)",
 		code:   "—"},
 	{action: "BookieRestarts", take: (*run).restart,
 		drive:  "the bookie started again on its directories",
 		awaits: "the bookie serves (a read straight to its port)",
 		code:   "`BookieImpl` journal replay, `BookieNettyServer`"},
 	{action: "BookieRegistrationExpires", take: (*run).registrationExpires,
-		drive:  "nothing: the stopped bookie's ZooKeeper session expires by itself (the bookies' zkTimeout)",
-		awaits: "the bookie gone from the writable bookies ZooKeeper lists (the registration client's view)",
+		drive:  "the stopped bookie's registration znodes deleted, as its ZooKeeper session's expiry does (no session expires by a clock: the bookies' zkTimeout is an hour; cluster.Unregister)",
+		awaits: "every client's BookieWatcher without the bookie, the ReplicationWorker's included",
 		code:   "`BookieWatcherImpl.processWritableBookiesChanged`"},
 	{action: "BookieLosesDisk", take: (*run).loseDisk,
 		drive:  "kill -9, the journal and ledger directories emptied, the bookie started again",
@@ -323,7 +324,76 @@ func (r *run) step(ctx context.Context, prev, next itfState) error {
 	if err := r.journalHolds(ctx, next); err != nil {
 		return err
 	}
+	if a == "ClientClosesLedgerSuccess" || a == "ClientClosesLedgerFail" {
+		if why := closeBeforeRefusal(r.states[:r.cur+1], r.cur); why != "" {
+			return notExecutable(why)
+		}
+	}
 	return m.take(r, ctx, step{prev: prev, next: next, client: client, bookie: bookie})
+}
+
+// closeBeforeRefusal says why the close at state i cannot run on
+// BookKeeper ("" when it can): its client has a write to a stopped bookie
+// whose failure the model has not taken yet. BookKeeper's client takes
+// that failure at once, the connection refused or reset
+// (PendingAddOp.writeComplete with BookieHandleNotAvailableException),
+// and starts an ensemble change before any later step of the writer,
+// whose replacement the placement chooses; the model takes it as a
+// timeout whenever it comes, so its writer may close first. Such a write
+// is a lost one (sent while the bookie was down, or before it went down),
+// or the resend that the completion of an ensemble change whose new
+// ensemble holds a stopped bookie makes at once
+// (unsetSuccessAndSendWriteRequest, as the metadata write completes),
+// where the model completes the change at a step of its own.
+func closeBeforeRefusal(states []itfState, i int) string {
+	client, _ := states[i].picks()["client"].(string)
+	downSince := func(b string, from int) bool {
+		for k := from; k < i; k++ {
+			if contains(set(states[k]["b_down"]), b) {
+				return true
+			}
+		}
+		return false
+	}
+	sent := addSendSteps(states)
+	for _, m := range messages(states[i-1]) {
+		if m.Type != "AddEntryRequestMessage" || m.Client != client || m.Count != -1 || m.Fields["recovery"] == true {
+			continue
+		}
+		if at := sent[i-1][m.key()]; at > 0 && downSince(m.Bookie, at) {
+			return fmt.Sprintf("%s closes the ledger while its write of e%d to %s, sent at step %d, has not failed in the model; %s is down: "+
+				"BookKeeper's client takes that failure at once (the connection refused or reset) and starts an ensemble change before the close, "+
+				"whose replacement the placement chooses (the model takes the failure as a timeout whenever it comes)",
+				client, m.Entry, m.Bookie, at+1, m.Bookie)
+		}
+	}
+	for j := i - 1; j > 0; j-- {
+		p, _ := states[j].picks()["client"].(string)
+		if p != client {
+			continue
+		}
+		switch states[j].action() {
+		case "ClientCompletesEnsembleChange":
+			return ""
+		case "ClientUpdatesEnsembleMetadata":
+			frags, _ := states[j]["meta_fragments"].([]any)
+			if len(frags) == 0 {
+				return ""
+			}
+			last, _ := frags[len(frags)-1].(map[string]any)
+			for _, b := range set(last["ensemble"]) {
+				if downSince(b, j) {
+					return fmt.Sprintf("%s closes the ledger between its ensemble change's metadata write (step %d) and the change's completion, and the new ensemble holds %s, which is down: "+
+						"the harness cannot hold BookKeeper's writer there (the close would have to win a race with the write's completion callback): "+
+						"the client resends the pending writes as the metadata write completes (unsetSuccessAndSendWriteRequest), the resend to %s fails at once (the connection refused), "+
+						"and another ensemble change starts before the close, whose replacement the placement chooses",
+						client, j+1, b, b)
+				}
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // conformanceTable is the table of docs/conformance.md, "What each model

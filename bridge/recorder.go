@@ -353,7 +353,7 @@ func (rec *Recorder) Record(ctx context.Context, seed int64) (*record.Record, er
 	}
 	s := &session{rec: rec, drv: drv, px: px, rng: rand.New(rand.NewSource(seed)), ledger: -1,
 		names: map[string]string{}, ids: map[string]string{}, seen: map[int]bool{},
-		held: map[string][]string{}, crashed: map[string]bool{}, clients: map[string]*clientState{},
+		held: map[string][]string{}, crashed: map[string]bool{}, registered: map[string]bool{}, clients: map[string]*clientState{},
 		timeoutsLeft: rec.opts.Timeouts, crashesLeft: rec.opts.Crashes, collected: map[string]bool{}}
 	for _, b := range rec.cl.Bookies() {
 		s.ids[b.ID()] = b.Name
@@ -440,8 +440,11 @@ type session struct {
 	reqs    []*request
 	held    map[string][]string // client -> ops of its held metadata writes
 	crashed map[string]bool     // cluster names
-	clients map[string]*clientState
-	group   *record.Group
+	// registered: the crashed bookies whose registration lasts (no
+	// session expires by a clock: ending it is a decision, "expire").
+	registered map[string]bool
+	clients    map[string]*clientState
+	group      *record.Group
 	// unmatched is a frame caught whose request the driver has not
 	// reported yet.
 	unmatched *wire.Frame
@@ -610,9 +613,22 @@ func (s *session) decisions() []decision {
 					return err
 				}
 				delete(s.crashed, b.Name)
+				delete(s.registered, b.Name)
 				s.emit(record.Event{Kind: record.Restart, Bookie: name})
 				return nil
 			}})
+			if s.registered[b.Name] {
+				// Its ZooKeeper session's expiry, at a time the record
+				// chooses (the model's BookieRegistrationExpires, silent
+				// in the record: the clients' placement shows it).
+				ds = append(ds, decision{cause: "end " + name + "'s registration", kind: "expire", weight: 1, do: func(ctx context.Context) error {
+					if _, err := s.rec.cl.Unregister(ctx, b); err != nil {
+						return err
+					}
+					delete(s.registered, b.Name)
+					return nil
+				}})
+			}
 		} else if s.crashesLeft > 0 {
 			ds = append(ds, decision{cause: "kill -9 " + name, kind: "crash", weight: 1, do: func(ctx context.Context) error {
 				s.crashesLeft--
@@ -620,6 +636,7 @@ func (s *session) decisions() []decision {
 					return err
 				}
 				s.crashed[b.Name] = true
+				s.registered[b.Name] = true
 				s.emit(record.Event{Kind: record.Crash, Bookie: name})
 				// The kernel closes the bookie's sockets; closing the
 				// proxy's links at once makes the frames they held lost

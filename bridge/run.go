@@ -99,6 +99,7 @@ type bookies interface {
 	Alive(b *cluster.Bookie) error
 	Crash(b *cluster.Bookie) error
 	Restart(ctx context.Context, b *cluster.Bookie) error
+	Unregister(ctx context.Context, b *cluster.Bookie) (bool, error)
 	LoseDisk(ctx context.Context, b *cluster.Bookie) (string, error)
 	Reformat(ctx context.Context, b *cluster.Bookie, deleteCookie bool) error
 	CollectGarbage(ctx context.Context, b *cluster.Bookie) error

@@ -93,7 +93,7 @@ var settingUses = map[string]use{
 	"close-rereads":       {kind: compared, how: "LedgerHandle's close is a MetadataUpdateLoop"},
 	"add-path":            {kind: compared, how: "the Java client's add path; the spec's ensemble change is refused at its step"},
 	"create-window":       {kind: steps, how: "ClientCreatesAddOp"},
-	"registration-expiry": {kind: steps, how: "BookieRegistrationExpires: the session's expiry awaited"},
+	"registration-expiry": {kind: steps, how: "BookieRegistrationExpires: the registration ended at the step (no session expires by a clock); without it a stopped bookie's ends with its stop"},
 	"checkpoints":         {kind: compared, how: "DbLedgerStorage's crash rule (a fence or a key survives only where the ledger index or a replayed journal record keeps it), the model's with --checkpoints; the bookies checkpoint only on demand (flushInterval a day), at BookieCheckpoints and BookieCheckpointsIdle, through the agent"},
 	"recovery-read":       {kind: compared, how: "Java's sequence read; a trace of the parallel read is mapped onto it"},
 	"autorecovery": {kind: driven, how: "a trace that takes AutoRecovery's steps runs the release's Auditor and ReplicationWorker in the client driver, each of their steps held at a gate of the bkcheck agent until the model's step (lostBookieRecoveryDelay, the failed ledger's backoff and the worker's loop backoff 0: their ends are steps; the Auditor's periodic checks off); " +

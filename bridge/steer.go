@@ -25,6 +25,7 @@ var steers = map[string][]string{
 	"timeout":                  {"ClientReceivesAddTimeout", "ClientUpdatesEnsembleMetadata", "ClientCompletesEnsembleChange"},
 	"crash":                    {"BookieCrashes"},
 	"restart":                  {"BookieRestarts"},
+	"expire":                   {"BookieRegistrationExpires"},
 	"delete":                   {"ClientDeletesLedger"},
 	"collect":                  {"BookieCollectsLedger"},
 }

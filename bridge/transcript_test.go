@@ -134,6 +134,9 @@ type fakeJava struct {
 	readFailed []Event
 	served     map[string]bool // the callbacks given at the current step
 	step       int             // the step served is for
+	// unregistered: the stopped bookies whose registration the harness
+	// ended, until they start again.
+	unregistered map[string]bool
 }
 
 func newFakeJava(r *run, n int) *fakeJava {
@@ -180,7 +183,17 @@ func (j *fakeJava) Crash(b *cluster.Bookie) error {
 }
 func (j *fakeJava) Restart(_ context.Context, b *cluster.Bookie) error {
 	j.record("restart %s", b.Name)
+	delete(j.unregistered, b.Name)
 	return nil
+}
+func (j *fakeJava) Unregister(_ context.Context, b *cluster.Bookie) (bool, error) {
+	j.record("end %s's registration", b.Name)
+	was := !j.unregistered[b.Name]
+	if j.unregistered == nil {
+		j.unregistered = map[string]bool{}
+	}
+	j.unregistered[b.Name] = true
+	return was, nil
 }
 func (j *fakeJava) LoseDisk(_ context.Context, b *cluster.Bookie) (string, error) {
 	j.record("wipe %s's disk; its restart refused", b.Name)
@@ -190,6 +203,7 @@ func (j *fakeJava) LoseDisk(_ context.Context, b *cluster.Bookie) (string, error
 func (j *fakeJava) Reformat(_ context.Context, b *cluster.Bookie, deleteCookie bool) error {
 	j.record("re-format %s (delete cookie: %v)", b.Name, deleteCookie)
 	j.closeConnections("", b.Name)
+	delete(j.unregistered, b.Name)
 	return nil
 }
 func (j *fakeJava) CollectGarbage(_ context.Context, b *cluster.Bookie) error {
@@ -448,6 +462,9 @@ func (j *fakeJava) call(_ context.Context, v any, verb string, args ...any) erro
 		ro := set(j.r.states[j.r.cur]["b_read_only"])
 		var view watched
 		for _, b := range j.bookies {
+			if j.unregistered[b.Name] {
+				continue
+			}
 			if contains(ro, b.Name) {
 				view.ReadOnly = append(view.ReadOnly, b.ID())
 			} else {

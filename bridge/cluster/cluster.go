@@ -146,11 +146,17 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := os.MkdirAll(zkDir, 0o755); err != nil {
 		return nil, err
 	}
-	// tickTime 500 ms: sessions may be as short as 1 s, so that a bookie
-	// restarted after kill -9 finds its old registration gone soon.
+	// No session ends by a clock within a run: maxSessionTimeout lets
+	// the bookies ask for an hour (their zkTimeout), so a stopped bookie's
+	// registration lasts until the harness ends it (Unregister).
+	zkConf := filepath.Join(opts.Dir, "zoo.cfg")
+	if err := os.WriteFile(zkConf, []byte(fmt.Sprintf("tickTime=500\ndataDir=%s\nclientPort=%d\nmaxSessionTimeout=%d\n",
+		zkDir, c.ZKPort, sessionMillis)), 0o644); err != nil {
+		return nil, err
+	}
 	c.zk, err = c.spawn(ctx, "zookeeper", filepath.Join(opts.Dir, "zk.log"),
 		[]string{"-Dzookeeper.admin.enableServer=false", "-Dzookeeper.4lw.commands.whitelist=ruok"},
-		"org.apache.zookeeper.server.ZooKeeperServerMain", strconv.Itoa(c.ZKPort), zkDir, "500")
+		"org.apache.zookeeper.server.ZooKeeperServerMain", zkConf)
 	if err != nil {
 		return nil, err
 	}
@@ -183,9 +189,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	return c, nil
 }
 
+// ledgersRoot is the metadata's root znode (zkLedgersRootPath).
+const ledgersRoot = "/ledgers"
+
+// sessionMillis is the longest ZooKeeper session the server grants and
+// the bookies' zkTimeout: longer than any run.
+const sessionMillis = 3600000
+
 // MetadataURI is the metadataServiceUri of the cluster.
 func (c *Cluster) MetadataURI() string {
-	return fmt.Sprintf("zk+hierarchical://127.0.0.1:%d/ledgers", c.ZKPort)
+	return fmt.Sprintf("zk+hierarchical://127.0.0.1:%d%s", c.ZKPort, ledgersRoot)
 }
 
 // Bookies are the cluster's bookies, b1 first.
@@ -381,12 +394,44 @@ func (c *Cluster) Crash(b *Bookie) error {
 	return nil
 }
 
+// Unregister ends the registration of a stopped bookie, as its ZooKeeper
+// session's expiry does: its znodes under the ledgers' available/ (as
+// writable) and available/readonly/ are deleted, and every watcher of the
+// bookies' list is told. It says whether the bookie was still registered.
+// (No session expires by itself within a run: the bookies' zkTimeout is
+// an hour, so when a stopped bookie's registration ends is a step the
+// harness takes, the model's BookieRegistrationExpires, never a clock's.)
+func (c *Cluster) Unregister(ctx context.Context, b *Bookie) (bool, error) {
+	if b.p != nil {
+		return false, fmt.Errorf("bookie %s is running: its registration is its own", b.Name)
+	}
+	z, err := dialZK(ctx, "127.0.0.1:"+strconv.Itoa(c.ZKPort))
+	if err != nil {
+		return false, err
+	}
+	defer z.close()
+	was := false
+	for _, path := range []string{ledgersRoot + "/available/" + b.ID(), ledgersRoot + "/available/readonly/" + b.ID()} {
+		deleted, err := z.delete(path)
+		if err != nil {
+			return was, err
+		}
+		was = was || deleted
+	}
+	return was, nil
+}
+
 // Restart starts a crashed bookie again on the same directories and
 // configuration, and waits until it serves: BookieServer opens its port
-// only after the journal has been replayed.
+// only after the journal has been replayed. A registration of the stopped
+// bookie that lasts is ended first, as a restarted bookie's
+// registerBookie would otherwise wait for its old session to expire.
 func (c *Cluster) Restart(ctx context.Context, b *Bookie) error {
 	if b.p != nil {
 		return fmt.Errorf("bookie %s is running", b.Name)
+	}
+	if _, err := c.Unregister(ctx, b); err != nil {
+		return err
 	}
 	if err := c.launch(ctx, b); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -36,8 +37,10 @@ var bookieDefaults = map[string]string{
 	// Loopback only.
 	"allowLoopback":     "true",
 	"advertisedAddress": "127.0.0.1",
-	// A restarted bookie waits for its previous registration to expire.
-	"zkTimeout": "2000",
+	// No registration expires by a clock within a run: a stopped
+	// bookie's lasts until Cluster.Unregister ends it (the ZooKeeper
+	// server grants sessions this long: sessionMillis).
+	"zkTimeout": strconv.Itoa(sessionMillis),
 	// The admin HTTP server, for a garbage collection on demand.
 	"httpServerEnabled":         "true",
 	"httpServerClass":           "org.apache.bookkeeper.http.vertx.VertxHttpServer",

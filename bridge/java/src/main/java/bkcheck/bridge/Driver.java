@@ -226,6 +226,10 @@ public final class Driver {
                         views.put(c.name, org.apache.bookkeeper.client.SteeredBookKeeper.watched(c.bk));
                     }
                 }
+                // And the ReplicationWorker's, whose LedgerChecker asks it.
+                if (autoRecovery.worker != null && autoRecovery.worker.bk != null) {
+                    views.put(AutoRecovery.WORKER, org.apache.bookkeeper.client.SteeredBookKeeper.watched(autoRecovery.worker.bk));
+                }
                 return views;
             }
             case "check-ledger":
