@@ -301,14 +301,14 @@ func (x fp) writerAdds(c int, sends bool) {
 	}
 }
 
-// readWritable: the transition chooses bookies among the writable ones:
-// those up and not read-only.
 // readChecker: what LedgerChecker.checkLedger and the LAC read of an
-// AutoRecovery step read (the metadata, every bookie's store and whether
-// it is down), and whether the worker stopped.
+// AutoRecovery step read (the metadata, every bookie's store, whether it
+// is down or still registered, and whether it is read-only, which
+// isLastSegmentOpenAndMissingBookies asks), and whether the worker
+// stopped.
 func (x fp) readChecker() {
 	x.readMeta()
-	x.readWritable() // isLastSegmentOpenAndMissingBookies asks for the writable registrations
+	x.readWritable()
 	for b := 0; b < x.f.p.Bookies; b++ {
 		x.read(x.f.Store(b))
 	}
@@ -322,6 +322,8 @@ func (x fp) readClient(c int) {
 	x.read(x.f.Client(c), x.f.ClientStatus(c), x.f.ClientLAC(c), x.f.ClientPending(c), x.f.ClientFragments(c), x.f.ClientRecovery(c))
 }
 
+// readWritable: the transition chooses bookies among the writable ones:
+// those up and not read-only.
 func (x fp) readWritable() {
 	x.readDown()
 	for b := 0; b < x.f.p.Bookies; b++ {
