@@ -44,7 +44,7 @@ func (r *run) createLedger(ctx context.Context, s step) error {
 // checks that it has, then asks for a ledger with the placement left to
 // BookKeeper.
 func (r *run) failToCreateLedger(ctx context.Context, s step) error {
-	if err := r.awaitUnregistered(ctx); err != nil {
+	if err := r.awaitUnregistered(ctx, func(name string) bool { return r.crashed[name] }, "a crashed bookie stayed registered"); err != nil {
 		return err
 	}
 	qw, qa := toInt(r.params["write-quorum"]), toInt(r.params["ack-quorum"])

@@ -247,10 +247,10 @@ type decommissioned struct {
 }
 
 // decommission runs the operator's decommission of the stopped bookie
-// once its registration has expired, and awaits the command at its first
-// wait.
+// once its registration has expired (only its own: another stopped bookie
+// may stay registered), and awaits the command at its first wait.
 func (r *run) decommission(ctx context.Context, s step) error {
-	if err := r.awaitUnregistered(ctx); err != nil {
+	if err := r.awaitUnregistered(ctx, func(name string) bool { return name == s.bookie }, "the stopped bookie is still registered"); err != nil {
 		return err
 	}
 	var d decommissioned

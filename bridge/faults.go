@@ -232,14 +232,21 @@ func (r *run) awaitViews(ctx context.Context, did string, sees func(watched) boo
 // unregister ends the stopped bookie's registration (as its ZooKeeper
 // session's expiry does) and awaits every client seeing it gone.
 func (r *run) unregister(ctx context.Context, bookie string) error {
-	b := r.cl.Bookie(bookie)
-	if _, err := r.cl.Unregister(ctx, b); err != nil {
+	if _, err := r.cl.Unregister(ctx, r.cl.Bookie(bookie)); err != nil {
 		return err
 	}
-	return r.awaitViews(ctx, "the clients still list "+bookie+" after its registration ended",
-		func(v watched) bool {
-			return !slices.Contains(v.Writable, b.ID()) && !slices.Contains(v.ReadOnly, b.ID())
-		})
+	return r.awaitUnregistered(ctx, func(name string) bool { return name == bookie },
+		"the clients still list "+bookie+" after its registration ended")
+}
+
+// awaitUnregistered awaits every client seeing none of the bookies gone
+// names registered, as writable or read-only (the harness ends a
+// registration at its step: a step that needs one gone checks it so).
+func (r *run) awaitUnregistered(ctx context.Context, gone func(bookie string) bool, did string) error {
+	return r.awaitViews(ctx, did, func(v watched) bool {
+		return !slices.ContainsFunc(v.Writable, func(id string) bool { return gone(r.bookieName(id)) }) &&
+			!slices.ContainsFunc(v.ReadOnly, func(id string) bool { return gone(r.bookieName(id)) })
+	})
 }
 
 // stopped follows a bookie's stop (a crash, a power loss, a lost disk):

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -321,27 +320,6 @@ func newcomers(before, after map[string]any) []string {
 		}
 	}
 	return out
-}
-
-// awaitUnregistered waits until no crashed bookie is registered as
-// writable: an event (its ZooKeeper session expiring), bounded by the
-// step's time.
-func (r *run) awaitUnregistered(ctx context.Context) error {
-	return r.awaitGone(ctx, func(id string) bool { return r.crashed[r.bookieName(id)] },
-		"a crashed bookie stayed registered", "fewer than E bookies are up")
-}
-
-// awaitGone waits until no bookie ZooKeeper registers as writable is one
-// of those gone says, bounded by the step's time; else the run diverged
-// (did, want).
-func (r *run) awaitGone(ctx context.Context, gone func(id string) bool, did, want string) error {
-	tctx, cancel := r.timeout(ctx)
-	defer cancel()
-	ids, ok, err := r.awaitWritable(ctx, tctx, func(ids []string) bool { return !slices.ContainsFunc(ids, gone) })
-	if err != nil || ok {
-		return err
-	}
-	return diverged(did, want, fmt.Sprintf("writable: %v", ids))
 }
 
 // awaitWritable polls the bookies ZooKeeper has registered as writable
