@@ -97,6 +97,13 @@ func TestTraceBuildInvariant(t *testing.T) {
 	if string(got) != string(want) {
 		t.Error("the command line's build differs from the findings page's trace (docs/traces/findings/f-4551-told1.itf.json)")
 	}
+	// An invariant's counterexample takes no loop, and a constraint is no story's.
+	code, _, stderr = runArgs(t, append(model, "--loop", "3", "--constraint", "C=true", "--trace-out", filepath.Join(dir, "y.itf.json"), story)...)
+	for _, want := range []string{"--loop: an invariant's counterexample ends at the first state violating it", "--constraint"} {
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("--loop and --constraint with --invariant: exit %d, want 2 and %q in: %s", code, want, stderr)
+		}
+	}
 	// The invariant is violated at the last step: a step past it is refused.
 	longer := filepath.Join(dir, "longer.steps")
 	os.WriteFile(longer, []byte(strings.Join(append(told.Steps, "BookieRestarts(b2)"), "\n")+"\n"), 0o644)
